@@ -1,0 +1,35 @@
+"""Registers mx's dialects and passes with xDSL (entry point `xdsl.universe`).
+
+Each entry imports its module lazily, so loading the universe stays cheap.
+Only names that stock xDSL does not already define are listed here: xDSL
+raises on duplicates. `mx-opt` adds its own `-t llvm` target on top.
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _matrix() -> Dialect:
+    from mx.dialects.matrix import Matrix
+
+    return Matrix
+
+
+def _arbfp() -> Dialect:
+    from mx.dialects.arbfp import Arbfp
+
+    return Arbfp
+
+
+ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "matrix": _matrix,
+    "arbfp": _arbfp,
+}
+
+# Pass name -> factory. Each pass module adds its own line here.
+ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
