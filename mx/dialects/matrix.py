@@ -2,22 +2,61 @@
 
 from __future__ import annotations
 
+import struct
+from abc import ABC
 from collections.abc import Sequence
+from typing import ClassVar, Self
 
+from xdsl.dialect_interfaces.constant_materialization import (
+    ConstantMaterializationInterface,
+)
+from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
     BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
+    IndexType,
     IntAttr,
     IntegerType,
+    MemRefType,
+    NoneAttr,
     Signedness,
+    TensorType,
+    UnitAttr,
+    VectorType,
+    i64,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
-from xdsl.irdl import irdl_attr_definition
-from xdsl.parser import AttrParser
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.hints import isa
 
 MAX_DIM = 1048575
 """Clang's limit on the number of rows and of columns of a matrix type."""
@@ -136,3 +175,1234 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
                 raise VerifyException(message)
         if not is_valid_element(self.element_type):
             raise VerifyException(f"invalid matrix element type '{self.element_type}'")
+
+
+# ---------------------------------------------------------------------------
+# Static/dynamic index operands
+# ---------------------------------------------------------------------------
+
+DYNAMIC = DYNAMIC_INDEX
+"""Sentinel in a `static_*` array for a position given by an `index` operand."""
+
+MixedIndex = int | SSAValue
+"""An index, offset or stride: an integer literal or an `index` SSA value."""
+
+
+def parse_mixed_index(parser: Parser) -> int | UnresolvedOperand:
+    """Parse an integer literal (static, must fit in i64) or an SSA value."""
+    if (operand := parser.parse_optional_unresolved_operand()) is not None:
+        return operand
+    pos = parser.pos
+    value = parser.parse_integer(allow_boolean=False)
+    if not -(2**63) < value < 2**63:
+        parser.raise_error(f"integer {value} does not fit in 64 bits", pos, parser.pos)
+    return value
+
+
+def split_mixed(
+    parser: Parser, values: Sequence[int | UnresolvedOperand]
+) -> tuple[DenseArrayBase, list[SSAValue]]:
+    """Resolve the SSA values as `index` operands; the rest become literals."""
+    static = [DYNAMIC if isinstance(v, UnresolvedOperand) else v for v in values]
+    dynamic = [
+        parser.resolve_operand(v, IndexType())
+        for v in values
+        if isinstance(v, UnresolvedOperand)
+    ]
+    return DenseArrayBase.from_list(i64, static), dynamic
+
+
+def join_mixed(static: DenseArrayBase, dynamic: Sequence[SSAValue]) -> list[MixedIndex]:
+    """Merge a `static_*` array and its dynamic operands back into one list."""
+    operands = iter(dynamic)
+    return [next(operands) if s == DYNAMIC else s for s in static.get_values()]
+
+
+def build_mixed(values: Sequence[MixedIndex]) -> tuple[DenseArrayBase, list[SSAValue]]:
+    static = [DYNAMIC if isinstance(v, SSAValue) else v for v in values]
+    dynamic = [v for v in values if isinstance(v, SSAValue)]
+    return DenseArrayBase.from_list(i64, static), dynamic
+
+
+def print_mixed(printer: Printer, value: MixedIndex) -> None:
+    if isinstance(value, SSAValue):
+        printer.print_operand(value)
+    else:
+        printer.print_string(str(value))
+
+
+def verify_mixed(
+    static: DenseArrayBase, dynamic: Sequence[SSAValue], count: int
+) -> None:
+    values = static.get_values()
+    if len(values) != count:
+        raise VerifyException(f"expected {count} static positions, got {len(values)}")
+    if (expected := values.count(DYNAMIC)) != len(dynamic):
+        raise VerifyException(
+            f"expected {expected} dynamic index operands, got {len(dynamic)}"
+        )
+
+
+def _static_index_error(what: str, value: MixedIndex, bound: int) -> None:
+    if isinstance(value, int) and not 0 <= value < bound:
+        raise VerifyException(f"{what} {value} is outside [0, {bound})")
+
+
+# ---------------------------------------------------------------------------
+# Shared verification and syntax helpers
+# ---------------------------------------------------------------------------
+
+
+def _matrix_type(value: SSAValue, role: str) -> MatrixType:
+    if not isinstance(value.type, MatrixType):
+        raise VerifyException(f"{role} must be a matrix, got '{value.type}'")
+    return value.type
+
+
+def _require_arithmetic(t: MatrixType, role: str) -> None:
+    if not is_arithmetic_element(t.element_type):
+        raise VerifyException(
+            f"{role} has element type '{t.element_type}', which is a bit container "
+            "without arithmetic (convert it with arbfp first)"
+        )
+
+
+def _require_float(t: MatrixType, role: str, op_name: str) -> None:
+    if not is_float_element(t.element_type):
+        raise VerifyException(
+            f"'{op_name}' requires floating-point elements, but {role} has "
+            f"element type '{t.element_type}'"
+        )
+
+
+def _require_same_type(types: Sequence[tuple[str, Attribute]]) -> None:
+    """Clang: both operands of +, -, elementwise ops must have the same matrix type."""
+    (first_role, first), *rest = types
+    for role, t in rest:
+        if t == first:
+            continue
+        if isinstance(t, MatrixType) and isinstance(first, MatrixType):
+            if t.shape != first.shape:
+                raise VerifyException(
+                    f"matrix dimension mismatch: {first_role} is "
+                    f"{first.rows}x{first.cols} but {role} is {t.rows}x{t.cols}"
+                )
+            raise VerifyException(
+                f"matrix element type mismatch: {first_role} has "
+                f"'{first.element_type}' but {role} has '{t.element_type}'"
+            )
+        raise VerifyException(
+            f"type mismatch: {first_role} is '{first}', {role} is '{t}'"
+        )
+
+
+def _verify_fastmath(fastmath: FastMathFlagsAttr, element_type: Attribute) -> None:
+    if fastmath != FastMathFlagsAttr("none") and not is_float_element(element_type):
+        raise VerifyException(
+            f"fastmath flags are only allowed on floating-point matrices, "
+            f"not on element type '{element_type}'"
+        )
+
+
+def _parse_fastmath(parser: Parser) -> FastMathFlagsAttr:
+    if parser.parse_optional_keyword("fastmath") is None:
+        return FastMathFlagsAttr("none")
+    return FastMathFlagsAttr(FastMathFlagsAttr.parse_parameter(parser))
+
+
+def _print_fastmath(printer: Printer, fastmath: FastMathFlagsAttr) -> None:
+    if fastmath != FastMathFlagsAttr("none"):
+        printer.print_string(" fastmath")
+        fastmath.print_parameter(printer)
+
+
+UNIT_PROPERTIES = ("unsigned",)
+"""Unit properties written in the attribute dictionary (`{unsigned}`)."""
+
+
+def _parse_attr_dict(
+    parser: Parser,
+) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
+    """Parse an optional attr-dict; split the unit properties out of it."""
+    attributes = parser.parse_optional_attr_dict()
+    properties = {k: attributes.pop(k) for k in UNIT_PROPERTIES if k in attributes}
+    return attributes, properties
+
+
+def _print_attr_dict(printer: Printer, op: IRDLOperation) -> None:
+    units = {k: v for k, v in op.properties.items() if k in UNIT_PROPERTIES}
+    printer.print_op_attributes({**units, **op.attributes})
+
+
+class MatrixOp(IRDLOperation, ABC):
+    """Base of the matrix ops: uniform access to the optional fastmath property."""
+
+    def fastmath_flags(self) -> FastMathFlagsAttr:
+        flags = self.properties.get("fastmath")
+        return (
+            flags if isinstance(flags, FastMathFlagsAttr) else FastMathFlagsAttr("none")
+        )
+
+
+# ---------------------------------------------------------------------------
+# Elementwise ops whose operands and result all have one type: `... : T`
+# ---------------------------------------------------------------------------
+
+
+class SameTypeOp(MatrixOp, ABC):
+    """`%r = matrix.<op> %a, ... [fastmath<...>] [{unsigned}] : T`."""
+
+    ARITY: ClassVar[int]
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    result = result_def(MatrixType)
+    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        *operands: SSAValue,
+        fastmath: FastMathFlagsAttr | None = None,
+        properties: dict[str, Attribute] | None = None,
+    ):
+        props: dict[str, Attribute] = dict(properties or {})
+        if fastmath is not None:
+            props["fastmath"] = fastmath
+        super().__init__(
+            operands=list(operands), result_types=[operands[0].type], properties=props
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        unresolved = [parser.parse_unresolved_operand()]
+        for _ in range(cls.ARITY - 1):
+            parser.parse_punctuation(",")
+            unresolved.append(parser.parse_unresolved_operand())
+        fastmath = _parse_fastmath(parser)
+        attributes, properties = _parse_attr_dict(parser)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        operands = [parser.resolve_operand(u, t) for u in unresolved]
+        op = cls.create(
+            operands=operands,
+            result_types=[t],
+            properties={**properties, "fastmath": fastmath},
+            attributes=attributes,
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        _print_fastmath(printer, self.fastmath)
+        _print_attr_dict(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        roles = (
+            ["lhs", "rhs"]
+            if self.ARITY == 2
+            else [f"operand #{i}" for i in range(self.ARITY)]
+        )
+        for role, operand in zip(roles, self.operands, strict=True):
+            _matrix_type(operand, role)
+        _require_same_type(
+            [
+                *zip(roles, (o.type for o in self.operands), strict=True),
+                ("result", self.result.type),
+            ]
+        )
+        t = _matrix_type(self.result, "result")
+        _require_arithmetic(t, "result")
+        if self.FLOAT_ONLY:
+            _require_float(t, "result", self.name)
+        _verify_fastmath(self.fastmath, t.element_type)
+
+
+class BinaryOp(SameTypeOp, ABC):
+    ARITY: ClassVar[int] = 2
+    lhs = operand_def(MatrixType)
+    rhs = operand_def(MatrixType)
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """Elementwise sum. Integers wrap."""
+
+    name = "matrix.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """Elementwise difference. Integers wrap."""
+
+    name = "matrix.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """Elementwise (Hadamard) product."""
+
+    name = "matrix.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """Elementwise quotient; integers divide signed unless `{unsigned}` is set."""
+
+    name = "matrix.div"
+    unsigned = opt_prop_def(UnitAttr)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.unsigned is not None and not isinstance(
+            _matrix_type(self.result, "result").element_type, IntegerType
+        ):
+            raise VerifyException("'unsigned' is only allowed on integer division")
+
+
+@irdl_op_definition
+class NegOp(SameTypeOp):
+    """Elementwise negation of a floating-point matrix."""
+
+    name = "matrix.neg"
+    ARITY: ClassVar[int] = 1
+    FLOAT_ONLY: ClassVar[bool] = True
+    input = operand_def(MatrixType)
+
+
+@irdl_op_definition
+class FmaOp(SameTypeOp):
+    """Elementwise a*b+c with a single rounding (floating-point only)."""
+
+    name = "matrix.fma"
+    ARITY: ClassVar[int] = 3
+    FLOAT_ONLY: ClassVar[bool] = True
+    a = operand_def(MatrixType)
+    b = operand_def(MatrixType)
+    c = operand_def(MatrixType)
+
+
+# ---------------------------------------------------------------------------
+# Construction and element access
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SplatOp(MatrixOp):
+    """Every element equal to one scalar: `%m = matrix.splat %x : T`."""
+
+    name = "matrix.splat"
+    input = operand_def()
+    result = result_def(MatrixType)
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, result_type: MatrixType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        unresolved = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        t = parser.parse_type()
+        if not isinstance(t, MatrixType):
+            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
+        return cls.create(
+            operands=[parser.resolve_operand(unresolved, t.element_type)],
+            result_types=[t],
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        t = _matrix_type(self.result, "result")
+        if self.input.type != t.element_type:
+            raise VerifyException(
+                f"splat operand has type '{self.input.type}' but the matrix "
+                f"element type is '{t.element_type}'"
+            )
+
+
+MAX_CONSTANT_ELEMENTS = 1 << 20
+"""Largest matrix.constant the parser accepts element by element."""
+
+
+@irdl_op_definition
+class ConstantOp(MatrixOp):
+    """A literal matrix, written row by row: `matrix.constant dense<[[1.0, 2.0]]> : T`."""
+
+    name = "matrix.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(MatrixType)
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr, result_type: MatrixType):
+        super().__init__(result_types=[result_type], properties={"value": value})
+
+    @staticmethod
+    def from_values(
+        values: Sequence[int | float], result_type: MatrixType
+    ) -> ConstantOp:
+        """Build from row-major element values."""
+        tensor = TensorType(result_type.element_type, result_type.shape)
+        return ConstantOp(
+            DenseIntOrFPElementsAttr.from_list(tensor, values), result_type
+        )
+
+    def row_major_values(self) -> tuple[int | float, ...]:
+        return tuple(self.value.get_values())
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        parser.parse_keyword("dense")
+        literal_pos = parser.pos
+        parser.parse_punctuation("<")
+        elements, shape = parser._parse_tensor_literal()
+        parser.parse_punctuation(">")
+        literal_end = parser.pos
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        t = parser.parse_type()
+        if not isinstance(t, MatrixType):
+            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
+        if shape and shape != [t.rows, t.cols]:
+            parser.raise_error(
+                f"literal of shape {'x'.join(map(str, shape))} does not match "
+                f"the {t.rows}x{t.cols} matrix (write it row by row: "
+                "dense<[[row 0], [row 1], ...]>)",
+                literal_pos,
+                literal_end,
+            )
+        if not shape and t.num_elements > MAX_CONSTANT_ELEMENTS:
+            parser.raise_error(
+                f"a splat constant of {t.num_elements} elements is too large; "
+                "use matrix.splat",
+                literal_pos,
+                literal_end,
+            )
+        values = [e.to_type(parser, t.element_type) for e in elements]
+        if not shape:
+            values = values * t.num_elements
+        tensor = TensorType(t.element_type, t.shape)
+        value = DenseIntOrFPElementsAttr.from_list(tensor, values)  # pyright: ignore[reportArgumentType]
+        return cls.create(
+            result_types=[t], properties={"value": value}, attributes=attributes
+        )
+
+    def print(self, printer: Printer) -> None:
+        t = _matrix_type(self.result, "result")
+        values = self.row_major_values()
+        element_type = t.element_type
+
+        def print_value(v: int | float) -> None:
+            if isinstance(element_type, IntegerType):
+                printer.print_string(str(v))
+            else:
+                printer.print_float(float(v), element_type)  # pyright: ignore[reportArgumentType]
+
+        printer.print_string(" dense<")
+        if all(_same_value(v, values[0]) for v in values):
+            print_value(values[0])
+        else:
+            printer.print_string("[")
+            for r in range(t.rows):
+                if r:
+                    printer.print_string(", ")
+                printer.print_string("[")
+                printer.print_list(values[r * t.cols : (r + 1) * t.cols], print_value)
+                printer.print_string("]")
+            printer.print_string("]")
+        printer.print_string(">")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(t)
+
+    def verify_(self) -> None:
+        t = _matrix_type(self.result, "result")
+        value_type = self.value.get_type()
+        if (
+            not isinstance(value_type, TensorType)
+            or tuple(value_type.get_shape()) != t.shape
+        ):
+            raise VerifyException(
+                f"constant value of type '{value_type}' does not have the "
+                f"{t.rows}x{t.cols} shape of the result"
+            )
+        if value_type.element_type != t.element_type:
+            raise VerifyException(
+                f"constant value has element type '{value_type.element_type}' but "
+                f"the result has '{t.element_type}'"
+            )
+
+
+def _same_value(a: int | float, b: int | float) -> bool:
+    """Bitwise-equal for printing splats: keeps -0.0 and NaN payloads apart."""
+    return (
+        struct.pack("<d", a) == struct.pack("<d", b) if isinstance(a, float) else a == b
+    )
+
+
+class IndexedOp(MatrixOp, ABC):
+    """Ops addressing one element with `[%i, %j]`, each static or dynamic."""
+
+    static_indices = prop_def(DenseArrayBase.constr(i64))
+    dynamic_indices = var_operand_def(IndexType)
+
+    def indices(self) -> list[MixedIndex]:
+        return join_mixed(self.static_indices, self.dynamic_indices)
+
+    def _verify_indices(self, t: MatrixType) -> None:
+        verify_mixed(self.static_indices, self.dynamic_indices, 2)
+        row, col = self.indices()
+        _static_index_error("row index", row, t.rows)
+        _static_index_error("column index", col, t.cols)
+
+
+def _parse_index_pair(parser: Parser) -> list[int | UnresolvedOperand]:
+    pos = parser.pos
+    indices = parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parse_mixed_index(parser)
+    )
+    if len(indices) != 2:
+        parser.raise_error(
+            f"expected two indices [row, column], got {len(indices)}", pos, parser.pos
+        )
+    return indices
+
+
+def _print_index_list(printer: Printer, values: Sequence[MixedIndex]) -> None:
+    printer.print_string("[")
+    printer.print_list(values, lambda v: print_mixed(printer, v))
+    printer.print_string("]")
+
+
+@irdl_op_definition
+class ExtractOp(IndexedOp):
+    """The element at row %i, column %j: `%e = matrix.extract %m[%i, %j] : T`."""
+
+    name = "matrix.extract"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    matrix = operand_def(MatrixType)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, matrix: SSAValue, indices: Sequence[MixedIndex]):
+        static, dynamic = build_mixed(indices)
+        t = matrix.type
+        assert isinstance(t, MatrixType)
+        super().__init__(
+            operands=[matrix, dynamic],
+            result_types=[t.element_type],
+            properties={"static_indices": static},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        matrix = parser.parse_unresolved_operand()
+        indices = _parse_index_pair(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        t = parser.parse_type()
+        if not isinstance(t, MatrixType):
+            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
+        static, dynamic = split_mixed(parser, indices)
+        return cls.build(
+            operands=[parser.resolve_operand(matrix, t), dynamic],
+            result_types=[t.element_type],
+            properties={"static_indices": static},
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.matrix)
+        _print_index_list(printer, self.indices())
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.matrix.type)
+
+    def verify_(self) -> None:
+        t = _matrix_type(self.matrix, "operand")
+        self._verify_indices(t)
+        if self.result.type != t.element_type:
+            raise VerifyException(
+                f"result type '{self.result.type}' is not the element type "
+                f"'{t.element_type}' of the matrix"
+            )
+
+
+@irdl_op_definition
+class InsertOp(IndexedOp):
+    """A new matrix equal to %m except at (%i, %j): `matrix.insert %e, %m[%i, %j] : T`."""
+
+    name = "matrix.insert"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    element = operand_def()
+    matrix = operand_def(MatrixType)
+    result = result_def(MatrixType)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, element: SSAValue, matrix: SSAValue, indices: Sequence[MixedIndex]
+    ):
+        static, dynamic = build_mixed(indices)
+        super().__init__(
+            operands=[element, matrix, dynamic],
+            result_types=[matrix.type],
+            properties={"static_indices": static},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        element = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        matrix = parser.parse_unresolved_operand()
+        indices = _parse_index_pair(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        t = parser.parse_type()
+        if not isinstance(t, MatrixType):
+            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
+        static, dynamic = split_mixed(parser, indices)
+        return cls.build(
+            operands=[
+                parser.resolve_operand(element, t.element_type),
+                parser.resolve_operand(matrix, t),
+                dynamic,
+            ],
+            result_types=[t],
+            properties={"static_indices": static},
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.element)
+        printer.print_string(", ")
+        printer.print_operand(self.matrix)
+        _print_index_list(printer, self.indices())
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        t = _matrix_type(self.matrix, "operand")
+        self._verify_indices(t)
+        _require_same_type([("matrix operand", t), ("result", self.result.type)])
+        if self.element.type != t.element_type:
+            raise VerifyException(
+                f"inserted element has type '{self.element.type}' but the matrix "
+                f"element type is '{t.element_type}'"
+            )
+
+
+# ---------------------------------------------------------------------------
+# Products, transpose, cast
+# ---------------------------------------------------------------------------
+
+
+def _verify_product(
+    op_name: str,
+    lhs: MatrixType,
+    rhs_rows: int,
+    rhs_cols: int,
+    rhs_element: Attribute,
+    rhs_role: str,
+) -> None:
+    _require_arithmetic(lhs, "lhs")
+    if lhs.element_type != rhs_element:
+        raise VerifyException(
+            f"matrix element type mismatch in '{op_name}': lhs has "
+            f"'{lhs.element_type}' but {rhs_role} has '{rhs_element}'"
+        )
+    if lhs.cols != rhs_rows:
+        raise VerifyException(
+            f"inner dimensions of '{op_name}' do not agree: lhs is "
+            f"{lhs.rows}x{lhs.cols} but {rhs_role} has {rhs_rows} rows"
+            + ("" if rhs_cols < 0 else f" ({rhs_rows}x{rhs_cols})")
+        )
+
+
+@irdl_op_definition
+class MatmulOp(MatrixOp):
+    """Matrix product, accumulated left to right over k (matrix.md)."""
+
+    name = "matrix.matmul"
+    lhs = operand_def(MatrixType)
+    rhs = operand_def(MatrixType)
+    result = result_def(MatrixType)
+    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs (`fastmath` `` $fastmath^)? attr-dict `:` "
+        "type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, fastmath: FastMathFlagsAttr | None = None
+    ):
+        a, b = lhs.type, rhs.type
+        assert isinstance(a, MatrixType) and isinstance(b, MatrixType)
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[MatrixType(a.rows, b.cols, a.element_type)],
+            properties={"fastmath": fastmath or FastMathFlagsAttr("none")},
+        )
+
+    def verify_(self) -> None:
+        a = _matrix_type(self.lhs, "lhs")
+        b = _matrix_type(self.rhs, "rhs")
+        _verify_product(self.name, a, b.rows, b.cols, b.element_type, "rhs")
+        _verify_result(self.result.type, MatrixType(a.rows, b.cols, a.element_type))
+        _verify_fastmath(self.fastmath, a.element_type)
+
+
+def _verify_result(actual: Attribute, expected: Attribute) -> None:
+    if actual != expected:
+        raise VerifyException(f"result type '{actual}' should be '{expected}'")
+
+
+@irdl_op_definition
+class MatmulAddOp(MatrixOp):
+    """A·B + C, rounded as add(matmul(a, b), c) (HLSL multiply-accumulate)."""
+
+    name = "matrix.matmul_add"
+    lhs = operand_def(MatrixType)
+    rhs = operand_def(MatrixType)
+    acc = operand_def(MatrixType)
+    result = result_def(MatrixType)
+    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs `,` $acc (`fastmath` `` $fastmath^)? attr-dict `:` "
+        "type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        acc: SSAValue,
+        fastmath: FastMathFlagsAttr | None = None,
+    ):
+        super().__init__(
+            operands=[lhs, rhs, acc],
+            result_types=[acc.type],
+            properties={"fastmath": fastmath or FastMathFlagsAttr("none")},
+        )
+
+    def verify_(self) -> None:
+        a = _matrix_type(self.lhs, "lhs")
+        b = _matrix_type(self.rhs, "rhs")
+        _verify_product(self.name, a, b.rows, b.cols, b.element_type, "rhs")
+        expected = MatrixType(a.rows, b.cols, a.element_type)
+        _require_same_type([("product", expected), ("accumulator", self.acc.type)])
+        _verify_result(self.result.type, expected)
+        _verify_fastmath(self.fastmath, a.element_type)
+
+
+def _vector_type(value: SSAValue, role: str) -> VectorType[Attribute]:
+    t = value.type
+    if (
+        not isa(t, VectorType[Attribute])
+        or t.get_num_dims() != 1
+        or t.get_num_scalable_dims()
+    ):
+        raise VerifyException(f"{role} must be a 1-D fixed-length vector, got '{t}'")
+    return t
+
+
+@irdl_op_definition
+class MatvecOp(MatrixOp):
+    """Matrix-vector product, optionally plus a bias (HLSL MatVecMul / MatVecMulAdd)."""
+
+    name = "matrix.matvec"
+    matrix = operand_def(MatrixType)
+    vector = operand_def(VectorType)
+    bias = opt_operand_def(VectorType)
+    result = result_def(VectorType)
+    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$matrix `,` $vector (`,` $bias^)? (`fastmath` `` $fastmath^)? attr-dict `:` "
+        "type($matrix) `,` type($vector) (`,` type($bias)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        matrix: SSAValue,
+        vector: SSAValue,
+        bias: SSAValue | None = None,
+        fastmath: FastMathFlagsAttr | None = None,
+    ):
+        m = matrix.type
+        assert isinstance(m, MatrixType)
+        super().__init__(
+            operands=[matrix, vector, bias],
+            result_types=[VectorType(m.element_type, [m.rows])],
+            properties={"fastmath": fastmath or FastMathFlagsAttr("none")},
+        )
+
+    def verify_(self) -> None:
+        m = _matrix_type(self.matrix, "matrix operand")
+        x = _vector_type(self.vector, "vector operand")
+        _verify_product(
+            self.name, m, x.get_shape()[0], -1, x.element_type, "vector operand"
+        )
+        expected = VectorType(m.element_type, [m.rows])
+        if self.bias is not None:
+            _vector_type(self.bias, "bias")
+            if self.bias.type != expected:
+                raise VerifyException(
+                    f"bias type '{self.bias.type}' should be '{expected}'"
+                )
+        _verify_result(self.result.type, expected)
+        _verify_fastmath(self.fastmath, m.element_type)
+
+
+@irdl_op_definition
+class OuterProductOp(MatrixOp):
+    """m[r][c] = u[r] * v[c]."""
+
+    name = "matrix.outer_product"
+    lhs = operand_def(VectorType)
+    rhs = operand_def(VectorType)
+    result = result_def(MatrixType)
+    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs (`fastmath` `` $fastmath^)? attr-dict `:` "
+        "type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        u, v = lhs.type, rhs.type
+        assert isa(u, VectorType[Attribute]) and isa(v, VectorType[Attribute])
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[
+                MatrixType(u.get_shape()[0], v.get_shape()[0], u.element_type)
+            ],
+        )
+
+    def verify_(self) -> None:
+        u = _vector_type(self.lhs, "lhs")
+        v = _vector_type(self.rhs, "rhs")
+        if u.element_type != v.element_type:
+            raise VerifyException(
+                f"vector element type mismatch: lhs has '{u.element_type}' but rhs "
+                f"has '{v.element_type}'"
+            )
+        expected = MatrixType(u.get_shape()[0], v.get_shape()[0], u.element_type)
+        _require_arithmetic(expected, "result")
+        _verify_result(self.result.type, expected)
+        _verify_fastmath(self.fastmath, u.element_type)
+
+
+@irdl_op_definition
+class TransposeOp(MatrixOp):
+    """`%t = matrix.transpose %a : !matrix.matrix<RxCxT> -> !matrix.matrix<CxRxT>`."""
+
+    name = "matrix.transpose"
+    input = operand_def(MatrixType)
+    result = result_def(MatrixType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue):
+        t = input.type
+        assert isinstance(t, MatrixType)
+        super().__init__(operands=[input], result_types=[t.transposed()])
+
+    def verify_(self) -> None:
+        _verify_result(
+            self.result.type, _matrix_type(self.input, "operand").transposed()
+        )
+
+
+@irdl_op_definition
+class CastOp(MatrixOp):
+    """Elementwise C conversion between matrix types of one shape."""
+
+    name = "matrix.cast"
+    input = operand_def(MatrixType)
+    result = result_def(MatrixType)
+    unsigned = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, input: SSAValue, result_type: MatrixType, unsigned: bool = False
+    ):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"unsigned": UnitAttr()} if unsigned else {},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        unresolved = parser.parse_unresolved_operand()
+        attributes, properties = _parse_attr_dict(parser)
+        parser.parse_punctuation(":")
+        source = parser.parse_type()
+        parser.parse_keyword("to")
+        target = parser.parse_type()
+        return cls.create(
+            operands=[parser.resolve_operand(unresolved, source)],
+            result_types=[target],
+            properties=properties,
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        _print_attr_dict(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        source = _matrix_type(self.input, "operand")
+        target = _matrix_type(self.result, "result")
+        if source.shape != target.shape:
+            raise VerifyException(
+                f"conversion between matrix types of different shape: "
+                f"'{source}' and '{target}'"
+            )
+        _require_arithmetic(source, "operand")
+        _require_arithmetic(target, "result")
+        if self.unsigned is not None and not (
+            isinstance(source.element_type, IntegerType)
+            or isinstance(target.element_type, IntegerType)
+        ):
+            raise VerifyException("'unsigned' needs an integer source or result")
+
+
+# ---------------------------------------------------------------------------
+# Loads and stores: the only place a matrix has a layout
+# ---------------------------------------------------------------------------
+
+
+class MemoryAccessOp(MatrixOp, ABC):
+    """Column- or row-major access `%mem[%off] stride %s` (stride defaults to the
+    leading dimension). Layout facts are class-level; `static_layout` holds
+    [offset, stride] with dynamic entries taken from `dynamic_layout`."""
+
+    COLUMN_MAJOR: ClassVar[bool]
+    IS_STORE: ClassVar[bool]
+
+    static_layout = prop_def(DenseArrayBase.constr(i64))
+    dynamic_layout = var_operand_def(IndexType)
+
+    def accessed_type(self) -> Attribute:
+        raise NotImplementedError
+
+    def memory(self) -> SSAValue:
+        raise NotImplementedError
+
+    def offset(self) -> MixedIndex:
+        return join_mixed(self.static_layout, self.dynamic_layout)[0]
+
+    def stride(self) -> MixedIndex:
+        return join_mixed(self.static_layout, self.dynamic_layout)[1]
+
+    @classmethod
+    def default_stride(cls, t: MatrixType) -> int:
+        return t.rows if cls.COLUMN_MAJOR else t.cols
+
+    @classmethod
+    def element_position(cls, r: int, c: int, stride: int) -> int:
+        """Distance of element (r, c) from the offset."""
+        return c * stride + r if cls.COLUMN_MAJOR else r * stride + c
+
+    def _verify_layout(self) -> None:
+        verify_mixed(self.static_layout, self.dynamic_layout, 2)
+        t = _matrix_type_of(self.accessed_type())
+        mem = self.memory().type
+        if not isa(mem, MemRefType[Attribute]) or mem.get_num_dims() != 1:
+            raise VerifyException(f"memory operand must be a 1-D memref, got '{mem}'")
+        if mem.element_type != t.element_type:
+            raise VerifyException(
+                f"memref element type '{mem.element_type}' does not match the "
+                f"matrix element type '{t.element_type}'"
+            )
+        if not isinstance(mem.layout, NoneAttr) and not (
+            isinstance(mem.layout, AffineMapAttr) and mem.layout.data.is_identity()
+        ):
+            raise VerifyException(
+                f"memref must have the identity layout, got '{mem.layout}'"
+            )
+        offset, stride = self.offset(), self.stride()
+        if isinstance(offset, int) and offset < 0:
+            raise VerifyException(f"offset {offset} is negative")
+        if isinstance(stride, int) and stride < self.default_stride(t):
+            what = "rows" if self.COLUMN_MAJOR else "columns"
+            raise VerifyException(
+                f"stride must be greater than or equal to the number of {what} "
+                f"(stride {stride}, {self.default_stride(t)} {what})"
+            )
+        (size,) = mem.get_shape()
+        if (
+            size != DYNAMIC_INDEX
+            and isinstance(offset, int)
+            and isinstance(stride, int)
+        ):
+            last = offset + self.element_position(t.rows - 1, t.cols - 1, stride)
+            if last >= size:
+                raise VerifyException(
+                    f"access past the end of the memref: the last element is at "
+                    f"index {last} but the memref has {size} elements"
+                )
+
+    def _print_layout(self, printer: Printer, t: MatrixType) -> None:
+        printer.print_operand(self.memory())
+        _print_index_list(printer, [self.offset()])
+        stride = self.stride()
+        if stride != self.default_stride(t):
+            printer.print_string(" stride ")
+            print_mixed(printer, stride)
+
+    @classmethod
+    def _parse_layout(
+        cls, parser: Parser
+    ) -> tuple[
+        UnresolvedOperand, int | UnresolvedOperand, int | UnresolvedOperand | None
+    ]:
+        memory = parser.parse_unresolved_operand()
+        pos = parser.pos
+        offset = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parse_mixed_index(parser)
+        )
+        if len(offset) != 1:
+            parser.raise_error("expected one offset `[%off]`", pos, parser.pos)
+        stride = (
+            parse_mixed_index(parser)
+            if parser.parse_optional_keyword("stride")
+            else None
+        )
+        return memory, offset[0], stride
+
+
+def _matrix_type_of(t: Attribute) -> MatrixType:
+    if not isinstance(t, MatrixType):
+        raise VerifyException(f"expected a matrix type, got '{t}'")
+    return t
+
+
+class LoadOp(MemoryAccessOp, ABC):
+    IS_STORE: ClassVar[bool] = False
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    memref = operand_def(MemRefType)
+    result = result_def(MatrixType)
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(
+        self,
+        memref: SSAValue,
+        result_type: MatrixType,
+        offset: MixedIndex = 0,
+        stride: MixedIndex | None = None,
+    ):
+        stride = self.default_stride(result_type) if stride is None else stride
+        static, dynamic = build_mixed([offset, stride])
+        super().__init__(
+            operands=[memref, dynamic],
+            result_types=[result_type],
+            properties={"static_layout": static},
+        )
+
+    def accessed_type(self) -> Attribute:
+        return self.result.type
+
+    def memory(self) -> SSAValue:
+        return self.memref
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        memory, offset, stride = cls._parse_layout(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        mem_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        pos = parser.pos
+        t = parser.parse_type()
+        if not isinstance(t, MatrixType):
+            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
+        static, dynamic = split_mixed(
+            parser, [offset, cls.default_stride(t) if stride is None else stride]
+        )
+        return cls.build(
+            operands=[parser.resolve_operand(memory, mem_type), dynamic],
+            result_types=[t],
+            properties={"static_layout": static},
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        t = _matrix_type_of(self.result.type)
+        printer.print_string(" ")
+        self._print_layout(printer, t)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.memref.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(t)
+
+    def verify_(self) -> None:
+        self._verify_layout()
+
+
+class StoreOp(MemoryAccessOp, ABC):
+    IS_STORE: ClassVar[bool] = True
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    value = operand_def(MatrixType)
+    memref = operand_def(MemRefType)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(
+        self,
+        value: SSAValue,
+        memref: SSAValue,
+        offset: MixedIndex = 0,
+        stride: MixedIndex | None = None,
+    ):
+        t = value.type
+        assert isinstance(t, MatrixType)
+        stride = self.default_stride(t) if stride is None else stride
+        static, dynamic = build_mixed([offset, stride])
+        super().__init__(
+            operands=[value, memref, dynamic], properties={"static_layout": static}
+        )
+
+    def accessed_type(self) -> Attribute:
+        return self.value.type
+
+    def memory(self) -> SSAValue:
+        return self.memref
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        memory, offset, stride = cls._parse_layout(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        t = parser.parse_type()
+        if not isinstance(t, MatrixType):
+            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
+        parser.parse_punctuation(",")
+        mem_type = parser.parse_type()
+        static, dynamic = split_mixed(
+            parser, [offset, cls.default_stride(t) if stride is None else stride]
+        )
+        return cls.build(
+            operands=[
+                parser.resolve_operand(value, t),
+                parser.resolve_operand(memory, mem_type),
+                dynamic,
+            ],
+            properties={"static_layout": static},
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        t = _matrix_type_of(self.value.type)
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(", ")
+        self._print_layout(printer, t)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(t)
+        printer.print_string(", ")
+        printer.print_attribute(self.memref.type)
+
+    def verify_(self) -> None:
+        self._verify_layout()
+
+
+@irdl_op_definition
+class ColumnMajorLoadOp(LoadOp):
+    """Element (r, c) read from `%mem[%off + c*%s + r]`."""
+
+    name = "matrix.column_major_load"
+    COLUMN_MAJOR: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class RowMajorLoadOp(LoadOp):
+    """Element (r, c) read from `%mem[%off + r*%s + c]`."""
+
+    name = "matrix.row_major_load"
+    COLUMN_MAJOR: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class ColumnMajorStoreOp(StoreOp):
+    """Writes element (r, c) to `%mem[%off + c*%s + r]`; padding untouched."""
+
+    name = "matrix.column_major_store"
+    COLUMN_MAJOR: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class RowMajorStoreOp(StoreOp):
+    """Writes element (r, c) to `%mem[%off + r*%s + c]`; padding untouched."""
+
+    name = "matrix.row_major_store"
+    COLUMN_MAJOR: ClassVar[bool] = False
+
+
+class MatrixConstantMaterialization(ConstantMaterializationInterface):
+    """Lets folders return dense attributes that become `matrix.constant`."""
+
+    def materialize_constant(
+        self, value: Attribute, type: Attribute
+    ) -> Operation | None:
+        if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(type, MatrixType):
+            return ConstantOp(value, type)
+        return None
+
+
+Matrix = Dialect(
+    "matrix",
+    [
+        SplatOp,
+        ConstantOp,
+        ExtractOp,
+        InsertOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        NegOp,
+        MatmulOp,
+        MatmulAddOp,
+        FmaOp,
+        TransposeOp,
+        CastOp,
+        MatvecOp,
+        OuterProductOp,
+        ColumnMajorLoadOp,
+        ColumnMajorStoreOp,
+        RowMajorLoadOp,
+        RowMajorStoreOp,
+    ],
+    [MatrixType],
+    [MatrixConstantMaterialization()],
+)
