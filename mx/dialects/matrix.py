@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 from abc import ABC
 from collections.abc import Sequence
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 from xdsl.dialect_interfaces.constant_materialization import (
     ConstantMaterializationInterface,
@@ -13,7 +13,9 @@ from xdsl.dialect_interfaces.constant_materialization import (
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I64,
     AffineMapAttr,
+    AnyFloat,
     BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -39,6 +41,7 @@ from xdsl.ir import (
     SSAValue,
     TypeAttribute,
 )
+from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -201,10 +204,10 @@ def parse_mixed_index(parser: Parser) -> int | UnresolvedOperand:
 
 def split_mixed(
     parser: Parser, values: Sequence[int | UnresolvedOperand]
-) -> tuple[DenseArrayBase, list[SSAValue]]:
+) -> tuple[DenseArrayBase[I64], list[SSAValue]]:
     """Resolve the SSA values as `index` operands; the rest become literals."""
     static = [DYNAMIC if isinstance(v, UnresolvedOperand) else v for v in values]
-    dynamic = [
+    dynamic: list[SSAValue] = [
         parser.resolve_operand(v, IndexType())
         for v in values
         if isinstance(v, UnresolvedOperand)
@@ -212,13 +215,17 @@ def split_mixed(
     return DenseArrayBase.from_list(i64, static), dynamic
 
 
-def join_mixed(static: DenseArrayBase, dynamic: Sequence[SSAValue]) -> list[MixedIndex]:
+def join_mixed(
+    static: DenseArrayBase[I64], dynamic: Sequence[SSAValue]
+) -> list[MixedIndex]:
     """Merge a `static_*` array and its dynamic operands back into one list."""
     operands = iter(dynamic)
     return [next(operands) if s == DYNAMIC else s for s in static.get_values()]
 
 
-def build_mixed(values: Sequence[MixedIndex]) -> tuple[DenseArrayBase, list[SSAValue]]:
+def build_mixed(
+    values: Sequence[MixedIndex],
+) -> tuple[DenseArrayBase[I64], list[SSAValue]]:
     static = [DYNAMIC if isinstance(v, SSAValue) else v for v in values]
     dynamic = [v for v in values if isinstance(v, SSAValue)]
     return DenseArrayBase.from_list(i64, static), dynamic
@@ -232,7 +239,7 @@ def print_mixed(printer: Printer, value: MixedIndex) -> None:
 
 
 def verify_mixed(
-    static: DenseArrayBase, dynamic: Sequence[SSAValue], count: int
+    static: DenseArrayBase[I64], dynamic: Sequence[SSAValue], count: int
 ) -> None:
     values = static.get_values()
     if len(values) != count:
@@ -532,6 +539,14 @@ class SplatOp(MatrixOp):
             )
 
 
+def dense_matrix_value(
+    t: MatrixType, row_major: Sequence[int | float]
+) -> DenseIntOrFPElementsAttr:
+    """The `tensor<RxCxT>` dense attribute holding a matrix constant's elements."""
+    tensor: Any = TensorType(t.element_type, t.shape)
+    return DenseIntOrFPElementsAttr.from_list(tensor, row_major)
+
+
 MAX_CONSTANT_ELEMENTS = 1 << 20
 """Largest matrix.constant the parser accepts element by element."""
 
@@ -559,7 +574,7 @@ class ConstantOp(MatrixOp):
         )
 
     def row_major_values(self) -> tuple[int | float, ...]:
-        return tuple(self.value.get_values())
+        return cast(tuple[int | float, ...], tuple(self.value.get_values()))
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -590,11 +605,11 @@ class ConstantOp(MatrixOp):
                 literal_pos,
                 literal_end,
             )
-        values = [e.to_type(parser, t.element_type) for e in elements]
+        element_type = cast(IntegerType | AnyFloat, t.element_type)
+        values = [e.to_type(parser, element_type) for e in elements]
         if not shape:
             values = values * t.num_elements
-        tensor = TensorType(t.element_type, t.shape)
-        value = DenseIntOrFPElementsAttr.from_list(tensor, values)  # pyright: ignore[reportArgumentType]
+        value = dense_matrix_value(t, cast(list[int | float], values))
         return cls.create(
             result_types=[t], properties={"value": value}, attributes=attributes
         )
@@ -1141,7 +1156,8 @@ class MemoryAccessOp(MatrixOp, ABC):
                 f"matrix element type '{t.element_type}'"
             )
         if not isinstance(mem.layout, NoneAttr) and not (
-            isinstance(mem.layout, AffineMapAttr) and mem.layout.data.is_identity()
+            isinstance(mem.layout, AffineMapAttr)
+            and mem.layout.data == AffineMap.identity(1)
         ):
             raise VerifyException(
                 f"memref must have the identity layout, got '{mem.layout}'"
