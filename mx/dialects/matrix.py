@@ -568,10 +568,7 @@ class ConstantOp(MatrixOp):
         values: Sequence[int | float], result_type: MatrixType
     ) -> ConstantOp:
         """Build from row-major element values."""
-        tensor = TensorType(result_type.element_type, result_type.shape)
-        return ConstantOp(
-            DenseIntOrFPElementsAttr.from_list(tensor, values), result_type
-        )
+        return ConstantOp(dense_matrix_value(result_type, values), result_type)
 
     def row_major_values(self) -> tuple[int | float, ...]:
         return cast(tuple[int | float, ...], tuple(self.value.get_values()))
