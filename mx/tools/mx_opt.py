@@ -1,0 +1,605 @@
+"""`mx-opt`: xDSL's `xdsl-opt` with mlir-opt's diagnostics and exit statuses.
+
+On top of `xDSLOptMain` (the dialects and passes come from the `xdsl.universe`
+entry point, so nothing is registered here twice) this driver
+
+- reports every bad input (unparsable or non-UTF-8 text, unknown names, failed
+  verifiers, too-deep nesting, unknown passes or options, unreadable files) as a
+  located `file:line:col: error: ...` on stderr with exit status 1;
+- reports a bug (any other exception, or IR that no longer verifies after a
+  pass) as `mx-opt: internal error: ...` with exit status 2, so a fuzzer can
+  tell the two apart;
+- implements `--verify-diagnostics` with mlir-opt's semantics
+  (`// expected-error@+1 {{...}}` and friends);
+- replaces xDSL's `-t llvm` target with mx's LLVM IR printer.
+
+Locating verifier errors: xDSL's `VerifyException` does not say which op
+failed, and parsed ops keep no source position. `_LocatingParser` therefore
+gives every parsed op without an explicit `loc(...)` a `file:line:col`
+location, as mlir-opt does. When the module fails to verify, the ops are
+re-verified innermost-first; the first op whose own `verify()` fails is the
+culprit (its children have already passed), and the error is reported at its
+location, or at its nearest located ancestor if a pass created it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import re
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from importlib.metadata import version
+from typing import IO, ClassVar, Literal, NoReturn, cast
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline, parse_spec
+from xdsl.utils.diagnostic import Diagnostic
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    VerifyException,
+)
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.target import Target
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from mx.diagnostics import OpDiagnostic
+
+Severity = Literal["error", "warning", "note", "remark"]
+
+TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
+
+
+class UsageError(Exception):
+    """Bad command line or unreadable input; exit status 1."""
+
+    def __init__(self, message: str, where: str = "mx-opt") -> None:
+        super().__init__(message)
+        self.where = where
+
+
+class InternalError(Exception):
+    """A failure that is the compiler's fault, not the input's; exit status 2."""
+
+
+@dataclass(frozen=True)
+class Diag:
+    """One diagnostic; `line` is 1-based in the whole input file, None if unknown."""
+
+    severity: Severity
+    line: int | None
+    column: int
+    message: str
+
+
+class _ChunkFailed(Exception):
+    """Processing of one input chunk stopped with these diagnostics."""
+
+    def __init__(self, diags: list[Diag]) -> None:
+        super().__init__(diags)
+        self.diags = diags
+
+
+@dataclass(frozen=True)
+class Source:
+    """The input text, for printing diagnostics with their source line."""
+
+    name: str
+    lines: list[str]
+
+    def render(self, diag: Diag) -> str:
+        if diag.line is None:
+            return f"{self.name}: {diag.severity}: {diag.message}"
+        text = f"{self.name}:{diag.line}:{diag.column}: {diag.severity}: {diag.message}"
+        if diag.line <= len(self.lines):
+            source_line = self.lines[diag.line - 1].rstrip("\r")
+            text += f"\n{source_line}\n{' ' * (diag.column - 1)}^"
+        return text
+
+
+# -- expected-* directives (mlir-opt's --verify-diagnostics) -----------------
+
+_DIRECTIVE = re.compile(
+    r"expected-(error|note|remark|warning)(-re)?"
+    r" *(?:@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}\s*$"
+)
+_DIRECTIVE_START = re.compile(r"expected-(error|note|remark|warning)")
+_REGEX_PART = re.compile(r"\{\{(.*?)\}\}")
+
+
+@dataclass
+class Expectation:
+    severity: Severity
+    line: int | None
+    text: str
+    pattern: re.Pattern[str] | None
+    """For `expected-error-re`: text outside `{{...}}` literal, inside a regex."""
+    directive_line: int
+    directive_column: int
+
+    def matches(self, diag: Diag) -> bool:
+        if diag.severity != self.severity or diag.line != self.line:
+            return False
+        if self.pattern is not None:
+            return self.pattern.search(diag.message) is not None
+        return self.text in diag.message
+
+
+def _regex(text: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    pos = 0
+    for m in _REGEX_PART.finditer(text):
+        parts.append(re.escape(text[pos : m.start()]))
+        parts.append(f"(?:{m.group(1)})")
+        pos = m.end()
+    parts.append(re.escape(text[pos:]))
+    return re.compile("".join(parts))
+
+
+def parse_expectations(
+    chunk: str, line_offset: int
+) -> tuple[list[Expectation], list[Diag]]:
+    """The expected-* directives of a chunk, and errors for malformed ones."""
+    expected: list[Expectation] = []
+    errors: list[Diag] = []
+    waiting_below: list[Expectation] = []
+    last_plain_line: int | None = None
+    for index, text in enumerate(chunk.split("\n")):
+        line = line_offset + index + 1
+        start = _DIRECTIVE_START.search(text)
+        if start is None:
+            for e in waiting_below:
+                e.line = line
+            waiting_below.clear()
+            last_plain_line = line
+            continue
+        m = _DIRECTIVE.search(text, start.start())
+        column = start.start() + 1
+        if m is None:
+            errors.append(Diag("error", line, column, "malformed expected-* directive"))
+            continue
+        severity = cast(Severity, m.group(1))
+        where, message = m.group(3), m.group(4)
+        try:
+            pattern = _regex(message) if m.group(2) else None
+        except re.error as err:
+            errors.append(
+                Diag("error", line, column, f"invalid regex in directive: {err}")
+            )
+            continue
+        e = Expectation(severity, line, message, pattern, line, column)
+        if where == "unknown":
+            e.line = None
+        elif where == "below":
+            waiting_below.append(e)
+        elif where == "above":
+            if last_plain_line is None:
+                errors.append(
+                    Diag("error", line, column, "no line above this directive")
+                )
+                continue
+            e.line = last_plain_line
+        elif where is not None:
+            e.line = line + int(where)
+        expected.append(e)
+    for e in waiting_below:
+        errors.append(
+            Diag(
+                "error",
+                e.directive_line,
+                e.directive_column,
+                "no line below this directive",
+            )
+        )
+        expected.remove(e)
+    return expected, errors
+
+
+def check_diagnostics(expected: list[Expectation], produced: list[Diag]) -> list[Diag]:
+    """mlir-opt's rule: each diagnostic must match a distinct expectation
+    (same severity and line, message containing the text), and vice versa."""
+    unmatched = list(expected)
+    problems: list[Diag] = []
+    for d in produced:
+        match = next((e for e in unmatched if e.matches(d)), None)
+        if match is None:
+            problems.append(
+                Diag("error", d.line, d.column, f"unexpected {d.severity}: {d.message}")
+            )
+        else:
+            unmatched.remove(match)
+    for e in unmatched:
+        problems.append(
+            Diag(
+                "error",
+                e.directive_line,
+                e.directive_column,
+                f'expected {e.severity} "{e.text}" was not produced',
+            )
+        )
+    return problems
+
+
+def split_input(text: str) -> list[tuple[str, int]]:
+    """Chunks separated by `// -----` lines, each with its first line's offset."""
+    lines = text.split("\n")
+    chunks: list[tuple[str, int]] = []
+    start = 0
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith("// -----"):
+            chunks.append(("\n".join(lines[start:index]), start))
+            start = index + 1
+    chunks.append(("\n".join(lines[start:]), start))
+    return chunks
+
+
+# -- parsing and verification with locations ---------------------------------
+
+
+class _LocatingParser(Parser):
+    """Gives each op parsed without `loc(...)` a file:line:col location, as mlir-opt does."""
+
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int) -> None:
+        super().__init__(ctx, text, name)
+        self.file_name = StringAttr(name)
+        self.line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.get_location()
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            op.location = FileLineColLoc(
+                self.file_name,
+                IntAttr(start.line + self.line_offset),
+                IntAttr(start.col),
+            )
+        return op
+
+    def diag_here(self, message: str) -> Diag:
+        loc = self._current_token.span.get_location()
+        return Diag("error", loc.line + self.line_offset, loc.col, message)
+
+
+def _parse_error_diags(err: ParseError, line_offset: int) -> list[Diag]:
+    def at(span_loc_line: int, column: int, severity: Severity, message: str) -> Diag:
+        return Diag(severity, span_loc_line + line_offset, column, message)
+
+    loc = err.span.get_location()
+    diags = [at(loc.line, loc.col, "error", err.msg)]
+    if isinstance(err, MultipleSpansParseError):
+        for span, note in err.refs:
+            ref = span.get_location()
+            diags.append(at(ref.line, ref.col, "note", note or err.ref_text or ""))
+    return diags
+
+
+def op_diag(op: Operation, message: str, severity: Severity = "error") -> Diag:
+    """A diagnostic at `op`'s location, or its nearest located ancestor's."""
+    located: Operation | None = op
+    while located is not None and not isinstance(located.location, FileLineColLoc):
+        located = located.parent_op()
+    text = f"'{op.name}' op {message}"
+    if located is None:
+        return Diag(severity, None, 1, text)
+    loc = cast(FileLineColLoc, located.location)
+    return Diag(severity, loc.line.data, loc.column.data, text)
+
+
+def verify_module(module: ModuleOp) -> Diag | None:
+    """None if `module` verifies, else the located verifier error."""
+    try:
+        module.verify()
+        return None
+    except VerifyException as first_error:
+        # Innermost first: the first op failing its own verify() is the culprit.
+        for op in module.walk(region_first=True):
+            try:
+                op.verify()
+            except VerifyException as err:
+                return op_diag(op, str(err))
+        return Diag("error", None, 1, str(first_error))
+
+
+def _llvm_target() -> type[Target]:
+    # mx's LLVM IR printer (LLVM 16+ text, host triple) replaces xDSL's `llvm`
+    # target, which only prints the llvm dialect.
+    # TODO(lead): import statically once mx/lowering/llvm_ir.py exists; its
+    # Target subclass is expected to be named `LLVMIRTarget`.
+    try:
+        module = import_module("mx.lowering.llvm_ir")
+    except ModuleNotFoundError as err:
+        if err.name != "mx.lowering.llvm_ir":
+            raise
+        raise UsageError(
+            "target 'llvm' is not available yet (mx.lowering.llvm_ir)"
+        ) from err
+    return cast(type[Target], module.LLVMIRTarget)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """Usage errors are bad input: exit status 1 (argparse's 2 means internal error here)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def _option_name(field_name: str) -> str:
+    return field_name.replace("_", "-")
+
+
+def _pass_options(pass_class: type[ModulePass]) -> list[dataclasses.Field[object]]:
+    return [f for f in dataclasses.fields(pass_class) if f.init and f.name != "name"]
+
+
+def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.6)
+    return f"; did you mean: {', '.join(close)}?" if close else ""
+
+
+class MxOptMain(xDSLOptMain):
+    version_format: ClassVar[str] = f"mx-opt {version('mx')} (xdsl {{xdsl_version}})"
+
+    failed: bool = False
+    """Set by `run` when some chunk produced an error (exit status 1)."""
+
+    def __init__(self, args: Sequence[str] | None = None) -> None:
+        # Not super().__init__(): its argparse exits with status 2 (our internal
+        # error status), it patches Attribute globally for --disable-verify, and
+        # its pipeline set-up raises bare ValueErrors.
+        self.available_frontends = {}
+        self.available_passes = {}
+        self.available_targets = {}
+        self.ctx = Context()
+        self.register_all_dialects()
+        self.register_all_frontends()
+        self.register_all_passes()
+        self.register_all_targets()
+
+        arg_parser = _ArgumentParser(
+            prog="mx-opt", description="mx modular optimizer driver (xdsl-opt with mx)"
+        )
+        self.register_all_arguments(arg_parser)
+        self.args = arg_parser.parse_args(args=args)
+
+        try:
+            target_name = parse_spec(self.args.target).name
+        except ArgSpecParseError as err:
+            arg_parser.error(f"argument -t/--target: {err}")
+        if target_name not in self.available_targets:
+            arg_parser.error(
+                f"argument -t/--target: invalid choice: '{target_name}'"
+                f"{_did_you_mean(target_name, list(self.available_targets))}"
+            )
+        if self.args.frontend not in (None, "mlir"):
+            arg_parser.error("argument -f/--frontend: mx-opt reads MLIR text only")
+        self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
+        if self.args.syntax_highlight:
+            Diagnostic.colored = True
+        self.current_pass: ModulePass | None = None
+        self.pass_start = time.perf_counter()
+        if not self.args.list_passes:
+            self.setup_pipeline()
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        self.available_targets["llvm"] = _llvm_target
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        for action in arg_parser._actions:
+            if action.dest == "verify_diagnostics":
+                action.help = (
+                    "check the diagnostics against the `// expected-error@+N {{...}}` "
+                    "directives in the input, as mlir-opt does"
+                )
+            elif action.dest == "disable_verify":
+                action.help = "do not verify the IR before and after passes"
+        arg_parser.add_argument(
+            "--list-passes",
+            action="store_true",
+            help="list every available pass with its options, then exit",
+        )
+
+    # -- pipeline ----------------------------------------------------------
+
+    def setup_pipeline(self) -> None:
+        try:
+            specs = tuple(parse_pipeline(self.args.passes))
+        except ArgSpecParseError as err:
+            raise UsageError(str(err)) from None
+        self.pipeline = PassPipeline(
+            tuple(self._make_pass(spec) for spec in specs), self._between_passes
+        )
+
+    def _make_pass(self, spec: ArgSpec) -> ModulePass:
+        factory = self.available_passes.get(spec.name)
+        if factory is None:
+            hint = _did_you_mean(spec.name, list(self.available_passes))
+            raise UsageError(
+                f"unknown pass '{spec.name}'{hint or ' (see --list-passes)'}"
+            )
+        pass_class = factory()
+        options = [_option_name(f.name) for f in _pass_options(pass_class)]
+        for given in spec.parameters:
+            if _option_name(given) not in options:
+                known = (
+                    f" (options: {', '.join(options)})"
+                    if options
+                    else " (it has no options)"
+                )
+                hint = _did_you_mean(_option_name(given), options)
+                raise UsageError(
+                    f"pass '{spec.name}' has no option '{given}'{hint}{known}"
+                )
+        try:
+            return pass_class.from_pass_spec(spec)
+        except ValueError as err:
+            raise UsageError(f"invalid options for pass '{spec.name}': {err}") from None
+
+    def _between_passes(
+        self,
+        previous: ModulePass | None,
+        module: ModuleOp,
+        following: ModulePass | None,
+    ) -> None:
+        if self.args.time_passes and previous is not None:
+            print(
+                f"Pass {previous.name} took {time.perf_counter() - self.pass_start} seconds"
+            )
+        if not self.args.disable_verify and (diag := verify_module(module)) is not None:
+            if previous is None:
+                raise _ChunkFailed([diag])
+            raise InternalError(
+                f"IR after pass '{previous.name}' does not verify: "
+                f"{self.source.render(diag)}"
+            )
+        if (
+            previous is not None
+            and following is not None
+            and self.args.print_between_passes
+        ):
+            print(f"IR after {previous.name}:")
+            Printer(stream=sys.stdout).print_op(module)
+            print("\n\n\n")
+        self.current_pass = following
+        self.pass_start = time.perf_counter()
+
+    def list_passes(self, out: IO[str]) -> None:
+        for name in sorted(self.available_passes):
+            pass_class = self.available_passes[name]()
+            options = ", ".join(
+                f"{_option_name(f.name)}: {f.type if isinstance(f.type, str) else f.type.__name__}"
+                + ("" if f.default is dataclasses.MISSING else f" = {f.default!r}")
+                for f in _pass_options(pass_class)
+            )
+            out.write(f"{name}{{{options}}}\n" if options else f"{name}\n")
+
+    # -- input and chunks --------------------------------------------------
+
+    def read_input(self) -> Source:
+        name = self.args.input_file or "<stdin>"
+        try:
+            if self.args.input_file is None:
+                data = sys.stdin.buffer.read()
+            else:
+                with open(self.args.input_file, "rb") as f:
+                    data = f.read()
+        except OSError as err:
+            raise UsageError(
+                f"cannot read input file '{name}': {err.strerror}"
+            ) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = data.count(b"\n", 0, err.start) + 1
+            column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+            raise UsageError(
+                f"invalid UTF-8 (byte 0x{data[err.start]:02x})",
+                f"{name}:{line}:{column}",
+            ) from None
+        return Source(name, text.split("\n"))
+
+    def parse_text(self, text: str, line_offset: int) -> ModuleOp:
+        try:
+            parser = _LocatingParser(self.ctx, text, self.source.name, line_offset)
+        except ParseError as err:
+            raise _ChunkFailed(_parse_error_diags(err, line_offset)) from None
+        if parser._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])  # as mlir-opt: empty input is an empty module
+        try:
+            return parser.parse_module(not self.args.no_implicit_module)
+        except ParseError as err:
+            raise _ChunkFailed(_parse_error_diags(err, line_offset)) from None
+        except DiagnosticException as err:  # e.g. an attribute's verifier
+            raise _ChunkFailed([parser.diag_here(str(err))]) from None
+        except RecursionError:
+            raise _ChunkFailed([parser.diag_here(TOO_DEEP)]) from None
+
+    def process_chunk(
+        self, text: str, line_offset: int
+    ) -> tuple[str | None, list[Diag]]:
+        """The chunk's output, or None and the diagnostics that stopped it."""
+        try:
+            module = self.parse_text(text, line_offset)
+            self.current_pass = None
+            try:
+                self.apply_passes(module)
+                return self.output_resulting_program(module), []
+            except OpDiagnostic as err:
+                raise _ChunkFailed([op_diag(err.op, err.message)]) from None
+            except DiagnosticException as err:
+                where = (
+                    f"pass '{self.current_pass.name}': " if self.current_pass else ""
+                )
+                raise _ChunkFailed([Diag("error", None, 1, f"{where}{err}")]) from None
+        except _ChunkFailed as failed:
+            return None, failed.diags
+
+    def run(self) -> None:
+        if self.args.list_passes:
+            self.list_passes(sys.stdout)
+            return
+        self.source = self.read_input()
+        whole = "\n".join(self.source.lines)
+        chunks = split_input(whole) if self.args.split_input_file else [(whole, 0)]
+        try:
+            output = self.prepare_output()
+        except OSError as err:
+            raise UsageError(
+                f"cannot write '{self.args.output_file}': {err.strerror}"
+            ) from None
+        try:
+            for index, (text, line_offset) in enumerate(chunks):
+                if index > 0:
+                    output.write("// -----\n")
+                result, diags = self.process_chunk(text, line_offset)
+                if result is not None:
+                    output.write(result)
+                if self.args.verify_diagnostics:
+                    expected, malformed = parse_expectations(text, line_offset)
+                    diags = malformed + check_diagnostics(expected, diags)
+                for diag in diags:
+                    print(self.source.render(diag), file=sys.stderr)
+                self.failed |= bool(diags)
+                output.flush()
+        finally:
+            if output is not sys.stdout:
+                output.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        app = MxOptMain(argv)
+        app.run()
+        return 1 if app.failed else 0
+    except UsageError as err:
+        print(f"{err.where}: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:
+        print(f"mx-opt: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        traceback.print_exc()
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
