@@ -110,9 +110,10 @@ class Source:
         if diag.line is None:
             return f"{self.name}: {diag.severity}: {diag.message}"
         text = f"{self.name}:{diag.line}:{diag.column}: {diag.severity}: {diag.message}"
-        if diag.line <= len(self.lines):
-            source_line = self.lines[diag.line - 1].rstrip("\r")
-            text += f"\n{source_line}\n{' ' * (diag.column - 1)}^"
+        if diag.line <= len(self.lines) and (
+            source := self.lines[diag.line - 1].rstrip("\r")
+        ):
+            text += f"\n{source}\n{' ' * (diag.column - 1)}^"
         return text
 
 
@@ -274,6 +275,16 @@ class _LocatingParser(Parser):
             )
         return op
 
+    def undefined_value_diags(self) -> list[Diag]:
+        """xDSL reports values used but never defined at the end of the input;
+        mlir-opt reports each at its first use."""
+        return [
+            op_diag(use.operation, f"uses value %{name}, which is not defined")
+            for name, values in self.forward_ssa_references.items()
+            for value in values.values()
+            for use in list(value.uses)[:1]
+        ]
+
     def diag_here(self, message: str) -> Diag:
         loc = self._current_token.span.get_location()
         return Diag("error", loc.line + self.line_offset, loc.col, message)
@@ -351,6 +362,11 @@ def _pass_options(pass_class: type[ModulePass]) -> list[dataclasses.Field[object
     return [f for f in dataclasses.fields(pass_class) if f.init and f.name != "name"]
 
 
+def _type_name(annotation: object) -> str:
+    # A string under `from __future__ import annotations`; `int | None` has no __name__.
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
+
+
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.6)
     return f"; did you mean: {', '.join(close)}?" if close else ""
@@ -390,6 +406,10 @@ class MxOptMain(xDSLOptMain):
                 f"argument -t/--target: invalid choice: '{target_name}'"
                 f"{_did_you_mean(target_name, list(self.available_targets))}"
             )
+        if self.args.shrink or self.args.parsing_diagnostics:
+            arg_parser.error(
+                "--shrink and --parsing-diagnostics are not supported by mx-opt"
+            )
         if self.args.frontend not in (None, "mlir"):
             arg_parser.error("argument -f/--frontend: mx-opt reads MLIR text only")
         self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
@@ -414,6 +434,8 @@ class MxOptMain(xDSLOptMain):
                 )
             elif action.dest == "disable_verify":
                 action.help = "do not verify the IR before and after passes"
+            elif action.dest in ("shrink", "parsing_diagnostics"):
+                action.help = argparse.SUPPRESS
         arg_parser.add_argument(
             "--list-passes",
             action="store_true",
@@ -488,7 +510,7 @@ class MxOptMain(xDSLOptMain):
         for name in sorted(self.available_passes):
             pass_class = self.available_passes[name]()
             options = ", ".join(
-                f"{_option_name(f.name)}: {f.type if isinstance(f.type, str) else f.type.__name__}"
+                f"{_option_name(f.name)}: {_type_name(f.type)}"
                 + ("" if f.default is dataclasses.MISSING else f" = {f.default!r}")
                 for f in _pass_options(pass_class)
             )
@@ -529,6 +551,8 @@ class MxOptMain(xDSLOptMain):
         try:
             return parser.parse_module(not self.args.no_implicit_module)
         except ParseError as err:
+            if undefined := parser.undefined_value_diags():
+                raise _ChunkFailed(undefined) from None
             raise _ChunkFailed(_parse_error_diags(err, line_offset)) from None
         except DiagnosticException as err:  # e.g. an attribute's verifier
             raise _ChunkFailed([parser.diag_here(str(err))]) from None
