@@ -6,12 +6,12 @@ import sys
 import lit.formats
 from lit.TestingConfig import TestingConfig
 
-config: TestingConfig  # provided by lit
+config: TestingConfig = globals()["config"]  # injected by lit
 
 config.name = "mx"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
-config.excludes = ["Inputs"]
+config.suffixes = {".mlir"}
+config.excludes = {"Inputs"}
 config.test_source_root = os.path.dirname(__file__)
 
 # The tools come from the Python environment that runs lit (the project venv),
