@@ -29,7 +29,15 @@ ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "arbfp": _arbfp,
 }
 
+
+def _convert_to_llvm() -> type[ModulePass]:
+    from mx.lowering.convert_to_llvm import ConvertToLLVMPass
+
+    return ConvertToLLVMPass
+
+
 # Pass name -> factory. Each pass module adds its own line here.
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+ALL_PASSES["convert-to-llvm"] = _convert_to_llvm
 
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)

@@ -1,0 +1,72 @@
+"""The `convert-to-llvm` pass: standard dialects -> the `llvm` dialect.
+
+Stages, each a greedy walk: `affine` -> `scf`/`arith`/`memref`; `scf` ->
+`cf`; f16/bf16 legalization (exact rounding with integer arithmetic); then
+`func`, `cf`, `arith`, `math`, `memref` and `vector` -> `llvm`, bridging
+types with `builtin.unrealized_conversion_cast`, which are reconciled at the
+end. Anything left that is not `llvm` is reported as a diagnostic.
+"""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, llvm
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
+from xdsl.utils.exceptions import DiagnosticException
+
+from mx.dialects.llvm_ext import LLVMExt
+from mx.lowering.llvm.affine import AFFINE_PATTERNS
+from mx.lowering.llvm.arith import ARITH_PATTERNS
+from mx.lowering.llvm.func import FUNC_PATTERNS
+from mx.lowering.llvm.math import MATH_PATTERNS
+from mx.lowering.llvm.memref import MEMREF_PATTERNS
+from mx.lowering.llvm.narrow_floats import NARROW_FLOAT_PATTERNS
+from mx.lowering.llvm.scf import SCF_PATTERNS
+from mx.lowering.llvm.vector import VECTOR_PATTERNS
+
+_LLVM_OPS = frozenset(op.name for op in (*llvm.LLVM.operations, *LLVMExt.operations))
+
+
+def _walk(module: builtin.ModuleOp, patterns: tuple[RewritePattern, ...]) -> None:
+    PatternRewriteWalker(GreedyRewritePatternApplier(list(patterns))).rewrite_module(
+        module
+    )
+
+
+@dataclass(frozen=True)
+class ConvertToLLVMPass(ModulePass):
+    """Lowers affine, scf, cf, arith, math, memref, vector and func to llvm."""
+
+    name = "convert-to-llvm"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        _walk(op, AFFINE_PATTERNS)
+        _walk(op, SCF_PATTERNS)
+        _walk(op, NARROW_FLOAT_PATTERNS)
+        _walk(
+            op,
+            FUNC_PATTERNS
+            + ARITH_PATTERNS
+            + MATH_PATTERNS
+            + MEMREF_PATTERNS
+            + VECTOR_PATTERNS,
+        )
+        reconcile_unrealized_casts(op, warn_on_failure=False)
+        for inner in op.walk():
+            if inner is not op and inner.name not in _LLVM_OPS:
+                raise DiagnosticException(
+                    f"convert-to-llvm: cannot lower '{inner.name}'"
+                    + (
+                        " (a type conversion between "
+                        f"{inner.operands[0].type} and {inner.results[0].type} "
+                        "is left)"
+                        if isinstance(inner, builtin.UnrealizedConversionCastOp)
+                        else ""
+                    )
+                )

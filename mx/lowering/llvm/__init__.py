@@ -1,0 +1,1 @@
+"""Patterns of the `convert-to-llvm` pass, one module per source dialect."""

@@ -1,0 +1,285 @@
+"""`memref` -> `llvm` with bare pointers.
+
+A memref is a pointer to its first element; an N-D memref with the identity
+layout is linearized row-major (only its leading dimension may be dynamic,
+since the other sizes are needed as strides). Addresses are computed with
+`getelementptr`, never through integers.
+"""
+
+from collections.abc import Sequence
+
+from xdsl.dialects import llvm, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StridedLayoutAttr,
+    VectorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
+
+from mx.lowering.llvm.types import convert_type, to_llvm
+
+
+def _memref_type(value: SSAValue, op_name: str) -> MemRefType:
+    type_ = value.type
+    assert isinstance(type_, MemRefType)
+    layout = type_.layout
+    identity = isinstance(layout, NoneAttr) or (
+        isinstance(layout, StridedLayoutAttr)
+        and layout.get_strides() == type_.get_strides()
+        and layout.get_offset() == 0
+    )
+    if not identity:
+        raise VerifyException(
+            f"'{op_name}': only identity-layout memrefs lower to bare pointers, "
+            f"got {type_}"
+        )
+    if DYNAMIC_INDEX in type_.get_shape()[1:]:
+        raise VerifyException(
+            f"'{op_name}': only the leading dimension of a memref may be dynamic "
+            f"with bare pointers, got {type_}"
+        )
+    return type_
+
+
+def store_size(type_: Attribute) -> int:
+    """Bytes between consecutive elements of `type_` in memory (LLVM's
+    alloc size on x86-64 and AArch64)."""
+    if isinstance(type_, VectorType):
+        lanes = 1
+        for size in type_.get_shape():
+            lanes *= size
+        bits = lanes * _bits(type_.element_type)
+    else:
+        bits = _bits(type_)
+    size = 1
+    while size * 8 < bits:
+        size *= 2
+    return size
+
+
+def _bits(type_: Attribute) -> int:
+    type_ = convert_type(type_)
+    if isinstance(type_, IntegerType):
+        return type_.width.data
+    if isinstance(type_, AnyFloat):
+        return type_.bitwidth
+    raise VerifyException(f"no memory layout for element type {type_}")
+
+
+def _i64(value: int, rewriter: PatternRewriter) -> SSAValue:
+    return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, i64), i64)).result
+
+
+def element_pointer(
+    base: SSAValue,
+    indices: Sequence[SSAValue],
+    op_name: str,
+    rewriter: PatternRewriter,
+) -> SSAValue:
+    """`getelementptr` to `base[indices]`, row-major."""
+    type_ = _memref_type(base, op_name)
+    pointer = to_llvm(base, rewriter)
+    shape = type_.get_shape()
+    linear: SSAValue | None = None
+    for index, size in zip(indices, shape):
+        index = to_llvm(index, rewriter)
+        if linear is None:
+            linear = index
+            continue
+        scaled = rewriter.insert(llvm.MulOp(linear, _i64(size, rewriter))).res
+        linear = rewriter.insert(llvm.AddOp(scaled, index)).res
+    element = convert_type(type_.element_type)
+    if linear is None:  # a 0-D memref
+        return pointer
+    return rewriter.insert(
+        llvm.GEPOp.from_mixed_indices(pointer, [linear], element, inbounds=True)
+    ).result
+
+
+def _element_count(
+    type_: MemRefType, dynamic_sizes: Sequence[SSAValue], rewriter: PatternRewriter
+) -> SSAValue:
+    static = 1
+    for size in type_.get_shape():
+        if size != DYNAMIC_INDEX:
+            static *= size
+    count = _i64(static, rewriter)
+    for size in dynamic_sizes:
+        count = rewriter.insert(llvm.MulOp(count, to_llvm(size, rewriter))).res
+    return count
+
+
+def _declare(module_child: Operation, name: str, type_: llvm.LLVMFunctionType) -> None:
+    """Declares the external function `name` in the enclosing module once."""
+    module = module_child.get_toplevel_object()
+    assert isinstance(module, ModuleOp)
+    for op in module.ops:
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data == name:
+            return
+    declaration = llvm.FuncOp(name, type_, linkage=llvm.LinkageAttr("external"))
+    module.body.block.insert_op_before(declaration, module.body.block.first_op) if (
+        module.body.block.first_op is not None
+    ) else module.body.block.add_op(declaration)
+
+
+class LoadLowering(RewritePattern):
+    """memref.load %m[%i, %j] -> llvm.load (gep %m[i*cols + j])."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
+        pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
+        rewriter.replace(op, llvm.LoadOp(pointer, convert_type(op.res.type)))
+
+
+class StoreLowering(RewritePattern):
+    """memref.store %v, %m[%i, %j] -> llvm.store %v, (gep %m[i*cols + j])."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /):
+        pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
+        value = to_llvm(op.value, rewriter)
+        rewriter.replace(op, llvm.StoreOp(value, pointer))
+
+
+class AllocaLowering(RewritePattern):
+    """memref.alloca -> llvm.alloca of the element count."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter, /):
+        type_ = _memref_type(op.memref, op.name)
+        count = _element_count(type_, op.dynamic_sizes, rewriter)
+        alignment = op.alignment.value.data if op.alignment is not None else 16
+        alloca = llvm.AllocaOp(count, convert_type(type_.element_type), alignment)
+        rewriter.replace(op, [alloca], [_cast_back(alloca.res, op, rewriter)])
+
+
+def _cast_back(pointer: SSAValue, op: Operation, rewriter: PatternRewriter) -> SSAValue:
+    from mx.lowering.llvm.types import from_llvm
+
+    return from_llvm(pointer, op.results[0].type, rewriter)
+
+
+_MALLOC = llvm.LLVMFunctionType([i64], llvm.LLVMPointerType())
+_FREE = llvm.LLVMFunctionType([llvm.LLVMPointerType()], llvm.LLVMVoidType())
+
+
+class AllocLowering(RewritePattern):
+    """memref.alloc -> llvm.call @malloc(count * element size)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter, /):
+        type_ = _memref_type(op.memref, op.name)
+        count = _element_count(type_, op.dynamic_sizes, rewriter)
+        size = _i64(store_size(type_.element_type), rewriter)
+        bytes_ = rewriter.insert(llvm.MulOp(count, size)).res
+        _declare(op, "malloc", _MALLOC)
+        call = rewriter.insert(
+            llvm.CallOp("malloc", bytes_, return_type=llvm.LLVMPointerType())
+        )
+        assert call.returned is not None
+        rewriter.replace(op, [], [_cast_back(call.returned, op, rewriter)])
+
+
+class DeallocLowering(RewritePattern):
+    """memref.dealloc -> llvm.call @free."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter, /):
+        _declare(op, "free", _FREE)
+        rewriter.replace(op, llvm.CallOp("free", to_llvm(op.memref, rewriter)))
+
+
+class CopyLowering(RewritePattern):
+    """memref.copy of a static shape -> llvm.memcpy intrinsic."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.CopyOp, rewriter: PatternRewriter, /):
+        type_ = _memref_type(op.source, op.name)
+        if not type_.has_static_shape():
+            raise VerifyException(
+                f"'{op.name}': copying a dynamic memref needs its size, which a "
+                "bare pointer does not carry"
+            )
+        size = _i64(type_.element_count() * store_size(type_.element_type), rewriter)
+        volatile = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i1), i1)).result
+        args = [to_llvm(op.destination, rewriter), to_llvm(op.source, rewriter), size, volatile]
+        rewriter.replace(op, llvm.CallIntrinsicOp("llvm.memcpy", args, []))
+
+
+class CastLowering(RewritePattern):
+    """memref.cast (static <-> dynamic sizes): the pointer is unchanged."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.CastOp, rewriter: PatternRewriter, /):
+        _memref_type(op.dest, op.name)
+        pointer = to_llvm(op.source, rewriter)
+        rewriter.replace(op, [], [_cast_back(pointer, op, rewriter)])
+
+
+class GlobalLowering(RewritePattern):
+    """memref.global -> llvm.mlir.global of the flattened element array."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.GlobalOp, rewriter: PatternRewriter, /):
+        type_ = op.type
+        element = convert_type(type_.element_type)
+        array = llvm.LLVMArrayType(type_.element_count(), element)
+        value = op.initial_value if not isinstance(op.initial_value, NoneAttr) else None
+        from xdsl.dialects.builtin import UnitAttr
+
+        if isinstance(value, UnitAttr):
+            value = None
+        linkage = "private" if op.sym_visibility.data == "private" else "external"
+        rewriter.replace(
+            op,
+            llvm.GlobalOp(
+                array,
+                op.sym_name,
+                linkage,
+                constant=op.constant is not None,
+                value=value,
+                alignment=op.alignment.value.data if op.alignment is not None else None,
+            ),
+        )
+
+
+class GetGlobalLowering(RewritePattern):
+    """memref.get_global @g -> llvm.mlir.addressof @g."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.GetGlobalOp, rewriter: PatternRewriter, /):
+        address = rewriter.insert(
+            llvm.AddressOfOp(op.name_, llvm.LLVMPointerType())
+        ).result
+        rewriter.replace(op, [], [_cast_back(address, op, rewriter)])
+
+
+MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
+    LoadLowering(),
+    StoreLowering(),
+    AllocaLowering(),
+    AllocLowering(),
+    DeallocLowering(),
+    CopyLowering(),
+    CastLowering(),
+    GlobalLowering(),
+    GetGlobalLowering(),
+)
+
+
+__all__ = ["MEMREF_PATTERNS", "InsertPoint", "element_pointer", "store_size"]

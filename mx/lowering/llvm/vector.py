@@ -1,0 +1,226 @@
+"""`vector` (1-D, fixed size) -> `llvm` vector instructions."""
+
+from collections.abc import Sequence
+
+from xdsl.dialects import llvm, vector
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    VectorType,
+    i32,
+    i64,
+)
+from xdsl.dialects.vector import DYNAMIC_INDEX, CombiningKindFlag
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from mx.dialects.llvm_ext import ExtractElementOp
+from mx.lowering.llvm.arith import llvm_fastmath
+from mx.lowering.llvm.memref import element_pointer, store_size
+from mx.lowering.llvm.types import convert_type, from_llvm, require_1d_vector, to_llvm
+
+
+def _position(
+    static: DenseArrayBase, dynamic: Sequence[SSAValue], op_name: str,
+    rewriter: PatternRewriter,
+) -> SSAValue:
+    positions = tuple(static.iter_values())
+    if len(positions) != 1:
+        raise VerifyException(f"'{op_name}': only element positions in 1-D vectors lower to LLVM")
+    if positions[0] == DYNAMIC_INDEX:
+        return to_llvm(dynamic[0], rewriter)
+    return rewriter.insert(llvm.ConstantOp(IntegerAttr(positions[0], i64), i64)).result
+
+
+class BroadcastLowering(RewritePattern):
+    """vector.broadcast %s -> insertelement into lane 0 + zero-mask
+    shufflevector (a vector of the same type is returned unchanged)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.BroadcastOp, rewriter: PatternRewriter, /):
+        type_ = convert_type(op.vector.type)
+        assert isinstance(type_, VectorType)
+        lanes = require_1d_vector(type_, op.name)
+        source = to_llvm(op.source, rewriter)
+        if source.type == type_:
+            rewriter.replace(op, [], [op.source])
+            return
+        if isinstance(source.type, VectorType):
+            raise VerifyException(f"'{op.name}': only scalar sources lower to LLVM")
+        undef = rewriter.insert(llvm.UndefOp(type_)).res
+        zero = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
+        lane0 = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
+        splat = rewriter.insert(
+            llvm.ShuffleVectorOp(lane0, undef, DenseArrayBase.from_list(i32, [0] * lanes), type_)
+        ).res
+        rewriter.replace(op, [], [from_llvm(splat, op.vector.type, rewriter)])
+
+
+class ExtractLowering(RewritePattern):
+    """vector.extract %v[pos] (1-D) -> llvm.extractelement."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.ExtractOp, rewriter: PatternRewriter, /):
+        source = to_llvm(op.vector, rewriter)
+        assert isinstance(source.type, VectorType)
+        require_1d_vector(source.type, op.name)
+        position = _position(op.static_position, op.dynamic_position, op.name, rewriter)
+        element = rewriter.insert(ExtractElementOp(source, position)).res
+        rewriter.replace(op, [], [from_llvm(element, op.result.type, rewriter)])
+
+
+class InsertLowering(RewritePattern):
+    """vector.insert %s, %v[pos] (1-D) -> llvm.insertelement."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.InsertOp, rewriter: PatternRewriter, /):
+        dest = to_llvm(op.dest, rewriter)
+        assert isinstance(dest.type, VectorType)
+        require_1d_vector(dest.type, op.name)
+        position = _position(op.static_position, op.dynamic_position, op.name, rewriter)
+        source = to_llvm(op.source, rewriter)
+        inserted = rewriter.insert(llvm.InsertElementOp(dest, source, position)).res
+        rewriter.replace(op, [], [from_llvm(inserted, op.result.type, rewriter)])
+
+
+class LoadLowering(RewritePattern):
+    """vector.load %m[%i] -> llvm.load <N x T> from gep %m[i] (element-aligned)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.LoadOp, rewriter: PatternRewriter, /):
+        type_ = convert_type(op.result.type)
+        assert isinstance(type_, VectorType)
+        require_1d_vector(type_, op.name)
+        pointer = element_pointer(op.base, op.indices, op.name, rewriter)
+        load = llvm.LoadOp(pointer, type_, alignment=store_size(type_.element_type))
+        rewriter.replace(op, [load], [from_llvm(load.dereferenced_value, op.result.type, rewriter)] if type_ != op.result.type else None)
+
+
+class StoreLowering(RewritePattern):
+    """vector.store %v, %m[%i] -> llvm.store <N x T> to gep %m[i]."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.StoreOp, rewriter: PatternRewriter, /):
+        value = to_llvm(op.vector, rewriter)
+        assert isinstance(value.type, VectorType)
+        require_1d_vector(value.type, op.name)
+        pointer = element_pointer(op.base, op.indices, op.name, rewriter)
+        alignment = store_size(value.type.element_type)
+        rewriter.replace(op, llvm.StoreOp(value, pointer, alignment=alignment))
+
+
+class FmaLowering(RewritePattern):
+    """vector.fma -> llvm.intr.fma."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.FMAOp, rewriter: PatternRewriter, /):
+        assert isinstance(op.res.type, VectorType)
+        require_1d_vector(op.res.type, op.name)
+        rewriter.replace(op, llvm.FMAOp(op.lhs, op.rhs, op.acc))
+
+
+class ShuffleLowering(RewritePattern):
+    """vector.shuffle (1-D) -> llvm.shufflevector."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.ShuffleOp, rewriter: PatternRewriter, /):
+        v1, v2 = to_llvm(op.v1, rewriter), to_llvm(op.v2, rewriter)
+        result_type = convert_type(op.result.type)
+        assert isinstance(result_type, VectorType)
+        require_1d_vector(result_type, op.name)
+        mask = DenseArrayBase.from_list(i32, list(op.mask.iter_values()))
+        shuffled = rewriter.insert(llvm.ShuffleVectorOp(v1, v2, mask, result_type)).res
+        rewriter.replace(op, [], [from_llvm(shuffled, op.result.type, rewriter)])
+
+
+class BitcastLowering(RewritePattern):
+    """vector.bitcast (1-D) -> llvm.bitcast."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.BitcastOp, rewriter: PatternRewriter, /):
+        rewriter.replace(op, llvm.BitcastOp(op.source, op.result.type))
+
+
+_INT_REDUCTIONS = {
+    CombiningKindFlag.ADD: "llvm.vector.reduce.add",
+    CombiningKindFlag.MUL: "llvm.vector.reduce.mul",
+    CombiningKindFlag.AND: "llvm.vector.reduce.and",
+    CombiningKindFlag.OR: "llvm.vector.reduce.or",
+    CombiningKindFlag.XOR: "llvm.vector.reduce.xor",
+    CombiningKindFlag.MINSI: "llvm.vector.reduce.smin",
+    CombiningKindFlag.MAXSI: "llvm.vector.reduce.smax",
+    CombiningKindFlag.MINUI: "llvm.vector.reduce.umin",
+    CombiningKindFlag.MAXUI: "llvm.vector.reduce.umax",
+}
+_FLOAT_REDUCTIONS = {
+    CombiningKindFlag.MAXNUMF: "llvm.vector.reduce.fmax",
+    CombiningKindFlag.MINNUMF: "llvm.vector.reduce.fmin",
+}
+
+
+class ReductionLowering(RewritePattern):
+    """vector.reduction -> llvm.vector.reduce.* (float add/mul are ordered,
+    starting from the accumulator, unless the fastmath flags say otherwise);
+    an accumulator of other kinds is combined afterwards."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.ReductionOp, rewriter: PatternRewriter, /):
+        source = to_llvm(op.vector, rewriter)
+        assert isinstance(source.type, VectorType)
+        require_1d_vector(source.type, op.name)
+        kind = op.kind.data
+        element = convert_type(op.dest.type)
+        fastmath = llvm_fastmath(op.fastmath)
+        new: Operation
+        if kind in (CombiningKindFlag.ADD, CombiningKindFlag.MUL) and not isinstance(element, type(i64)):
+            neutral = -0.0 if kind == CombiningKindFlag.ADD else 1.0
+            start = (
+                op.acc
+                if op.acc is not None
+                else rewriter.insert(llvm.ConstantOp(FloatAttr(neutral, element), element)).result  # type: ignore[arg-type]
+            )
+            target = llvm.VectorReduceFAddOp if kind == CombiningKindFlag.ADD else llvm.VectorReduceFMulOp
+            new = target(start, source, fastmath)
+            rewriter.replace(op, new)
+            return
+        names = _FLOAT_REDUCTIONS if kind in _FLOAT_REDUCTIONS else _INT_REDUCTIONS
+        reduced = rewriter.insert(llvm.CallIntrinsicOp(names[kind], [source], [element])).ress
+        assert reduced is not None
+        if op.acc is not None:
+            pair: list[Attribute] = [element]
+            combined = rewriter.insert(
+                llvm.CallIntrinsicOp(
+                    names[kind], [_pair(reduced, to_llvm(op.acc, rewriter), rewriter)], pair
+                )
+            ).ress
+            assert combined is not None
+            reduced = combined
+        rewriter.replace(op, [], [from_llvm(reduced, op.dest.type, rewriter)])
+
+
+def _pair(a: SSAValue, b: SSAValue, rewriter: PatternRewriter) -> SSAValue:
+    type_ = VectorType(a.type, [2])
+    undef = rewriter.insert(llvm.UndefOp(type_)).res
+    zero = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
+    one = rewriter.insert(llvm.ConstantOp(IntegerAttr(1, i32), i32)).result
+    first = rewriter.insert(llvm.InsertElementOp(undef, a, zero)).res
+    return rewriter.insert(llvm.InsertElementOp(first, b, one)).res
+
+
+VECTOR_PATTERNS: tuple[RewritePattern, ...] = (
+    BroadcastLowering(),
+    ExtractLowering(),
+    InsertLowering(),
+    LoadLowering(),
+    StoreLowering(),
+    FmaLowering(),
+    ShuffleLowering(),
+    BitcastLowering(),
+    ReductionLowering(),
+)
