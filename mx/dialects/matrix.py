@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i64,
 )
+from xdsl.interfaces import HasCanonicalizationPatternsInterface, HasFolderInterface
 from xdsl.ir import (
     Attribute,
     Dialect,
@@ -56,6 +57,7 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -341,8 +343,22 @@ def _print_attr_dict(printer: Printer, op: IRDLOperation) -> None:
     printer.print_op_attributes({**units, **op.attributes})
 
 
-class MatrixOp(IRDLOperation, ABC):
-    """Base of the matrix ops: uniform access to the optional fastmath property."""
+class MatrixOp(
+    IRDLOperation, HasFolderInterface, HasCanonicalizationPatternsInterface, ABC
+):
+    """Base of the matrix ops: uniform access to the optional fastmath property;
+    folders and canonicalization patterns live in mx.passes.canonicalization."""
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        from mx.passes.canonicalization.matrix import fold
+
+        return fold(self)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from mx.passes.canonicalization.matrix import patterns_for
+
+        return patterns_for(cls)
 
     def fastmath_flags(self) -> FastMathFlagsAttr:
         flags = self.properties.get("fastmath")

@@ -1,0 +1,1 @@
+"""Canonicalization patterns and folders plugged into xDSL's `canonicalize`."""

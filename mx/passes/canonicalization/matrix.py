@@ -1,0 +1,401 @@
+"""Folders and canonicalization patterns of the `matrix` ops.
+
+`matrix.MatrixOp` forwards xDSL's `HasFolderInterface.fold` to `fold` and
+`HasCanonicalizationPatternsInterface.get_canonicalization_patterns` to
+`patterns_for`, so xDSL's own `canonicalize` pass runs everything here.
+
+Folding never changes a result: the structural rewrites only move existing
+values; constant folding of arithmetic computes with the reference semantics
+(`mx.semantics.matrix`, the interpreter's functions). No rewrite creates a
+constant of more than `MAX_FOLDED_ELEMENTS` elements, so a huge splat stays a
+`matrix.splat`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from mx.dialects.matrix import (
+    DYNAMIC,
+    BFloat16Type,
+    CastOp,
+    ConstantOp,
+    ExtractOp,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexedOp,
+    InsertOp,
+    LoadOp,
+    MatrixOp,
+    MatrixType,
+    MemoryAccessOp,
+    MixedIndex,
+    NegOp,
+    SplatOp,
+    StoreOp,
+    TransposeOp,
+)
+
+MAX_FOLDED_ELEMENTS = 4096
+"""Largest matrix constant a fold or pattern may create."""
+
+
+# ---------------------------------------------------------------------------
+# Small queries shared with the transpose and fusion passes
+# ---------------------------------------------------------------------------
+
+
+def same_index(a: MixedIndex, b: MixedIndex) -> bool:
+    """Provably the same position: equal literals or the same SSA value."""
+    if isinstance(a, SSAValue) or isinstance(b, SSAValue):
+        return a is b
+    return a == b
+
+
+def transposed_constant(op: ConstantOp) -> ConstantOp | None:
+    """The transposed literal, or None when it would be too large to build."""
+    t = op.result.type
+    assert isinstance(t, MatrixType)
+    if t.num_elements > MAX_FOLDED_ELEMENTS:
+        return None
+    values = op.row_major_values()
+    flipped = [values[r * t.cols + c] for c in range(t.cols) for r in range(t.rows)]
+    return ConstantOp.from_values(flipped, t.transposed())
+
+
+def scalar_constant(value: SSAValue) -> int | float | None:
+    """The value of an `arith.constant` scalar (integer or float), else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        attr = owner.value
+        if isinstance(attr, IntegerAttr | FloatAttr):
+            return attr.value.data
+    return None
+
+
+def matrix_constant_values(value: SSAValue) -> tuple[int | float, ...] | None:
+    """Row-major elements of a `matrix.constant`, or of a small splat of a constant."""
+    owner = value.owner
+    if isinstance(owner, ConstantOp):
+        return owner.row_major_values()
+    if isinstance(owner, SplatOp) and (x := scalar_constant(owner.input)) is not None:
+        t = owner.result.type
+        assert isinstance(t, MatrixType)
+        if t.num_elements <= MAX_FOLDED_ELEMENTS:
+            return (x,) * t.num_elements
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Folders
+# ---------------------------------------------------------------------------
+
+
+def fold(op: MatrixOp) -> Sequence[SSAValue | Attribute] | None:
+    """Fold `op` to existing values or to a constant attribute (xDSL fold contract)."""
+    match op:
+        case ConstantOp():
+            return (op.value,)
+        case TransposeOp():
+            return _fold_transpose(op)
+        case ExtractOp():
+            return _fold_extract(op)
+        case InsertOp():
+            return _fold_insert(op)
+        case CastOp() if op.input.type == op.result.type:
+            # Same element type: a no-op whatever the signedness attribute says.
+            return (op.input,)
+        case NegOp() if isinstance(inner := op.input.owner, NegOp):
+            # Negation is exact, so -(-x) is x bit for bit.
+            return (inner.input,)
+        case _:
+            return None
+
+
+def _fold_transpose(op: TransposeOp) -> Sequence[SSAValue | Attribute] | None:
+    """`(Aᵀ)ᵀ → A`; a 1x1 transpose is the identity; `constantᵀ` is a constant."""
+    t = op.input.type
+    assert isinstance(t, MatrixType)
+    if t.rows == 1 and t.cols == 1:
+        return (op.input,)
+    inner = op.input.owner
+    if isinstance(inner, TransposeOp):
+        return (inner.input,)
+    if isinstance(inner, ConstantOp) and (c := transposed_constant(inner)):
+        return (c.value,)
+    return None
+
+
+def _fold_extract(op: ExtractOp) -> Sequence[SSAValue | Attribute] | None:
+    """`extract(splat x) → x`; `extract(insert(e, m, p), p) → e`."""
+    inner = op.matrix.owner
+    if isinstance(inner, SplatOp):
+        return (inner.input,)
+    if isinstance(inner, InsertOp) and all(
+        same_index(a, b) for a, b in zip(op.indices(), inner.indices(), strict=True)
+    ):
+        return (inner.element,)
+    return None
+
+
+def _fold_insert(op: InsertOp) -> Sequence[SSAValue | Attribute] | None:
+    """`insert(extract(m, p), m, p) → m`."""
+    e = op.element.owner
+    if (
+        isinstance(e, ExtractOp)
+        and e.matrix is op.matrix
+        and all(
+            same_index(a, b) for a, b in zip(op.indices(), e.indices(), strict=True)
+        )
+    ):
+        return (op.matrix,)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Patterns
+# ---------------------------------------------------------------------------
+
+
+class TransposeOfSplat(RewritePattern):
+    """`transpose(splat x) → splat x` (of the transposed type)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        if isinstance(splat := op.input.owner, SplatOp):
+            rewriter.replace(op, SplatOp(splat.input, _matrix(op.result.type)))
+
+
+class ExtractOfTranspose(RewritePattern):
+    """`extract(transpose A, [i, j]) → extract(A, [j, i])`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ExtractOp, rewriter: PatternRewriter) -> None:
+        if isinstance(t := op.matrix.owner, TransposeOp):
+            i, j = op.indices()
+            rewriter.replace(op, ExtractOp(t.input, [j, i]))
+
+
+class ExtractOfInsertElsewhere(RewritePattern):
+    """`extract(insert(e, m, [i', j']), [i, j]) → extract(m, [i, j])` when the
+    static positions differ."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ExtractOp, rewriter: PatternRewriter) -> None:
+        inner = op.matrix.owner
+        if not isinstance(inner, InsertOp):
+            return
+        if any(
+            isinstance(a, int) and isinstance(b, int) and a != b
+            for a, b in zip(op.indices(), inner.indices(), strict=True)
+        ):
+            rewriter.replace(op, ExtractOp(inner.matrix, op.indices()))
+
+
+class ExtractOfConstant(RewritePattern):
+    """`extract(constant, [i, j])` with static indices → `arith.constant`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ExtractOp, rewriter: PatternRewriter) -> None:
+        inner = op.matrix.owner
+        i, j = op.indices()
+        if not isinstance(inner, ConstantOp) or not (
+            isinstance(i, int) and isinstance(j, int)
+        ):
+            return
+        t = _matrix(inner.result.type)
+        value = inner.row_major_values()[i * t.cols + j]
+        rewriter.replace(op, _scalar_constant_op(value, t.element_type))
+
+
+class InsertOverwritten(RewritePattern):
+    """`insert(e, insert(e', m, p), p) → insert(e, m, p)`: the inner write is dead."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: InsertOp, rewriter: PatternRewriter) -> None:
+        inner = op.matrix.owner
+        if isinstance(inner, InsertOp) and all(
+            same_index(a, b) for a, b in zip(op.indices(), inner.indices(), strict=True)
+        ):
+            rewriter.replace(op, InsertOp(op.element, inner.matrix, op.indices()))
+
+
+class InsertIntoConstant(RewritePattern):
+    """`insert(c, constant-or-splat-of-constant, [i, j])` with a constant scalar
+    and static indices → `matrix.constant` (small matrices only). Applied along
+    a chain this turns a run of inserts into one constant."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: InsertOp, rewriter: PatternRewriter) -> None:
+        i, j = op.indices()
+        if not (isinstance(i, int) and isinstance(j, int)):
+            return
+        if (e := scalar_constant(op.element)) is None:
+            return
+        if (values := matrix_constant_values(op.matrix)) is None:
+            return
+        t = _matrix(op.result.type)
+        new = list(values)
+        new[i * t.cols + j] = e
+        rewriter.replace(op, ConstantOp.from_values(new, t))
+
+
+_FLOAT_PRECISION: dict[type[Attribute], int] = {
+    Float16Type: 11,
+    BFloat16Type: 8,
+    Float32Type: 24,
+    Float64Type: 53,
+}
+"""Significand bits (with the implicit bit) of each float element type."""
+
+_FLOAT_RANK: dict[type[Attribute], int] = {
+    Float16Type: 1,
+    BFloat16Type: 1,
+    Float32Type: 2,
+    Float64Type: 3,
+}
+
+
+def _exactly_representable(
+    source: Attribute, target: Attribute, unsigned: bool
+) -> bool:
+    """Does every value of `source` (read as signed/unsigned) convert exactly to `target`?"""
+    if isinstance(source, IntegerType) and isinstance(target, IntegerType):
+        return target.width.data >= source.width.data
+    if isinstance(source, IntegerType) and type(target) in _FLOAT_PRECISION:
+        magnitude_bits = source.width.data - (0 if unsigned else 1)
+        return magnitude_bits <= _FLOAT_PRECISION[type(target)]
+    if type(source) in _FLOAT_RANK and type(target) in _FLOAT_RANK:
+        # f16 and bf16 both widen exactly to f32 and f64, not into each other.
+        return source == target or _FLOAT_RANK[type(source)] < _FLOAT_RANK[type(target)]
+    return False
+
+
+class CastOfCast(RewritePattern):
+    """`cast(cast(x : A → B) : B → C) → cast(x : A → C)` when A → B keeps every
+    value exactly (float widening, integer widening, small integer → float) and
+    B → C then sees the value A → C would see. For an integer widening the outer
+    cast must read B with the inner signedness unless it only truncates; an
+    integer → float → integer chain is left alone (the outer conversion may be
+    out of range, undefined behaviour that the direct cast does not have)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, CastOp):
+            return
+        a = _matrix(inner.input.type).element_type
+        b = _matrix(inner.result.type).element_type
+        c = _matrix(op.result.type).element_type
+        inner_unsigned = inner.unsigned is not None
+        outer_unsigned = op.unsigned is not None
+        if not _exactly_representable(a, b, inner_unsigned):
+            return
+        if isinstance(a, IntegerType):
+            if isinstance(b, IntegerType):
+                truncates = isinstance(c, IntegerType) and c.width.data <= b.width.data
+                if inner_unsigned != outer_unsigned and not truncates:
+                    return
+            elif isinstance(c, IntegerType):
+                return
+            unsigned = inner_unsigned
+        else:
+            unsigned = outer_unsigned
+        rewriter.replace(
+            op, CastOp(inner.input, _matrix(op.result.type), unsigned=unsigned)
+        )
+
+
+class ConstantIndexToLiteral(RewritePattern):
+    """An `index` operand defined by `arith.constant` becomes a literal, in
+    indices, offsets and strides, only where the literal passes the verifier
+    (a dynamic out-of-range index is undefined behaviour; a literal one is an
+    error, so it stays dynamic)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if isinstance(op, IndexedOp):
+            mixed = op.indices()
+        elif isinstance(op, MemoryAccessOp):
+            mixed = [op.offset(), op.stride()]
+        else:
+            return
+        folded = [_literal(v) for v in mixed]
+        if folded == mixed:
+            return
+        match op:
+            case ExtractOp():
+                new: Operation = ExtractOp(op.matrix, folded)
+            case InsertOp():
+                new = InsertOp(op.element, op.matrix, folded)
+            case LoadOp():
+                new = type(op)(op.memref, _matrix(op.result.type), *folded)
+            case StoreOp():
+                new = type(op)(op.value, op.memref, *folded)
+            case _:
+                return
+        new.attributes.update(op.attributes)
+        try:
+            new.verify()
+        except VerifyException:
+            return
+        rewriter.replace(op, new)
+
+
+def _literal(value: MixedIndex) -> MixedIndex:
+    """The literal an `index` constant stands for, if it can be written as one."""
+    if isinstance(value, SSAValue) and isinstance(value.type, IndexType):
+        c = scalar_constant(value)
+        if isinstance(c, int) and c != DYNAMIC:
+            return c
+    return value
+
+
+def _matrix(t: Attribute) -> MatrixType:
+    assert isinstance(t, MatrixType)
+    return t
+
+
+def _scalar_constant_op(
+    value: int | float, element_type: Attribute
+) -> arith.ConstantOp:
+    if isinstance(element_type, IntegerType):
+        return arith.ConstantOp(IntegerAttr(int(value), element_type))
+    assert isinstance(element_type, AnyFloat)
+    return arith.ConstantOp(FloatAttr(float(value), element_type))
+
+
+_PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
+    TransposeOp: (TransposeOfSplat(),),
+    ExtractOp: (
+        ExtractOfTranspose(),
+        ExtractOfInsertElsewhere(),
+        ExtractOfConstant(),
+        ConstantIndexToLiteral(),
+    ),
+    InsertOp: (InsertOverwritten(), InsertIntoConstant(), ConstantIndexToLiteral()),
+    CastOp: (CastOfCast(),),
+}
+
+
+def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+    """The canonicalization patterns rooted at ops of `op_type`."""
+    if issubclass(op_type, LoadOp | StoreOp):
+        return (ConstantIndexToLiteral(),)
+    return _PATTERNS.get(op_type, ())
