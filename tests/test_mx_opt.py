@@ -1,0 +1,397 @@
+"""Tests of the `mx-opt` driver: exit statuses, located errors, --verify-diagnostics."""
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, i64
+from xdsl.passes import ModulePass
+
+from mx.diagnostics import OpDiagnostic
+from mx.tools.mx_opt import MxOptMain, main
+
+MX_OPT = Path(sys.executable).parent / "mx-opt"
+
+VALID = """\
+func.func @add(%a : i32, %b : i32) -> i32 {
+  %s = arith.addi %a, %b : i32
+  func.return %s : i32
+}
+"""
+
+# The return on line 3 does not match the function type.
+BAD_RETURN = """\
+func.func @f() -> i64 {
+  %0 = arith.constant 1 : i32
+  func.return %0 : i32
+}
+"""
+
+
+@dataclass
+class Result:
+    status: int
+    out: str
+    err: str
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> Result:
+    status = main(list(args))
+    captured = capsys.readouterr()
+    return Result(status, captured.out, captured.err)
+
+
+def write(tmp_path: Path, text: str, name: str = "input.mlir") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def assert_user_error(result: Result, pattern: str) -> None:
+    """Exit status 1, a message matching `pattern` on stderr, no traceback."""
+    assert result.status == 1, result
+    assert re.search(pattern, result.err), result.err
+    assert "Traceback" not in result.out + result.err
+    assert "internal error" not in result.err
+
+
+# -- test-only passes, registered in-process only -------------------------
+
+
+@dataclass(frozen=True)
+class RaisingPass(ModulePass):
+    name = "test-raise"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise RuntimeError("a bug in a pass")
+
+
+@dataclass(frozen=True)
+class BreakingPass(ModulePass):
+    """Leaves IR that does not verify: a return of a value of the wrong type."""
+
+    name = "test-break"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.walk():
+            if isinstance(f, func.FuncOp):
+                f.function_type = FunctionType.from_lists([], [i64])
+
+
+@dataclass(frozen=True)
+class RejectingPass(ModulePass):
+    """Rejects every function, located at the function."""
+
+    name = "test-reject"
+    reason: str = "unsupported"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.walk():
+            if isinstance(f, func.FuncOp):
+                raise OpDiagnostic(f, f"cannot handle this function: {self.reason}")
+
+
+@pytest.fixture
+def test_passes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    register = MxOptMain.register_all_passes
+
+    def register_with_test_passes(self: MxOptMain) -> None:
+        register(self)
+        for p in (RaisingPass, BreakingPass, RejectingPass):
+            self.register_pass(p.name, lambda p=p: p)
+
+    monkeypatch.setattr(MxOptMain, "register_all_passes", register_with_test_passes)
+    yield
+
+
+# -- plain runs -------------------------------------------------------------
+
+
+def test_valid_input_round_trips(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(capsys, write(tmp_path, VALID))
+    assert result.status == 0, result.err
+    assert "arith.addi %a, %b : i32" in result.out
+    assert result.err == ""
+
+
+def test_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "out.mlir"
+    result = run(capsys, write(tmp_path, VALID), "-o", str(out))
+    assert result.status == 0 and result.out == ""
+    assert "func.func @add" in out.read_text()
+
+
+def test_pass_with_option(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, test_passes: None
+) -> None:
+    result = run(capsys, write(tmp_path, VALID), "-p", "test-reject{reason=nope}")
+    assert_user_error(
+        result,
+        r"input\.mlir:1:1: error: 'func\.func' op cannot handle this function: nope",
+    )
+
+
+def test_empty_file_is_an_empty_module(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # As mlir-opt (xdsl-opt 0.75 raises): empty input is an empty module.
+    result = run(capsys, write(tmp_path, ""))
+    assert result.status == 0, result.err
+    assert result.out.split() == ["builtin.module", "{", "}"]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, "--version")
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert version("mx") in out and version("xdsl") in out
+
+
+def test_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, "--help")
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in (
+        "--verify-diagnostics",
+        "--split-input-file",
+        "--list-passes",
+        "-p",
+        "-t",
+        "-o",
+    ):
+        assert flag in out
+
+
+def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> None:
+    result = run(capsys, "--list-passes")
+    assert result.status == 0
+    lines = result.out.splitlines()
+    assert "canonicalize" in lines and "cse" in lines
+    assert "test-reject{reason: str = 'unsupported'}" in lines
+
+
+# -- bad input: exit status 1 with a located message ------------------------
+
+BAD_INPUTS = {
+    "unparsable": ("func.func @f( {\n", r"input\.mlir:1:\d+: error: "),
+    "unknown op": (
+        '"nosuch.op"() : () -> ()\n',
+        r"input\.mlir:1:\d+: error: .*nosuch\.op",
+    ),
+    "unknown type": (
+        "func.func @f(%a : !nosuch.t) {\n  func.return\n}\n",
+        r"input\.mlir:1:\d+: error: .*nosuch\.t",
+    ),
+    "unknown attribute": (
+        "func.func @f() attributes {a = #nosuch.a} {\n  func.return\n}\n",
+        r"input\.mlir:1:\d+: error: .*nosuch\.a",
+    ),
+    "failed verifier": (BAD_RETURN, r"input\.mlir:3:3: error: 'func\.return' op "),
+    "undefined value": (
+        "func.func @f() {\n  %0 = arith.addi %x, %x : i32\n  func.return\n}\n",
+        r"input\.mlir:2:3: error: 'arith\.addi' op uses value %x, which is not defined",
+    ),
+    "deep nesting": (
+        "builtin.module {" * 2000 + "}" * 2000,
+        r"input\.mlir:1:\d+: error: input nests too deeply",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", BAD_INPUTS)
+def test_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    text, pattern = BAD_INPUTS[kind]
+    assert_user_error(run(capsys, write(tmp_path, text)), pattern)
+
+
+def test_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "input.mlir"
+    path.write_bytes(b"func.func @f() {\n  \xff\n}\n")
+    assert_user_error(
+        run(capsys, str(path)), r"input\.mlir:2:3: error: invalid UTF-8 \(byte 0xff\)"
+    )
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    result = run(capsys, str(tmp_path / "nope.mlir"))
+    assert_user_error(result, r"mx-opt: error: cannot read input file '.*nope\.mlir'")
+
+
+def test_split_input_file_reports_file_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = VALID + "// -----\n" + BAD_RETURN + "// -----\n" + VALID
+    result = run(capsys, write(tmp_path, text), "--split-input-file")
+    # BAD_RETURN's line 3 is line 4 + 1 + 3 of the whole file.
+    assert_user_error(result, r"input\.mlir:8:3: error: 'func\.return' op ")
+    assert result.out.count("func.func @add") == 2  # the other chunks are still printed
+
+
+@pytest.mark.parametrize(
+    ("args", "pattern"),
+    [
+        (
+            ["-p", "canonicalise"],
+            r"unknown pass 'canonicalise'; did you mean: canonicalize",
+        ),
+        (
+            ["-p", "no-such-thing-at-all"],
+            r"unknown pass 'no-such-thing-at-all' \(see --list-passes\)",
+        ),
+        (["-p", "cse{foo=1}"], r"pass 'cse' has no option 'foo' \(it has no options\)"),
+        (["-p", "test-reject{reasn=x}"], r"no option 'reasn'; did you mean: reason\?"),
+        (["-p", "test-reject{reason=1}"], r"invalid options for pass 'test-reject'"),
+        (["-p", "cse{"], r"Error parsing pass pipeline specification"),
+        (["-t", "llvn"], r"invalid choice: 'llvn'; did you mean: llvm\?"),
+        (["--no-such-flag"], r"unrecognized arguments: --no-such-flag"),
+    ],
+)
+def test_bad_command_line(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    test_passes: None,
+    args: list[str],
+    pattern: str,
+) -> None:
+    path = write(tmp_path, VALID)
+    try:
+        result = run(capsys, path, *args)
+    except SystemExit as exit_info:  # argparse's own errors
+        captured = capsys.readouterr()
+        result = Result(int(str(exit_info.code)), captured.out, captured.err)
+    assert_user_error(result, pattern)
+
+
+# -- bugs: exit status 2, never a diagnostic --------------------------------
+
+
+@pytest.mark.parametrize("verify", [[], ["--verify-diagnostics"]])
+def test_exception_in_pass_is_internal_error(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    test_passes: None,
+    verify: list[str],
+) -> None:
+    result = run(capsys, write(tmp_path, VALID), "-p", "test-raise", *verify)
+    assert result.status == 2
+    assert result.err.startswith(
+        "mx-opt: internal error: RuntimeError: a bug in a pass\n"
+    )
+
+
+def test_invalid_ir_after_pass_is_internal_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, test_passes: None
+) -> None:
+    result = run(capsys, write(tmp_path, VALID), "-p", "test-break")
+    assert result.status == 2
+    assert result.err.startswith(
+        "mx-opt: internal error: InternalError: IR after pass 'test-break' does not verify: "
+    )
+    assert re.search(r"input\.mlir:3:3: error: 'func\.return' op", result.err)
+
+
+# -- --verify-diagnostics --------------------------------------------------
+
+EXPECTED_BAD_RETURN = """\
+func.func @f() -> i64 {
+  %0 = arith.constant 1 : i32
+  // expected-error@+1 {{expected [i64], got [i32]}}
+  func.return %0 : i32
+}
+"""
+
+
+def verify(capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str) -> Result:
+    return run(
+        capsys, write(tmp_path, text), "--verify-diagnostics", "--split-input-file"
+    )
+
+
+def test_verify_diagnostics_correct(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = (
+        EXPECTED_BAD_RETURN + "// -----\n" + VALID + "// -----\n" + EXPECTED_BAD_RETURN
+    )
+    result = verify(capsys, tmp_path, text)
+    assert result.status == 0, result.err
+    assert result.err == ""
+
+
+def test_verify_diagnostics_pass_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, test_passes: None
+) -> None:
+    text = "// expected-error@+1 {{cannot handle this function}}\n" + VALID
+    result = run(
+        capsys, write(tmp_path, text), "--verify-diagnostics", "-p", "test-reject"
+    )
+    assert result.status == 0, result.err
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        # Missing: nothing is wrong with the op.
+        (
+            "// expected-error@+1 {{oops}}\n" + VALID,
+            r'input\.mlir:1:4: error: expected error "oops" was not produced',
+        ),
+        # Extra: an error without a directive.
+        (BAD_RETURN, r"input\.mlir:3:3: error: unexpected error: 'func\.return' op"),
+        # Mismatched text.
+        (
+            EXPECTED_BAD_RETURN.replace("got [i32]", "got [i16]"),
+            r'input\.mlir:3:6: error: expected error "expected \[i64\], got \[i16\]" was not produced',
+        ),
+        # Wrong line.
+        (
+            EXPECTED_BAD_RETURN.replace("@+1", "@+2"),
+            r"input\.mlir:4:3: error: unexpected error: 'func\.return' op",
+        ),
+        # Wrong severity.
+        (
+            EXPECTED_BAD_RETURN.replace("expected-error", "expected-warning"),
+            r'expected warning "expected \[i64\], got \[i32\]" was not produced',
+        ),
+        # Correct in one chunk, missing in the next: chunks are checked separately.
+        (
+            EXPECTED_BAD_RETURN
+            + "// -----\n"
+            + EXPECTED_BAD_RETURN.replace("func.return %0 : i32", ""),
+            r'input\.mlir:9:6: error: expected error "expected \[i64\], got \[i32\]" was not produced',
+        ),
+    ],
+    ids=["missing", "extra", "mismatched", "wrong-line", "wrong-severity", "per-chunk"],
+)
+def test_verify_diagnostics_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, pattern: str
+) -> None:
+    assert_user_error(verify(capsys, tmp_path, text), pattern)
+
+
+# -- the installed console script ------------------------------------------
+
+
+def test_console_script_reads_stdin() -> None:
+    result = subprocess.run(
+        [str(MX_OPT)], input=b"\xc3\x28", capture_output=True, check=False
+    )
+    assert result.returncode == 1
+    assert result.stderr.decode() == "<stdin>:1:1: error: invalid UTF-8 (byte 0xc3)\n"
+    ok = subprocess.run(
+        [str(MX_OPT)], input=VALID.encode(), capture_output=True, check=False
+    )
+    assert ok.returncode == 0 and b"arith.addi" in ok.stdout
