@@ -1,0 +1,276 @@
+"""JIT: MLIR text or a module -> native code for the host CPU, callable with
+NumPy arrays and scalars.
+
+Each function gets a packed wrapper `void _mx_packed_<f>(ptr args, ptr ret)`
+(MLIR ExecutionEngine style) so that every type — f16, bf16, vectors, i1 —
+crosses the boundary through memory, independently of the C ABI's register
+rules. Compiled modules are cached per (text, pipeline) for the process.
+"""
+
+import ctypes
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import llvmlite.binding as binding
+import ml_dtypes
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute
+from xdsl.parser import Parser
+from xdsl.passes import PassPipeline
+from xdsl.universe import Universe
+
+from mx.lowering.llvm_ir import host_target, module_to_llvm_ir, type_str
+
+DEFAULT_PIPELINE = "convert-to-llvm"
+
+
+def _context() -> Context:
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype holding one element of `type_` (index is int64)."""
+    match type_:
+        case Float16Type():
+            return np.dtype(np.float16)
+        case BFloat16Type():
+            return np.dtype(ml_dtypes.bfloat16)
+        case Float32Type():
+            return np.dtype(np.float32)
+        case Float64Type():
+            return np.dtype(np.float64)
+        case IndexType():
+            return np.dtype(np.int64)
+        case IntegerType():
+            width = type_.width.data
+            if width == 1:
+                return np.dtype(np.bool_)
+            for bits, dtype in ((8, np.int8), (16, np.int16), (32, np.int32), (64, np.int64)):
+                if width <= bits:
+                    return np.dtype(dtype)
+    raise TypeError(f"no NumPy type for {type_}")
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    type_: Attribute
+
+    def storage(self, value: object) -> np.ndarray[Any, Any]:
+        """A buffer holding the argument's value as the wrapper loads it."""
+        type_ = self.type_
+        if isinstance(type_, MemRefType):
+            array = self._check_array(value, type_)
+            return np.array([array.ctypes.data], dtype=np.uintp)
+        if isinstance(type_, VectorType):
+            dtype = numpy_dtype(type_.element_type)
+            array = np.asarray(value)
+            if array.dtype != dtype or array.shape != tuple(type_.get_shape()):
+                raise TypeError(
+                    f"argument {self.name}: expected a {type_.get_shape()} array of "
+                    f"{dtype}, got {array.dtype} {array.shape}"
+                )
+            return np.ascontiguousarray(array)
+        return np.array([self._scalar(value)], dtype=numpy_dtype(type_))
+
+    def _check_array(self, value: object, type_: MemRefType) -> np.ndarray[Any, Any]:
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"argument {self.name}: expected a NumPy array for {type_}")
+        dtype = numpy_dtype(type_.element_type)
+        if value.dtype != dtype:
+            raise TypeError(f"argument {self.name}: expected dtype {dtype}, got {value.dtype}")
+        if not value.flags.c_contiguous:
+            raise ValueError(f"argument {self.name}: the array must be C-contiguous")
+        if type_.has_static_shape() and value.size < type_.element_count():
+            raise ValueError(
+                f"argument {self.name}: {type_} needs {type_.element_count()} "
+                f"elements, the array has {value.size}"
+            )
+        return value
+
+    def _scalar(self, value: object) -> object:
+        type_ = self.type_
+        dtype = numpy_dtype(type_)
+        if isinstance(value, np.generic):
+            if value.dtype != dtype:
+                raise TypeError(f"argument {self.name}: expected {dtype}, got {value.dtype}")
+            return value
+        if isinstance(type_, IntegerType | IndexType):
+            if isinstance(value, bool | np.bool_):
+                value = int(value)
+            if not isinstance(value, int | np.integer):
+                raise TypeError(f"argument {self.name}: expected an integer for {type_}")
+            width = 64 if isinstance(type_, IndexType) else type_.width.data
+            number = int(value)
+            if not -(1 << (width - 1)) <= number < (1 << width):
+                raise ValueError(f"argument {self.name}: {number} does not fit in {type_}")
+            number &= (1 << width) - 1
+            if width > 1 and number >> (width - 1):
+                number -= 1 << width  # the signed container's bits
+            return number
+        if not isinstance(value, int | float | np.integer | np.floating):
+            raise TypeError(f"argument {self.name}: expected a number for {type_}")
+        return value
+
+
+class JitFunction:
+    """A compiled function; call it with NumPy arrays (memrefs) and scalars."""
+
+    def __init__(self, name: str, params: Sequence[_Param], result: Attribute | None, address: int, keepalive: object):
+        self.name = name
+        self.params = tuple(params)
+        self.result = result
+        self._call = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(address)
+        self._keepalive = keepalive
+
+    def __call__(self, *args: object) -> Any:
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name}() takes {len(self.params)} arguments, got {len(args)}")
+        storages = [p.storage(a) for p, a in zip(self.params, args)]
+        packed = (ctypes.c_void_p * max(1, len(storages)))(*[s.ctypes.data for s in storages])
+        result = None
+        if self.result is not None:
+            if isinstance(self.result, VectorType):
+                result = np.zeros(self.result.get_shape(), numpy_dtype(self.result.element_type))
+            else:
+                result = np.zeros(1, numpy_dtype(self.result))
+            # Room for LLVM storing a vector rounded up to a power of two.
+            result = np.concatenate([result, np.zeros_like(result)])
+        self._call(packed, result.ctypes.data if result is not None else None)
+        if result is None:
+            return None
+        if isinstance(self.result, VectorType):
+            return result[: self.result.get_shape()[0]].copy()
+        return result[0]
+
+
+class CompiledModule:
+    """The functions of a JIT-compiled module, by name (`m.f` or `m["f"]`)."""
+
+    def __init__(self, llvm_ir: str, functions: dict[str, JitFunction]):
+        self.llvm_ir = llvm_ir
+        self.functions = functions
+
+    def __getitem__(self, name: str) -> JitFunction:
+        return self.functions[name]
+
+    def __getattr__(self, name: str) -> JitFunction:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _packed_wrapper(op: llvm.FuncOp) -> str:
+    name = op.sym_name.data
+    params = list(op.function_type.inputs)
+    result = op.function_type.output
+    lines = [f"define void @_mx_packed_{name}(ptr %args, ptr %ret) {{"]
+    args: list[str] = []
+    for i, param in enumerate(params):
+        t = type_str(param)
+        lines += [
+            f"  %slot{i} = getelementptr ptr, ptr %args, i64 {i}",
+            f"  %addr{i} = load ptr, ptr %slot{i}",
+            f"  %arg{i} = load {t}, ptr %addr{i}, align 1",
+        ]
+        args.append(f"{t} %arg{i}")
+    call = f"call {type_str(result)} @{name}({', '.join(args)})"
+    if isinstance(result, llvm.LLVMVoidType):
+        lines.append(f"  {call}")
+    else:
+        lines += [f"  %result = {call}", f"  store {type_str(result)} %result, ptr %ret, align 1"]
+    return "\n".join([*lines, "  ret void", "}"])
+
+
+@cache
+def _target_machine() -> binding.TargetMachine:
+    triple, _ = host_target()
+    # The host CPU and features: with a generic CPU, half conversions become
+    # libcalls that MCJIT cannot resolve.
+    return binding.Target.from_triple(triple).create_target_machine(
+        cpu=binding.get_host_cpu_name(),
+        features=binding.get_host_cpu_features().flatten(),
+        opt=3,
+        codemodel="jitdefault",
+    )
+
+
+def lower_to_llvm_ir(source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE) -> tuple[str, ModuleOp, dict[str, list[Attribute]]]:
+    """Runs `pipeline` on `source`; returns the LLVM IR, the lowered module
+    and the argument types of each `func.func` before lowering."""
+    ctx = _context()
+    module = source.clone() if isinstance(source, ModuleOp) else Parser(ctx, source).parse_module()
+    signatures = {
+        op.sym_name.data: list(op.function_type.inputs.data)
+        for op in module.walk()
+        if isinstance(op, func.FuncOp)
+    }
+    PassPipeline.parse_spec(Universe.get_multiverse().all_passes, pipeline).apply(ctx, module)
+    return module_to_llvm_ir(module), module, signatures
+
+
+@cache
+def _compile_text(text: str, pipeline: str) -> CompiledModule:
+    ir, module, signatures = lower_to_llvm_ir(text, pipeline)
+    definitions = [op for op in module.ops if isinstance(op, llvm.FuncOp) and op.body.blocks]
+    full_ir = ir + "\n" + "\n\n".join(_packed_wrapper(op) for op in definitions) + "\n"
+    llvm_module = binding.parse_assembly(full_ir)
+    llvm_module.verify()
+    machine = _target_machine()
+    tuning = binding.create_pipeline_tuning_options(speed_level=3)
+    builder = binding.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(llvm_module, builder)
+    engine = binding.create_mcjit_compiler(llvm_module, machine)
+    engine.finalize_object()
+    functions: dict[str, JitFunction] = {}
+    for op in definitions:
+        name = op.sym_name.data
+        lowered = list(op.function_type.inputs)
+        original = signatures.get(name, lowered)
+        params = [
+            _Param(f"#{i} of {name}", orig if _compatible(orig, low) else low)
+            for i, (orig, low) in enumerate(zip(original, lowered))
+        ]
+        result = op.function_type.output
+        functions[name] = JitFunction(
+            name,
+            params,
+            None if isinstance(result, llvm.LLVMVoidType) else result,
+            engine.get_function_address(f"_mx_packed_{name}"),
+            (engine, llvm_module),
+        )
+    return CompiledModule(full_ir, functions)
+
+
+def _compatible(original: Attribute, lowered: Attribute) -> bool:
+    return isinstance(original, MemRefType | IndexType) or original == lowered
+
+
+def compile_module(source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE) -> CompiledModule:
+    """Compiles MLIR text or a module at -O3 for the host CPU (cached)."""
+    text = source if isinstance(source, str) else str(source)
+    return _compile_text(text, pipeline)
+
+
+def jit(source: str | ModuleOp, name: str, pipeline: str = DEFAULT_PIPELINE) -> Callable[..., Any]:
+    """The compiled function `name` of `source`."""
+    return compile_module(source, pipeline)[name]
