@@ -38,6 +38,15 @@ def _convert_to_llvm() -> type[ModulePass]:
 
 # Pass name -> factory. Each pass module adds its own line here.
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+
+def _fold_transposes() -> type[ModulePass]:
+    from mx.passes.fold_transposes import MatrixFoldTransposesPass
+
+    return MatrixFoldTransposesPass
+
+
+ALL_PASSES["matrix-fold-transposes"] = _fold_transposes
 ALL_PASSES["convert-to-llvm"] = _convert_to_llvm
 
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
