@@ -1,0 +1,167 @@
+"""Running mx programs with xDSL's interpreter (the reference semantics).
+
+`make_interpreter(module)` registers the interpreter functions of builtin,
+func, arith (plus mx's additions), math, memref, scf, cf, affine, matrix and,
+when present, arbfp. `run_function(module, name, *args)` calls one function
+with Python/NumPy arguments and returns Python/NumPy results.
+
+Values (see `mx.interpreters.matrix`): scalars are xDSL `IntegerAttr` /
+`FloatAttr` inside the interpreter and Python numbers at the `run_function`
+boundary; matrices are 2-D and vectors 1-D NumPy arrays; memrefs are xDSL
+`ShapedArray`s inside, 1-D NumPy arrays at the boundary (stores are copied back
+into the caller's array).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues
+from xdsl.interpreters.affine import AffineFunctions
+from xdsl.interpreters.builtin import BuiltinFunctions
+from xdsl.interpreters.cf import CfFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.memref import MemRefFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.interpreters.shaped_array import ShapedArray
+from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from mx.dialects.matrix import MatrixType
+from mx.interpreters.arith import MxArithFunctions, MxMathFunctions
+from mx.interpreters.matrix import (
+    MatrixFunctions,
+    memory_view,
+    scalar_attr,
+    scalar_value,
+)
+from mx.semantics.matrix import UndefinedBehaviorError, element_dtype
+
+__all__ = [
+    "UndefinedBehaviorError",
+    "make_interpreter",
+    "run_function",
+]
+
+
+@dataclass
+class CurrentOp(Interpreter.Listener):
+    """Remembers the op being interpreted, to locate undefined behaviour.
+
+    Ops start in program order and nested ops run inside their parent, so the
+    last op started is the one whose implementation raised."""
+
+    op: Operation | None = None
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        self.op = op
+
+
+def _optional_functions(module_name: str) -> list[InterpreterFunctions]:
+    """The InterpreterFunctions classes defined in an optional module."""
+    try:
+        module = import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name != module_name:
+            raise
+        return []
+    return [
+        cls()
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if issubclass(cls, InterpreterFunctions) and cls.__module__ == module_name
+    ]
+
+
+def make_interpreter(module: ModuleOp) -> Interpreter:
+    """An interpreter for `module` with every dialect mx programs use."""
+    interpreter = Interpreter(module, listeners=(CurrentOp(),))
+    for functions in (
+        BuiltinFunctions(),
+        FuncFunctions(),
+        MxArithFunctions(),
+        MxMathFunctions(),
+        MemRefFunctions(),
+        ScfFunctions(),
+        CfFunctions(),
+        AffineFunctions(),
+        MatrixFunctions(),
+        *_optional_functions("mx.interpreters.arbfp"),
+    ):
+        interpreter.register_implementations(functions)
+    return interpreter
+
+
+def _to_runtime(value: Any, t: Attribute, interpreter: Interpreter) -> Any:
+    """A Python/NumPy argument as the interpreter's value of type `t`."""
+    if isinstance(t, MatrixType):
+        m = np.asarray(value, dtype=element_dtype(t.element_type))
+        if m.shape != t.shape:
+            raise ValueError(f"expected a {t.rows}x{t.cols} matrix, got {m.shape}")
+        return m
+    if isinstance(t, VectorType):
+        element_type = cast(VectorType[Attribute], t).element_type
+        return np.asarray(value, dtype=element_dtype(element_type)).reshape(-1)
+    if isinstance(t, MemRefType):
+        if isinstance(value, ShapedArray):
+            return value
+        element_type = cast(MemRefType[Attribute], t).element_type
+        data = np.ascontiguousarray(value, dtype=element_dtype(element_type))
+        xtype = cast(Any, element_type)
+        return ShapedArray(
+            TypedPtr[Any](RawPtr(bytearray(data.tobytes())), xtype=xtype), [data.size]
+        )
+    if isinstance(t, IndexType):
+        return scalar_attr(int(value), IntegerType(interpreter.index_bitwidth))
+    return scalar_attr(value, t)
+
+
+def _to_python(value: Any, t: Attribute) -> Any:
+    if isinstance(value, ShapedArray):
+        element_type = cast(MemRefType[Attribute], t).element_type
+        return memory_view(cast(ShapedArray[Any], value), element_type).copy()
+    if isinstance(value, np.ndarray):
+        return cast(Any, value)
+    return scalar_value(value)
+
+
+def run_function(module: ModuleOp, name: str, *args: Any) -> tuple[Any, ...]:
+    """Interpret `func.func @name` of `module` on the given arguments.
+
+    Arguments: NumPy arrays (or nested lists) for matrices, vectors and
+    memrefs, Python numbers for scalars. A NumPy array passed for a memref sees
+    the function's stores. Results: 2-D/1-D NumPy arrays and Python numbers.
+    Undefined behaviour raises `UndefinedBehaviorError` with `.op` set."""
+    interpreter = make_interpreter(module)
+    func = interpreter.get_op_for_symbol(name)
+    if not isinstance(func, FuncOp):
+        raise InterpretationError(f"@{name} is not a func.func")
+    inputs = func.function_type.inputs.data
+    if len(args) != len(inputs):
+        raise ValueError(f"@{name} takes {len(inputs)} arguments, got {len(args)}")
+    runtime = [
+        _to_runtime(a, t, interpreter) for a, t in zip(args, inputs, strict=True)
+    ]
+    try:
+        results = interpreter.call_op(func, tuple(runtime))
+    except UndefinedBehaviorError as err:
+        if err.op is None:
+            err.op = cast(CurrentOp, interpreter.listeners[0]).op
+        raise
+    for arg, value, t in zip(args, runtime, inputs, strict=True):
+        if isinstance(t, MemRefType) and isinstance(arg, np.ndarray):
+            arg[...] = memory_view(value, cast(MemRefType[Attribute], t).element_type)
+    outputs = func.function_type.outputs.data
+    return tuple(_to_python(r, t) for r, t in zip(results, outputs, strict=True))

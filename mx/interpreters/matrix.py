@@ -1,0 +1,265 @@
+"""xDSL interpreter functions for the `matrix` dialect (reference semantics).
+
+Runtime values, consistent with xDSL 0.75's own interpreters:
+
+- scalars are `IntegerAttr` / `FloatAttr` (as xDSL's arith, memref and scf
+  interpreters produce and consume them; `index` values are `IntegerAttr`s of
+  the interpreter's index width). Scalar operands given as Python or NumPy
+  numbers are accepted too;
+- a matrix is a 2-D NumPy array of its element dtype (`mx.semantics.matrix`);
+- a vector is a 1-D NumPy array;
+- a `memref<?xT>` is xDSL's `ShapedArray`; loads and stores go through a NumPy
+  view of its bytes.
+
+The numerics live in `mx.semantics.matrix`; undefined behaviour raises its
+`UndefinedBehaviorError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, VectorType
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.interpreters.shaped_array import ShapedArray
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from mx.dialects import matrix
+from mx.semantics import matrix as sem
+
+Array = sem.Array
+
+
+def scalar_value(value: Any) -> int | float:
+    """The number held by a runtime scalar (an xDSL attribute or a number)."""
+    if isinstance(value, IntegerAttr | FloatAttr):
+        return value.value.data
+    if isinstance(value, np.generic):
+        return cast(int | float, value.item())
+    return cast(int | float, value)
+
+
+def scalar_attr(value: Any, element_type: Attribute) -> IntegerAttr | FloatAttr:
+    """A NumPy/Python number of `element_type` as the interpreter's scalar value."""
+    if isinstance(element_type, IntegerType):
+        return IntegerAttr(int(value), element_type, truncate_bits=True)
+    return FloatAttr(float(value), cast(Any, element_type))
+
+
+def memory_view(memory: ShapedArray[Any], element_type: Attribute) -> Array:
+    """A writable 1-D NumPy view of a memref's storage (i4/i6: one byte each)."""
+    ptr = memory.data_ptr
+    return np.frombuffer(
+        ptr.raw.memory,
+        dtype=sem.element_dtype(element_type),
+        count=memory.size,
+        offset=ptr.raw.offset,
+    )
+
+
+def _type(value: SSAValue) -> matrix.MatrixType:
+    return cast(matrix.MatrixType, value.type)
+
+
+def _resolve(op: Operation, args: PythonValues, value: matrix.MixedIndex) -> int:
+    """A static literal, or the runtime value of a dynamic `index` operand."""
+    if isinstance(value, int):
+        return value
+    return int(scalar_value(args[list(op.operands).index(value)]))
+
+
+def _vector(value: Any, element_type: Attribute) -> Array:
+    return np.asarray(value, dtype=sem.element_dtype(element_type)).reshape(-1)
+
+
+@register_impls
+class MatrixFunctions(InterpreterFunctions):
+    """Every `matrix` op, computed by `mx.semantics.matrix`."""
+
+    @impl(matrix.SplatOp)
+    def run_splat(
+        self, interpreter: Interpreter, op: matrix.SplatOp, args: PythonValues
+    ) -> PythonValues:
+        t = _type(op.result)
+        m = sem.splat(scalar_value(args[0]), t.shape, sem.element_dtype(t.element_type))
+        if (bits := sem.container_bits(t.element_type)) is not None:
+            m &= (1 << bits) - 1
+        return (m,)
+
+    @impl(matrix.ConstantOp)
+    def run_constant(
+        self, interpreter: Interpreter, op: matrix.ConstantOp, args: PythonValues
+    ) -> PythonValues:
+        t = _type(op.result)
+        return (
+            sem.constant(
+                op.row_major_values(),
+                t.shape,
+                sem.element_dtype(t.element_type),
+                sem.container_bits(t.element_type),
+            ),
+        )
+
+    @impl(matrix.ExtractOp)
+    def run_extract(
+        self, interpreter: Interpreter, op: matrix.ExtractOp, args: PythonValues
+    ) -> PythonValues:
+        row, col = (_resolve(op, args, i) for i in op.indices())
+        value = sem.extract(args[0], row, col)
+        return (scalar_attr(value, _type(op.matrix).element_type),)
+
+    @impl(matrix.InsertOp)
+    def run_insert(
+        self, interpreter: Interpreter, op: matrix.InsertOp, args: PythonValues
+    ) -> PythonValues:
+        row, col = (_resolve(op, args, i) for i in op.indices())
+        value = scalar_value(args[0])
+        if (bits := sem.container_bits(_type(op.matrix).element_type)) is not None:
+            value = int(value) & ((1 << bits) - 1)
+        return (sem.insert(args[1], value, row, col),)
+
+    @impl(matrix.AddOp)
+    def run_add(
+        self, interpreter: Interpreter, op: matrix.AddOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.add(args[0], args[1]),)
+
+    @impl(matrix.SubOp)
+    def run_sub(
+        self, interpreter: Interpreter, op: matrix.SubOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.sub(args[0], args[1]),)
+
+    @impl(matrix.MulOp)
+    def run_mul(
+        self, interpreter: Interpreter, op: matrix.MulOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.mul(args[0], args[1]),)
+
+    @impl(matrix.DivOp)
+    def run_div(
+        self, interpreter: Interpreter, op: matrix.DivOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.div(args[0], args[1], unsigned=op.unsigned is not None),)
+
+    @impl(matrix.NegOp)
+    def run_neg(
+        self, interpreter: Interpreter, op: matrix.NegOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.neg(args[0]),)
+
+    @impl(matrix.FmaOp)
+    def run_fma(
+        self, interpreter: Interpreter, op: matrix.FmaOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.fma(args[0], args[1], args[2]),)
+
+    @impl(matrix.MatmulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: matrix.MatmulOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.matmul(args[0], args[1]),)
+
+    @impl(matrix.MatmulAddOp)
+    def run_matmul_add(
+        self, interpreter: Interpreter, op: matrix.MatmulAddOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.matmul_add(args[0], args[1], args[2]),)
+
+    @impl(matrix.MatvecOp)
+    def run_matvec(
+        self, interpreter: Interpreter, op: matrix.MatvecOp, args: PythonValues
+    ) -> PythonValues:
+        element_type = _type(op.matrix).element_type
+        m, x, *bias = args
+        b = _vector(bias[0], element_type) if bias else None
+        return (sem.matvec(m, _vector(x, element_type), b),)
+
+    @impl(matrix.OuterProductOp)
+    def run_outer_product(
+        self, interpreter: Interpreter, op: matrix.OuterProductOp, args: PythonValues
+    ) -> PythonValues:
+        element_type = cast(VectorType[Attribute], op.lhs.type).element_type
+        u, v = (_vector(a, element_type) for a in args)
+        return (sem.outer_product(u, v),)
+
+    @impl(matrix.TransposeOp)
+    def run_transpose(
+        self, interpreter: Interpreter, op: matrix.TransposeOp, args: PythonValues
+    ) -> PythonValues:
+        return (sem.transpose(args[0]),)
+
+    @impl(matrix.CastOp)
+    def run_cast(
+        self, interpreter: Interpreter, op: matrix.CastOp, args: PythonValues
+    ) -> PythonValues:
+        target = sem.element_dtype(_type(op.result).element_type)
+        return (sem.cast(args[0], target, unsigned=op.unsigned is not None),)
+
+    def _layout(self, op: matrix.MemoryAccessOp, args: PythonValues) -> tuple[int, int]:
+        return _resolve(op, args, op.offset()), _resolve(op, args, op.stride())
+
+    def _load(self, op: matrix.LoadOp, args: PythonValues) -> PythonValues:
+        t = _type(op.result)
+        offset, stride = self._layout(op, args)
+        memory = memory_view(args[0], t.element_type)
+        return (
+            sem.load(
+                memory,
+                t.shape,
+                offset,
+                stride,
+                column_major=op.COLUMN_MAJOR,
+                bits=sem.container_bits(t.element_type),
+            ),
+        )
+
+    def _store(self, op: matrix.StoreOp, args: PythonValues) -> PythonValues:
+        t = _type(op.value)
+        offset, stride = self._layout(op, args)
+        sem.store(
+            args[0],
+            memory_view(args[1], t.element_type),
+            offset,
+            stride,
+            column_major=op.COLUMN_MAJOR,
+            bits=sem.container_bits(t.element_type),
+        )
+        return ()
+
+    @impl(matrix.ColumnMajorLoadOp)
+    def run_column_major_load(
+        self,
+        interpreter: Interpreter,
+        op: matrix.ColumnMajorLoadOp,
+        args: PythonValues,
+    ) -> PythonValues:
+        return self._load(op, args)
+
+    @impl(matrix.RowMajorLoadOp)
+    def run_row_major_load(
+        self, interpreter: Interpreter, op: matrix.RowMajorLoadOp, args: PythonValues
+    ) -> PythonValues:
+        return self._load(op, args)
+
+    @impl(matrix.ColumnMajorStoreOp)
+    def run_column_major_store(
+        self,
+        interpreter: Interpreter,
+        op: matrix.ColumnMajorStoreOp,
+        args: PythonValues,
+    ) -> PythonValues:
+        return self._store(op, args)
+
+    @impl(matrix.RowMajorStoreOp)
+    def run_row_major_store(
+        self, interpreter: Interpreter, op: matrix.RowMajorStoreOp, args: PythonValues
+    ) -> PythonValues:
+        return self._store(op, args)
