@@ -1,0 +1,56 @@
+// RUN: mx-opt %s -p convert-to-llvm --split-input-file | filecheck %s
+
+// Memrefs are bare pointers; 2-D accesses are linearized row-major with a GEP.
+// CHECK-LABEL: llvm.func @load_store
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[I:.*]]: i64, %[[J:.*]]: i64)
+func.func @load_store(%a: memref<3x5xf32>, %i: index, %j: index) {
+  // CHECK: %[[C5:.*]] = llvm.mlir.constant(5) : i64
+  // CHECK: %[[ROW:.*]] = llvm.mul %[[I]], %[[C5]] : i64
+  // CHECK: %[[LIN:.*]] = llvm.add %[[ROW]], %[[J]] : i64
+  // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[LIN]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK: %[[V:.*]] = llvm.load %[[P]] : !llvm.ptr -> f32
+  %v = memref.load %a[%i, %j] : memref<3x5xf32>
+  // CHECK: llvm.store %[[V]], %{{.*}} : f32, !llvm.ptr
+  memref.store %v, %a[%j, %i] : memref<3x5xf32>
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: llvm.func @dynamic
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[I:.*]]: i64) -> f64
+func.func @dynamic(%a: memref<?xf64>, %i: index) -> f64 {
+  // CHECK: llvm.getelementptr inbounds %[[A]][%[[I]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
+  %v = memref.load %a[%i] : memref<?xf64>
+  func.return %v : f64
+}
+
+// -----
+
+// The allocation functions are declared once, at the top of the module.
+// CHECK-DAG: llvm.func @free(!llvm.ptr)
+// CHECK-DAG: llvm.func @malloc(i64) -> !llvm.ptr
+// CHECK-LABEL: llvm.func @buffers
+func.func @buffers(%n: index) {
+  // CHECK: %[[C16:.*]] = llvm.mlir.constant(16) : i64
+  // CHECK: llvm.alloca %[[C16]] x i32 {alignment = 16 : i64} : (i64) -> !llvm.ptr
+  %s = memref.alloca() : memref<4x4xi32>
+  // CHECK: llvm.mlir.constant(4) : i64
+  // CHECK-NEXT: %[[BYTES:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+  // CHECK-NEXT: %[[H:.*]] = llvm.call @malloc(%[[BYTES]]) : (i64) -> !llvm.ptr
+  %h = memref.alloc(%n) : memref<?xi32>
+  // CHECK: llvm.call @free(%[[H]]) : (!llvm.ptr) -> ()
+  memref.dealloc %h : memref<?xi32>
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: llvm.func @copy
+func.func @copy(%a: memref<8xf16>, %b: memref<8xf16>) {
+  // 8 halves are 16 bytes.
+  // CHECK: %[[N:.*]] = llvm.mlir.constant(16) : i64
+  // CHECK: llvm.call_intrinsic "llvm.memcpy"(%{{.*}}, %{{.*}}, %[[N]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i1) -> ()
+  "memref.copy"(%a, %b) : (memref<8xf16>, memref<8xf16>) -> ()
+  func.return
+}
