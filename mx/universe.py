@@ -47,6 +47,15 @@ def _fold_transposes() -> type[ModulePass]:
 
 
 ALL_PASSES["matrix-fold-transposes"] = _fold_transposes
+
+
+def _fuse_contractions() -> type[ModulePass]:
+    from mx.passes.fuse_contractions import MatrixFuseContractionsPass
+
+    return MatrixFuseContractionsPass
+
+
+ALL_PASSES["matrix-fuse-contractions"] = _fuse_contractions
 ALL_PASSES["convert-to-llvm"] = _convert_to_llvm
 
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
