@@ -1,0 +1,633 @@
+"""`convert-matrix-to-affine`: matrix values -> memref buffers + affine loop nests.
+
+Buffer layout and allocation: `matrix_to_affine/buffers.py` (column-major
+`memref<CxRxT>`, stack up to 64 KiB, heap above, rejected above 4 GiB).
+Fusion: `matrix_to_affine/fusion.py` (elementwise chains and views emit no
+buffer; their elements are computed inside the consumer's loop nest).
+
+Functions: a matrix argument becomes a `memref<CxRxT>` argument (the caller's
+column-major buffer, never written by the callee); each matrix result becomes
+an out-parameter `memref<CxRxT>` appended after the arguments, in result order,
+written by `func.return`; the other results stay results. After
+`convert-to-llvm` every such memref is one bare `ptr`, so
+`func.func @f(%a: !matrix.matrix<2x3xf32>) -> !matrix.matrix<3x2xf32>` is
+callable from C as `void f(const float *a, float *out)` with `a` and `out`
+column-major and `out` not aliasing any argument. `func.call` passes operand
+buffers and fresh result buffers.
+
+Control flow: a matrix carried by `scf.for`, `scf.while` or returned by
+`scf.if` lives in one buffer allocated before the op; terminators copy into
+it (through a temporary when the copy reads a buffer it overwrites). Every
+buffer is allocated at function entry, so loops reuse their buffers.
+
+The ops are rewritten in program order (definitions before uses, a region's
+owner before the region): the patterns below are applied by the pass in a
+single forward walk, sharing one `LoweringState`.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func, scf, vector
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    UnrealizedConversionCastOp,
+    VectorType,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from mx.diagnostics import OpDiagnostic
+from mx.dialects.matrix import (
+    ConstantOp,
+    ExtractOp,
+    InsertOp,
+    LoadOp,
+    MatmulAddOp,
+    MatmulOp,
+    MatrixType,
+    MatvecOp,
+    OuterProductOp,
+    StoreOp,
+)
+from mx.lowering.matrix_to_affine.buffers import Allocator, buffer_type
+from mx.lowering.matrix_to_affine.elements import (
+    Emitter,
+    Index,
+    as_matrix,
+    buffer_of,
+)
+from mx.lowering.matrix_to_affine.fusion import ELEMENTWISE, FusionPlan
+from mx.lowering.matrix_to_affine.products import dot
+
+
+@dataclass
+class LoweringState:
+    """What the patterns of one pass run share."""
+
+    plan: FusionPlan
+    allocator: Allocator = field(default_factory=Allocator)
+    owned: set[SSAValue] = field(default_factory=set[SSAValue])
+    """Buffers of op results that nothing else refers to (insert may update
+    them in place)."""
+    targets: dict[Block, list[SSAValue | None]] = field(
+        default_factory=dict[Block, list[SSAValue | None]]
+    )
+    """Per block, the buffers its terminator's operands are copied into (None
+    for a non-matrix operand; scf.condition's condition is not listed)."""
+    out_params: dict[func.FuncOp, list[SSAValue]] = field(
+        default_factory=dict[func.FuncOp, list[SSAValue]]
+    )
+
+    def emitter(self, op: Operation) -> Emitter:
+        return Emitter.before(op, self.plan.fused)
+
+    def buffer(self, t: MatrixType, at: Operation, owned: bool = True) -> SSAValue:
+        buffer = self.allocator.allocate(t, at)
+        if owned:
+            self.owned.add(buffer)
+        return buffer
+
+    def as_buffer(self, value: SSAValue, at: Operation) -> SSAValue:
+        """A buffer holding `value`: its own, or a temporary filled before `at`."""
+        if (buffer := buffer_of(value)) is not None:
+            return buffer
+        t = _matrix(value)
+        buffer = self.buffer(t, at)
+        self.emitter(at).materialize_into(value, buffer)
+        return buffer
+
+    def reads(self, value: SSAValue, buffers: Sequence[SSAValue]) -> bool:
+        """True if computing `value` reads one of `buffers`."""
+        if (buffer := buffer_of(value)) is not None:
+            return buffer in buffers
+        op = value.owner
+        return isinstance(op, Operation) and any(
+            self.reads(x, buffers)
+            for x in op.operands
+            if isinstance(x.type, MatrixType)
+        )
+
+    def copy_to_targets(
+        self, values: Sequence[SSAValue], targets: Sequence[SSAValue | None], at: Operation
+    ) -> None:
+        """Assign values[i] to targets[i] (a parallel copy) before `at`."""
+        written = [t for t in targets if t is not None]
+        sources: list[SSAValue | None] = []
+        for value, target in zip(values, targets, strict=True):
+            if target is None or buffer_of(value) is target:
+                sources.append(None)
+            elif self.reads(value, written):
+                temp = self.buffer(_matrix(value), at)
+                self.emitter(at).materialize_into(value, temp)
+                sources.append(as_matrix_before(temp, value, at))
+            else:
+                sources.append(value)
+        for source, target in zip(sources, targets, strict=True):
+            if source is not None and target is not None:
+                self.emitter(at).materialize_into(source, target)
+
+
+def _matrix(value: SSAValue) -> MatrixType:
+    t = value.type
+    assert isinstance(t, MatrixType)
+    return t
+
+
+def as_matrix_before(buffer: SSAValue, like: SSAValue, at: Operation) -> SSAValue:
+    cast = as_matrix(buffer, _matrix(like))
+    Rewriter.insert_op(cast, InsertPoint.before(at))
+    return cast.results[0]
+
+
+def _replace_block_arg(block: Block, index: int, buffer: SSAValue) -> None:
+    """Replace a matrix block argument by the matrix held in `buffer`."""
+    arg = block.args[index]
+    cast = as_matrix(buffer, _matrix(arg))
+    Rewriter.insert_op(cast, InsertPoint.at_start(block))
+    arg.replace_all_uses_with(cast.results[0])
+    block.erase_arg(arg)
+
+
+def _is_matrix(value: SSAValue) -> bool:
+    return isinstance(value.type, MatrixType)
+
+
+@dataclass
+class MatrixPattern(RewritePattern):
+    state: LoweringState
+
+
+# ---------------------------------------------------------------------------
+# Values computed into their own buffer
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class MaterializeElementwise(MatrixPattern):
+    """%r = <elementwise op or load> (not fused) ->
+    %buf = memref.alloca; affine.for %c { affine.for %r { buf[c, r] = element } }."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, (*ELEMENTWISE, OuterProductOp, LoadOp)):
+            return
+        if op in self.state.plan.fused or not _is_matrix(op.results[0]):
+            return
+        t = _matrix(op.results[0])
+        buffer = self.state.buffer(t, op)
+
+        def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
+            e.store_buffer(e.compute_element(op, r, c), buffer, r, c)
+
+        self.state.emitter(op).for_each_element(t, body)
+        rewriter.replace(op, as_matrix(buffer, t))
+
+
+@dataclass
+class MaterializeConstant(MatrixPattern):
+    """%m = matrix.constant dense<...> (not a splat) -> a buffer with one
+    affine.store per element."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConstantOp, rewriter: PatternRewriter, /) -> None:
+        if op in self.state.plan.fused:
+            return
+        t = _matrix(op.result)
+        buffer = self.state.buffer(t, op)
+        e = self.state.emitter(op)
+        values = op.row_major_values()
+        for r in range(t.rows):
+            for c in range(t.cols):
+                value = e.scalar_constant(values[r * t.cols + c], t.element_type)
+                e.store_buffer(value, buffer, r, c)
+        rewriter.replace(op, as_matrix(buffer, t))
+
+
+@dataclass
+class LowerMatmul(MatrixPattern):
+    """%c = matrix.matmul %a, %b (or matmul_add %a, %b, %acc) -> a loop nest
+    over (c, r) around an affine.for over k carrying the sum (products.py)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, MatmulOp | MatmulAddOp):
+            return
+        t = _matrix(op.result)
+        depth = _matrix(op.lhs).cols
+        acc = op.acc if isinstance(op, MatmulAddOp) else None
+        buffer = self.state.buffer(t, op)
+
+        def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
+            total = dot(
+                e,
+                lambda f, k: f.element(op.lhs, r, k),
+                lambda f, k: f.element(op.rhs, k, c),
+                depth,
+                op.fastmath,
+                None if acc is None else lambda f: f.element(acc, r, c),
+            )
+            e.store_buffer(total, buffer, r, c)
+
+        self.state.emitter(op).for_each_element(t, body)
+        rewriter.replace(op, as_matrix(buffer, t))
+
+
+@dataclass
+class LowerMatvec(MatrixPattern):
+    """%y = matrix.matvec %m, %x[, %b] -> affine.for %r iter_args(%v) { dot
+    product over k; vector.insert into %v }."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatvecOp, rewriter: PatternRewriter, /) -> None:
+        m = _matrix(op.matrix)
+        vector_type = op.result.type
+        assert isinstance(vector_type, VectorType)
+        e = self.state.emitter(op)
+        zero = e.scalar_constant(0, m.element_type)
+        init = e.emit(vector.BroadcastOp(zero, vector_type))
+        bias = op.bias
+
+        def row(f: Emitter, r: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+            def element_of(v: SSAValue, i: Index) -> SSAValue:
+                return f.emit(vector.ExtractOp(v, [i], m.element_type))
+
+            total = dot(
+                f,
+                lambda g, k: g.element(op.matrix, r, k),
+                lambda g, k: g.emit(vector.ExtractOp(op.vector, [k], m.element_type)),
+                m.cols,
+                op.fastmath,
+                None if bias is None else lambda g: element_of(bias, r),
+            )
+            return [f.emit(vector.InsertOp(total, carried[0], [r]))]
+
+        (result,) = e.loop(0, m.rows, [init], row)
+        rewriter.replace(op, [], [result])
+
+
+# ---------------------------------------------------------------------------
+# Element access and stores
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class LowerExtract(MatrixPattern):
+    """%e = matrix.extract %m[%i, %j] -> element (i, j) of %m (a load from its
+    buffer, or the fused chain computed for that one element)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ExtractOp, rewriter: PatternRewriter, /) -> None:
+        r, c = op.indices()
+        value = self.state.emitter(op).element(op.matrix, r, c)
+        rewriter.replace(op, [], [value])
+
+
+@dataclass
+class LowerInsert(MatrixPattern):
+    """%n = matrix.insert %e, %m[%i, %j] -> store %e into %m's buffer if %m is
+    used only here (same block, own buffer), else into a copy of %m."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: InsertOp, rewriter: PatternRewriter, /) -> None:
+        t = _matrix(op.result)
+        source = op.matrix
+        buffer = buffer_of(source)
+        e = self.state.emitter(op)
+        in_place = (
+            buffer is not None
+            and buffer in self.state.owned
+            and len(source.uses) == 1
+            and source.owner.parent_block() is op.parent_block()  # pyright: ignore
+        )
+        if not in_place or buffer is None:
+            buffer = self.state.buffer(t, op)
+            e.materialize_into(source, buffer)
+        r, c = op.indices()
+        e.store_buffer(op.element, buffer, r, c)
+        rewriter.replace(op, as_matrix(buffer, t))
+
+
+@dataclass
+class LowerStore(MatrixPattern):
+    """matrix.<layout>_store %m, %mem[%off] stride %s -> a loop nest writing
+    element (r, c) of %m to %mem[%off + c*%s + r] (or r*%s + c): only the
+    addressed elements."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, StoreOp):
+            return
+        store = op
+
+        def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
+            e.store_memory(e.element(store.value, r, c), store, r, c)
+
+        self.state.emitter(op).for_each_element(_matrix(op.value), body)
+        rewriter.erase_op(op)
+
+
+# ---------------------------------------------------------------------------
+# Functions
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class LowerFuncSignature(MatrixPattern):
+    """func.func @f(%a: !matrix<RxC>) -> !matrix<PxQ> ->
+    func.func @f(%a: memref<CxR>, %out: memref<QxP>) (see the module docs)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /) -> None:
+        inputs = op.function_type.inputs.data
+        outputs = op.function_type.outputs.data
+        if not any(isinstance(t, MatrixType) for t in (*inputs, *outputs)):
+            return
+        outs = [t for t in outputs if isinstance(t, MatrixType)]
+        op.function_type = FunctionType.from_lists(
+            [buffer_type(t) if isinstance(t, MatrixType) else t for t in inputs]
+            + [buffer_type(t) for t in outs],
+            [t for t in outputs if not isinstance(t, MatrixType)],
+        )
+        if op.arg_attrs is not None:
+            op.arg_attrs = op.arg_attrs.__class__(
+                [*op.arg_attrs.data, *(DictionaryAttr({}) for _ in outs)]
+            )
+        if op.res_attrs is not None:
+            op.res_attrs = op.res_attrs.__class__(
+                [
+                    a
+                    for a, t in zip(op.res_attrs.data, outputs, strict=True)
+                    if not isinstance(t, MatrixType)
+                ]
+            )
+        rewriter.has_done_action = True
+        block = op.body.first_block
+        if block is None:
+            return
+        for index, t in enumerate(inputs):
+            if isinstance(t, MatrixType):
+                arg = block.insert_arg(buffer_type(t), index)
+                _replace_block_arg(block, index + 1, arg)
+        self.state.out_params[op] = [
+            block.insert_arg(buffer_type(t), len(block.args)) for t in outs
+        ]
+
+
+@dataclass
+class LowerReturn(MatrixPattern):
+    """func.return %m, %x -> write %m into its out-parameter; func.return %x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /) -> None:
+        function = op.parent_op()
+        if not isinstance(function, func.FuncOp) or function not in self.state.out_params:
+            return
+        outs = iter(self.state.out_params[function])
+        e = self.state.emitter(op)
+        for value in op.arguments:
+            if _is_matrix(value):
+                e.materialize_into(value, next(outs))
+        rewriter.replace(
+            op, func.ReturnOp(*(v for v in op.arguments if not _is_matrix(v)))
+        )
+
+
+@dataclass
+class LowerCall(MatrixPattern):
+    """%r = func.call @f(%m) -> func.call @f(%m_buffer, %r_buffer)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /) -> None:
+        if not any(_is_matrix(v) for v in (*op.arguments, *op.res)):
+            return
+        arguments = [
+            self.state.as_buffer(v, op) if _is_matrix(v) else v for v in op.arguments
+        ]
+        results = {
+            i: self.state.buffer(_matrix(r), op)
+            for i, r in enumerate(op.res)
+            if _is_matrix(r)
+        }
+        call = func.CallOp(
+            op.callee,
+            [*arguments, *results.values()],
+            [r.type for r in op.res if not _is_matrix(r)],
+        )
+        scalars = iter(call.res)
+        casts = {i: as_matrix(b, _matrix(op.res[i])) for i, b in results.items()}
+        rewriter.replace(
+            op,
+            [call, *casts.values()],
+            [
+                casts[i].results[0] if i in casts else next(scalars)
+                for i in range(len(op.res))
+            ],
+        )
+
+
+# ---------------------------------------------------------------------------
+# Structured control flow
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class LowerFor(MatrixPattern):
+    """scf.for iter_args(%m = %init) -> one buffer per matrix iter_arg, filled
+    with %init before the loop; the body reads it, scf.yield writes it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter, /) -> None:
+        if not any(_is_matrix(v) for v in op.iter_args):
+            return
+        carried: list[SSAValue | None] = []
+        for init in op.iter_args:
+            if _is_matrix(init):
+                buffer = self.state.buffer(_matrix(init), op, owned=False)
+                self.state.emitter(op).materialize_into(init, buffer)
+                carried.append(buffer)
+            else:
+                carried.append(None)
+        body = op.body.block
+        for i in reversed(range(len(carried))):
+            if (buffer := carried[i]) is not None:
+                _replace_block_arg(body, i + 1, buffer)
+        self.state.targets[body] = carried
+        region = rewriter.move_region_contents_to_new_regions(op.body)
+        new = scf.ForOp(
+            op.lb,
+            op.ub,
+            op.step,
+            [v for v in op.iter_args if not _is_matrix(v)],
+            region,
+        )
+        _replace_results(op, new, carried, rewriter)
+
+
+@dataclass
+class LowerIf(MatrixPattern):
+    """%m = scf.if ... -> a buffer per matrix result, written by both yields."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter, /) -> None:
+        if not any(_is_matrix(r) for r in op.results):
+            return
+        buffers: list[SSAValue | None] = [
+            self.state.buffer(_matrix(r), op, owned=False) if _is_matrix(r) else None
+            for r in op.results
+        ]
+        for region in (op.true_region, op.false_region):
+            for block in region.blocks:
+                self.state.targets[block] = buffers
+        new = scf.IfOp(
+            op.cond,
+            [r.type for r in op.results if not _is_matrix(r)],
+            rewriter.move_region_contents_to_new_regions(op.true_region),
+            rewriter.move_region_contents_to_new_regions(op.false_region),
+        )
+        _replace_results(op, new, buffers, rewriter)
+
+
+@dataclass
+class LowerWhile(MatrixPattern):
+    """scf.while (%m = %init) -> buffer A for the before-region's matrix
+    arguments (filled with %init, written by the after-region's yield) and
+    buffer B for scf.condition's matrix operands (the after-region's
+    arguments and the results)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.WhileOp, rewriter: PatternRewriter, /) -> None:
+        before, after = op.before_region.block, op.after_region.block
+        if not any(_is_matrix(v) for v in (*op.arguments, *op.results)):
+            return
+        a: list[SSAValue | None] = []
+        for init in op.arguments:
+            if _is_matrix(init):
+                buffer = self.state.buffer(_matrix(init), op, owned=False)
+                self.state.emitter(op).materialize_into(init, buffer)
+                a.append(buffer)
+            else:
+                a.append(None)
+        b: list[SSAValue | None] = [
+            self.state.buffer(_matrix(r), op, owned=False) if _is_matrix(r) else None
+            for r in op.results
+        ]
+        for block, buffers in ((before, a), (after, b)):
+            for i in reversed(range(len(buffers))):
+                if (buffer := buffers[i]) is not None:
+                    _replace_block_arg(block, i, buffer)
+        self.state.targets[before] = b
+        self.state.targets[after] = a
+        new = scf.WhileOp(
+            [v for v in op.arguments if not _is_matrix(v)],
+            [r.type for r in op.results if not _is_matrix(r)],
+            rewriter.move_region_contents_to_new_regions(op.before_region),
+            rewriter.move_region_contents_to_new_regions(op.after_region),
+        )
+        _replace_results(op, new, b, rewriter)
+
+
+def _replace_results(
+    op: Operation,
+    new: Operation,
+    buffers: Sequence[SSAValue | None],
+    rewriter: PatternRewriter,
+) -> None:
+    """Replace `op` by `new`, its matrix results by casts of `buffers`."""
+    others = iter(new.results)
+    casts: list[Operation] = []
+    values: list[SSAValue] = []
+    for result, buffer in zip(op.results, buffers, strict=True):
+        if buffer is None:
+            values.append(next(others))
+        else:
+            cast = as_matrix(buffer, _matrix(result))
+            casts.append(cast)
+            values.append(cast.results[0])
+    rewriter.replace(op, [new, *casts], values)
+
+
+@dataclass
+class LowerTerminator(MatrixPattern):
+    """scf.yield %m (scf.condition %c %m) -> copy %m into the buffer its
+    parent op carries it in; the terminator keeps the other operands."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, scf.YieldOp | scf.ConditionOp):
+            return
+        block = op.parent_block()
+        if block is None or block not in self.state.targets:
+            return
+        targets = self.state.targets.pop(block)
+        values = list(op.arguments)
+        self.state.copy_to_targets(values, targets, op)
+        kept = [v for v in values if not _is_matrix(v)]
+        if isinstance(op, scf.ConditionOp):
+            rewriter.replace(op, scf.ConditionOp(op.cond, *kept))
+        else:
+            rewriter.replace(op, scf.YieldOp(*kept))
+
+
+def _patterns(state: LoweringState) -> list[RewritePattern]:
+    return [
+        LowerFuncSignature(state),
+        LowerReturn(state),
+        LowerCall(state),
+        LowerFor(state),
+        LowerIf(state),
+        LowerWhile(state),
+        LowerTerminator(state),
+        MaterializeConstant(state),
+        MaterializeElementwise(state),
+        LowerMatmul(state),
+        LowerMatvec(state),
+        LowerExtract(state),
+        LowerInsert(state),
+        LowerStore(state),
+    ]
+
+
+def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
+    """Erase the fused ops and the buffer casts once nothing uses them; a
+    matrix value still in use is one no pattern could lower."""
+    for op in reversed(list(module.walk())):
+        matrix_cast = isinstance(op, UnrealizedConversionCastOp) and any(
+            _is_matrix(r) for r in op.results
+        )
+        if (op in state.plan.fused or matrix_cast) and all(
+            not r.uses for r in op.results
+        ):
+            Rewriter.erase_op(op)
+    for op in module.walk():
+        for value in (*op.operands, *op.results):
+            if _is_matrix(value):
+                raise OpDiagnostic(
+                    op, f"'{op.name}' with a matrix operand or result cannot be lowered"
+                )
+
+
+@dataclass(frozen=True)
+class ConvertMatrixToAffinePass(ModulePass):
+    """Lowers the matrix dialect to memref buffers and affine loop nests."""
+
+    name = "convert-matrix-to-affine"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        plan = FusionPlan()
+        plan.analyze(op)
+        state = LoweringState(plan)
+        applier = GreedyRewritePatternApplier(_patterns(state))
+        for child in list(op.walk()):
+            if child is op or child.parent is None:
+                continue
+            applier.match_and_rewrite(child, PatternRewriter(child))
+        state.allocator.free_before_returns()
+        _erase_fused(op, state)
+

@@ -1,0 +1,1 @@
+"""Helpers of `convert-matrix-to-affine`: buffers, fusion plan, element emission."""

@@ -1,0 +1,363 @@
+"""Emission of element (r, c) of a lowered matrix value, and the loop nests.
+
+A lowered matrix value is either
+- `builtin.unrealized_conversion_cast %buf : memref<CxRxT> to !matrix...`: it
+  has a buffer (layout in `buffers.py`), element (r, c) is `buf[c, r]`;
+- the result of a fused op (`fusion.py`), still in the IR: its element is
+  computed from the op's operands, recursively, where it is needed.
+Indices are integer literals or `index` values; accesses use `affine.load`/
+`affine.store` when every index is a literal or an `affine.for` induction
+variable, `memref.load`/`memref.store` with `arith` address arithmetic otherwise.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.dialects import affine, arith, math, memref, vector
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    UnrealizedConversionCastOp,
+    f32,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.rewriter import InsertPoint
+
+from mx.dialects import arbfp
+from mx.dialects.matrix import (
+    AddOp,
+    CastOp,
+    ConstantOp,
+    DivOp,
+    FmaOp,
+    LoadOp,
+    MatrixType,
+    MixedIndex,
+    MulOp,
+    NegOp,
+    OuterProductOp,
+    SplatOp,
+    StoreOp,
+    SubOp,
+    TransposeOp,
+    is_float_element,
+)
+
+Index = int | SSAValue
+
+
+def buffer_of(value: SSAValue) -> SSAValue | None:
+    """The buffer holding `value`, if it has one."""
+    op = value.owner
+    if isinstance(op, UnrealizedConversionCastOp) and isinstance(
+        op.inputs[0].type, MemRefType
+    ):
+        return op.inputs[0]
+    return None
+
+
+def as_matrix(buffer: SSAValue, t: MatrixType) -> UnrealizedConversionCastOp:
+    """The cast that stands for the matrix value held in `buffer`."""
+    return UnrealizedConversionCastOp.get([buffer], [t])
+
+
+def _is_affine_index(value: Index) -> bool:
+    return isinstance(value, int) or (
+        isinstance(value, BlockArgument)
+        and isinstance(value.block.parent_op(), affine.ForOp)
+    )
+
+
+def _affine_access(
+    indices: Sequence[Index], linear: Sequence[tuple[int, int]] | None = None
+) -> tuple[AffineMapAttr, list[SSAValue]]:
+    """The map and operands addressing `indices` (one result per index), or,
+    with `linear`, the one result `sum(coefficient * index) + constant` where
+    `linear` lists (coefficient, constant) per index."""
+    operands: list[SSAValue] = []
+    exprs: list[AffineExpr] = []
+    for i in indices:
+        if isinstance(i, int):
+            exprs.append(AffineExpr.constant(i))
+        else:
+            exprs.append(AffineExpr.dimension(len(operands)))
+            operands.append(i)
+    if linear is not None:
+        total = AffineExpr.constant(sum(k for _, k in linear))
+        for expr, (coefficient, _) in zip(exprs, linear, strict=True):
+            total = total + expr * coefficient
+        exprs = [total]
+    return AffineMapAttr(AffineMap(len(operands), 0, tuple(exprs))), operands
+
+
+@dataclass
+class Emitter:
+    """Builds ops at one insertion point."""
+
+    builder: Builder
+    fused: set[Operation]
+
+    @staticmethod
+    def before(op: Operation, fused: set[Operation]) -> "Emitter":
+        return Emitter(Builder(InsertPoint.before(op)), fused)
+
+    def at_end(self, block: Block) -> "Emitter":
+        return Emitter(Builder(InsertPoint.at_end(block)), self.fused)
+
+    def emit(self, op: Operation) -> SSAValue:
+        """Insert `op`; its (first) result."""
+        self.builder.insert(op)
+        return op.results[0]
+
+    def index(self, value: Index) -> SSAValue:
+        if isinstance(value, SSAValue):
+            return value
+        return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+
+    # -- buffers -------------------------------------------------------------
+
+    def load_buffer(self, buffer: SSAValue, r: Index, c: Index) -> SSAValue:
+        if _is_affine_index(r) and _is_affine_index(c):
+            access, operands = _affine_access([c, r])
+            return self.emit(affine.LoadOp(buffer, operands, access))
+        return self.emit(memref.LoadOp.get(buffer, [self.index(c), self.index(r)]))
+
+    def store_buffer(self, value: SSAValue, buffer: SSAValue, r: Index, c: Index):
+        if _is_affine_index(r) and _is_affine_index(c):
+            access, operands = _affine_access([c, r])
+            self.builder.insert(affine.StoreOp(value, buffer, operands, access))
+        else:
+            self.builder.insert(
+                memref.StoreOp.get(value, buffer, [self.index(c), self.index(r)])
+            )
+
+    # -- user memory (matrix loads and stores) ---------------------------------
+
+    def _position(self, op: LoadOp | StoreOp, r: Index, c: Index) -> SSAValue:
+        """`off + c*stride + r` (column-major) or `off + r*stride + c`."""
+        offset, stride = op.offset(), op.stride()
+        major, minor = (c, r) if op.COLUMN_MAJOR else (r, c)
+        scaled = self._mul(major, stride)
+        return self._add(self._add(offset, scaled), minor)
+
+    def _mul(self, a: MixedIndex, b: MixedIndex) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        return self.emit(arith.MuliOp(self.index(a), self.index(b)))
+
+    def _add(self, a: MixedIndex, b: MixedIndex) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if a == 0:
+            return b
+        if b == 0:
+            return a
+        return self.emit(arith.AddiOp(self.index(a), self.index(b)))
+
+    def _memory_access(
+        self, op: LoadOp | StoreOp, r: Index, c: Index
+    ) -> tuple[AffineMapAttr, list[SSAValue]] | SSAValue:
+        offset, stride = op.offset(), op.stride()
+        if (
+            isinstance(offset, int)
+            and isinstance(stride, int)
+            and _is_affine_index(r)
+            and _is_affine_index(c)
+        ):
+            major, minor = (c, r) if op.COLUMN_MAJOR else (r, c)
+            return _affine_access([major, minor], [(stride, offset), (1, 0)])
+        return self.index(self._position(op, r, c))
+
+    def load_memory(self, op: LoadOp, r: Index, c: Index) -> SSAValue:
+        access = self._memory_access(op, r, c)
+        if isinstance(access, SSAValue):
+            return self.emit(memref.LoadOp.get(op.memref, [access]))
+        return self.emit(affine.LoadOp(op.memref, access[1], access[0]))
+
+    def store_memory(self, value: SSAValue, op: StoreOp, r: Index, c: Index):
+        access = self._memory_access(op, r, c)
+        if isinstance(access, SSAValue):
+            self.builder.insert(memref.StoreOp.get(value, op.memref, [access]))
+        else:
+            self.builder.insert(affine.StoreOp(value, op.memref, access[1], access[0]))
+
+    # -- elements --------------------------------------------------------------
+
+    def element(self, value: SSAValue, r: Index, c: Index) -> SSAValue:
+        """Element (r, c) of the lowered matrix `value`."""
+        if (buffer := buffer_of(value)) is not None:
+            return self.load_buffer(buffer, r, c)
+        op = value.owner
+        assert isinstance(op, Operation) and op in self.fused, (
+            f"matrix value of '{getattr(op, 'name', op)}' was not lowered"
+        )
+        return self.compute_element(op, r, c)
+
+    def compute_element(self, op: Operation, r: Index, c: Index) -> SSAValue:
+        if isinstance(op, SplatOp):
+            return op.input
+        if isinstance(op, ConstantOp):
+            return self.scalar_constant(op.row_major_values()[0], op.result.type)
+        if isinstance(op, TransposeOp):
+            return self.element(op.input, c, r)
+        if isinstance(op, LoadOp):
+            return self.load_memory(op, r, c)
+        if isinstance(op, OuterProductOp):
+            u = self.emit(vector.ExtractOp(op.lhs, [r], _scalar_type(op)))
+            v = self.emit(vector.ExtractOp(op.rhs, [c], _scalar_type(op)))
+            return self.emit(multiply(u, v, op.fastmath_flags()))
+        operands = [self.element(x, r, c) for x in op.operands]
+        t = op.results[0].type
+        assert isinstance(t, MatrixType)
+        if isinstance(op, CastOp):
+            source = op.input.type
+            assert isinstance(source, MatrixType)
+            return self.convert(
+                operands[0],
+                source.element_type,
+                t.element_type,
+                unsigned=op.unsigned is not None,
+            )
+        if isinstance(op, arbfp.ConvertFromOp | arbfp.ConvertToOp):
+            scalar = op.clone_without_regions()
+            scalar.operands = operands
+            scalar.results[0].type = t.element_type
+            return self.emit(scalar)
+        assert isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
+        return self.emit(elementwise_scalar(op, operands, t.element_type))
+
+    def scalar_constant(self, value: int | float, t: Attribute) -> SSAValue:
+        if isinstance(t, IntegerType):
+            return self.emit(arith.ConstantOp(IntegerAttr(int(value), t)))
+        return self.emit(arith.ConstantOp(FloatAttr(float(value), t)))  # pyright: ignore[reportArgumentType]
+
+    def convert(
+        self, x: SSAValue, source: Attribute, target: Attribute, unsigned: bool
+    ) -> SSAValue:
+        """C conversion of the scalar `x` from `source` to `target`."""
+        if source == target:
+            return x
+        if is_float_element(source) and is_float_element(target):
+            s, t = source.bitwidth, target.bitwidth  # pyright: ignore
+            if s == t:  # f16 <-> bf16: exactly to f32, then one rounding
+                return self.emit(arith.TruncFOp(self.emit(arith.ExtFOp(x, f32)), target))
+            if s < t:
+                return self.emit(arith.ExtFOp(x, target))
+            return self.emit(arith.TruncFOp(x, target))
+        if isinstance(source, IntegerType) and isinstance(target, IntegerType):
+            if source.width.data > target.width.data:
+                return self.emit(arith.TruncIOp(x, target))
+            widen = arith.ExtUIOp if unsigned else arith.ExtSIOp
+            return self.emit(widen(x, target))
+        if isinstance(source, IntegerType):
+            to_float = arith.UIToFPOp if unsigned else arith.SIToFPOp
+            return self.emit(to_float(x, target))  # pyright: ignore[reportArgumentType]
+        assert isinstance(target, IntegerType)
+        to_int = arith.FPToUIOp if unsigned else arith.FPToSIOp
+        return self.emit(to_int(x, target))
+
+    def materialize_into(self, value: SSAValue, buffer: SSAValue) -> None:
+        """Write every element of `value` into `buffer`."""
+        t = value.type
+        assert isinstance(t, MatrixType)
+
+        def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
+            e.store_buffer(e.element(value, r, c), buffer, r, c)
+
+        self.for_each_element(t, body)
+
+    # -- loops -----------------------------------------------------------------
+
+    def loop(
+        self,
+        lower: int,
+        upper: int,
+        inits: Sequence[SSAValue],
+        body: Callable[["Emitter", SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+    ) -> Sequence[SSAValue]:
+        """`affine.for %i = lower to upper iter_args(inits)`; `body` returns the
+        values to yield."""
+        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        op = affine.ForOp.from_region(
+            [], [], inits, [v.type for v in inits], lower, upper, Region(block)
+        )
+        # The body is built inside the loop so that the induction variable is
+        # recognized as an affine index.
+        yielded = body(self.at_end(block), block.args[0], block.args[1:])
+        block.add_op(affine.YieldOp.get(*yielded))
+        self.builder.insert(op)
+        return op.results
+
+    def for_each_element(
+        self, t: MatrixType, body: Callable[["Emitter", SSAValue, SSAValue], None]
+    ) -> None:
+        """Loops over columns, then rows (the contiguous dimension innermost)."""
+
+        def column(e: Emitter, c: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+            def row(f: Emitter, r: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+                body(f, r, c)
+                return []
+
+            e.loop(0, t.rows, [], row)
+            return []
+
+        self.loop(0, t.cols, [], column)
+
+
+def _scalar_type(op: OuterProductOp) -> Attribute:
+    t = op.result.type
+    assert isinstance(t, MatrixType)
+    return t.element_type
+
+
+def _flags_or_none(flags: arith.FastMathFlagsAttr) -> arith.FastMathFlagsAttr | None:
+    """None for no flags, so that printed ops do not spell out `<none>`."""
+    return None if flags == arith.FastMathFlagsAttr("none") else flags
+
+
+def multiply(a: SSAValue, b: SSAValue, flags: arith.FastMathFlagsAttr) -> Operation:
+    if isinstance(a.type, IntegerType):
+        return arith.MuliOp(a, b)
+    return arith.MulfOp(a, b, _flags_or_none(flags))
+
+
+def add(a: SSAValue, b: SSAValue, flags: arith.FastMathFlagsAttr) -> Operation:
+    if isinstance(a.type, IntegerType):
+        return arith.AddiOp(a, b)
+    return arith.AddfOp(a, b, _flags_or_none(flags))
+
+
+def elementwise_scalar(
+    op: AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp,
+    operands: Sequence[SSAValue],
+    element_type: Attribute,
+) -> Operation:
+    """The scalar op computing one element of an elementwise matrix op.
+
+    f16/bf16 stay in their type: `convert-to-llvm` rounds each op to it.
+    """
+    flags = _flags_or_none(op.fastmath)
+    if isinstance(op, NegOp):
+        return arith.NegfOp(operands[0], flags)
+    if isinstance(op, FmaOp):
+        return math.FmaOp(*operands, fastmath=flags)
+    a, b = operands
+    if isinstance(element_type, IntegerType):
+        if isinstance(op, DivOp):
+            return (arith.DivUIOp if op.unsigned else arith.DivSIOp)(a, b)
+        integer = {AddOp: arith.AddiOp, SubOp: arith.SubiOp, MulOp: arith.MuliOp}
+        return integer[type(op)](a, b)
+    floating = {
+        AddOp: arith.AddfOp,
+        SubOp: arith.SubfOp,
+        MulOp: arith.MulfOp,
+        DivOp: arith.DivfOp,
+    }
+    return floating[type(op)](a, b, flags)
+

@@ -1,0 +1,191 @@
+"""Which matrix ops are fused into their consumer instead of getting a buffer.
+
+A fused op emits no code of its own: each consumer computes the op's element
+(r, c) where it needs it, from the op's operands. Fused are
+- views: `splat`, a splat-valued `constant`, and a `transpose` of a value that
+  has a buffer (or is itself a view) — read with swapped indices, any number of
+  times;
+- elementwise ops (add, sub, mul, div, neg, fma, cast, arbfp conversions,
+  outer_product, transpose) and loads whose only use reads each element once at
+  the same point of the same block (another elementwise op, extract, insert's
+  matrix, matvec's matrix, matmul_add's accumulator, a store, a func.return).
+So a chain of elementwise ops becomes one loop nest with no intermediate buffer.
+
+A load is fused only if nothing between it and the op that finally emits the
+chain may write memory, and, when that op is a store, the store cannot clobber
+elements the chain still has to read: it writes the same memref with the same
+layout, offset and stride at the same (r, c) (no transpose in between), or the
+two memrefs are distinct allocations.
+"""
+
+import struct
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func, memref
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
+from xdsl.traits import MemoryEffectKind, get_effects
+
+from mx.dialects import arbfp
+from mx.dialects.matrix import (
+    AddOp,
+    CastOp,
+    ConstantOp,
+    DivOp,
+    ExtractOp,
+    FmaOp,
+    InsertOp,
+    LoadOp,
+    MatmulAddOp,
+    MatrixType,
+    MatvecOp,
+    MixedIndex,
+    MulOp,
+    NegOp,
+    OuterProductOp,
+    SplatOp,
+    StoreOp,
+    SubOp,
+    TransposeOp,
+)
+
+ELEMENTWISE = (
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    NegOp,
+    FmaOp,
+    CastOp,
+    TransposeOp,
+    arbfp.ConvertFromOp,
+    arbfp.ConvertToOp,
+)
+"""Ops whose result element (r, c) reads each operand once (at (r, c) or (c, r))."""
+
+
+def is_splat_constant(op: ConstantOp) -> bool:
+    """True if every element has the same bits (0.0 and -0.0 differ)."""
+    first, *rest = (
+        struct.pack("<d", v) if isinstance(v, float) else v
+        for v in op.row_major_values()
+    )
+    return all(v == first for v in rest)
+
+
+def reads_elementwise(use: Use) -> bool:
+    """True if `use.operation` reads each element of the operand at most once,
+    all at the user's own program point."""
+    user = use.operation
+    if isinstance(user, (*ELEMENTWISE, ExtractOp, StoreOp, func.ReturnOp)):
+        return True
+    if isinstance(user, InsertOp):
+        return use.index == 1
+    if isinstance(user, MatmulAddOp):
+        return use.index == 2
+    return isinstance(user, MatvecOp) and use.index == 0
+
+
+def _is_elementwise_producer(op: Operation) -> bool:
+    return (
+        isinstance(op, (*ELEMENTWISE, OuterProductOp, LoadOp))
+        and len(op.results) == 1
+        and isinstance(op.results[0].type, MatrixType)
+    )
+
+
+def _has_buffer_or_is_view(value: SSAValue) -> bool:
+    """True if `value` certainly gets a buffer or is a view (read any number
+    of times at no cost)."""
+    if isinstance(value, BlockArgument):
+        return True
+    op = value.owner
+    assert isinstance(op, Operation)
+    if isinstance(op, SplatOp):
+        return True
+    if isinstance(op, ConstantOp):
+        return True
+    if isinstance(op, TransposeOp):
+        return _has_buffer_or_is_view(op.input)
+    return not _is_elementwise_producer(op) or len(value.uses) > 1
+
+
+def may_write_memory(op: Operation) -> bool:
+    effects = get_effects(op)
+    return effects is None or any(
+        e.kind in (MemoryEffectKind.WRITE, MemoryEffectKind.FREE) for e in effects
+    )
+
+
+def _same_index(a: MixedIndex, b: MixedIndex) -> bool:
+    return a is b if isinstance(a, SSAValue) or isinstance(b, SSAValue) else a == b
+
+
+def _is_allocation(value: SSAValue) -> bool:
+    return isinstance(value.owner, memref.AllocOp | memref.AllocaOp)
+
+
+def store_cannot_clobber(load: LoadOp, store: StoreOp, transposed: bool) -> bool:
+    """True if writing `store` element by element never overwrites an element
+    of `load` that a later element of the same loop nest still reads."""
+    if load.memref is store.memref:
+        return (
+            not transposed
+            and load.COLUMN_MAJOR == store.COLUMN_MAJOR
+            and _same_index(load.offset(), store.offset())
+            and _same_index(load.stride(), store.stride())
+        )
+    return _is_allocation(load.memref) and _is_allocation(store.memref)
+
+
+@dataclass
+class FusionPlan:
+    """The set of fused ops of a module (computed before any rewrite)."""
+
+    fused: set[Operation] = field(default_factory=set[Operation])
+
+    def analyze(self, top: Operation) -> None:
+        for op in top.walk():
+            for region in op.regions:
+                for block in region.blocks:
+                    self._analyze_block(block)
+
+    def _analyze_block(self, block: Block) -> None:
+        # Users come later in the block: decide them first.
+        for op in reversed(list(block.ops)):
+            if self._decide(op):
+                self.fused.add(op)
+
+    def _decide(self, op: Operation) -> bool:
+        if isinstance(op, SplatOp):
+            return True
+        if isinstance(op, ConstantOp):
+            return is_splat_constant(op)
+        if not _is_elementwise_producer(op):
+            return False
+        if isinstance(op, TransposeOp) and _has_buffer_or_is_view(op.input):
+            return True
+        uses = list(op.results[0].uses)
+        if len(uses) != 1:
+            return False
+        (use,) = uses
+        if use.operation.parent is not op.parent or not reads_elementwise(use):
+            return False
+        if isinstance(op, LoadOp):
+            return self._load_is_safe(op)
+        return True
+
+    def _load_is_safe(self, load: LoadOp) -> bool:
+        transposed = False
+        root: Operation = load
+        while root is load or root in self.fused:
+            transposed |= isinstance(root, TransposeOp)
+            (use,) = root.results[0].uses
+            root = use.operation
+        between = load.next_op
+        while between is not None and between is not root:
+            if between not in self.fused and may_write_memory(between):
+                return False
+            between = between.next_op
+        if isinstance(root, StoreOp):
+            return store_cannot_clobber(load, root, transposed)
+        return True
