@@ -58,4 +58,14 @@ def _fuse_contractions() -> type[ModulePass]:
 ALL_PASSES["matrix-fuse-contractions"] = _fuse_contractions
 ALL_PASSES["convert-to-llvm"] = _convert_to_llvm
 
+
+def _convert_matrix_to_affine() -> type[ModulePass]:
+    from mx.lowering.convert_matrix_to_affine import ConvertMatrixToAffinePass
+
+    return ConvertMatrixToAffinePass
+
+
+ALL_PASSES["convert-matrix-to-affine"] = _convert_matrix_to_affine
+
+
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
