@@ -68,4 +68,13 @@ def _convert_matrix_to_affine() -> type[ModulePass]:
 ALL_PASSES["convert-matrix-to-affine"] = _convert_matrix_to_affine
 
 
+def _mx_lower_to_llvm() -> type[ModulePass]:
+    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+
+    return MxLowerToLLVMPass
+
+
+ALL_PASSES["mx-lower-to-llvm"] = _mx_lower_to_llvm
+
+
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)

@@ -119,7 +119,10 @@ class LoweringState:
         )
 
     def copy_to_targets(
-        self, values: Sequence[SSAValue], targets: Sequence[SSAValue | None], at: Operation
+        self,
+        values: Sequence[SSAValue],
+        targets: Sequence[SSAValue | None],
+        at: Operation,
     ) -> None:
         """Assign values[i] to targets[i] (a parallel copy) before `at`."""
         written = [t for t in targets if t is not None]
@@ -386,9 +389,14 @@ class LowerReturn(MatrixPattern):
     """func.return %m, %x -> write %m into its out-parameter; func.return %x."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /) -> None:
+    def match_and_rewrite(
+        self, op: func.ReturnOp, rewriter: PatternRewriter, /
+    ) -> None:
         function = op.parent_op()
-        if not isinstance(function, func.FuncOp) or function not in self.state.out_params:
+        if (
+            not isinstance(function, func.FuncOp)
+            or function not in self.state.out_params
+        ):
             return
         outs = iter(self.state.out_params[function])
         e = self.state.emitter(op)
@@ -630,4 +638,3 @@ class ConvertMatrixToAffinePass(ModulePass):
             applier.match_and_rewrite(child, PatternRewriter(child))
         state.allocator.free_before_returns()
         _erase_fused(op, state)
-

@@ -246,7 +246,9 @@ class Emitter:
         if is_float_element(source) and is_float_element(target):
             s, t = source.bitwidth, target.bitwidth  # pyright: ignore
             if s == t:  # f16 <-> bf16: exactly to f32, then one rounding
-                return self.emit(arith.TruncFOp(self.emit(arith.ExtFOp(x, f32)), target))
+                return self.emit(
+                    arith.TruncFOp(self.emit(arith.ExtFOp(x, f32)), target)
+                )
             if s < t:
                 return self.emit(arith.ExtFOp(x, target))
             return self.emit(arith.TruncFOp(x, target))
@@ -360,4 +362,3 @@ def elementwise_scalar(
         DivOp: arith.DivfOp,
     }
     return floating[type(op)](a, b, flags)
-

@@ -1,0 +1,40 @@
+"""`mx-lower-to-llvm`: the whole lowering of mx's dialects to `llvm` as one pass."""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import PassFailedException
+
+PIPELINE: tuple[str, ...] = (
+    "convert-matrix-to-affine",
+    "convert-arbfp-to-arith",
+    "canonicalize",
+    "convert-to-llvm",
+    "cse",
+)
+"""The passes run, in order, looked up by name in the registry (mx's and
+xDSL's), so that a pass can be added here by its name alone."""
+
+OPTIONAL: frozenset[str] = frozenset({"convert-arbfp-to-arith"})
+"""Passes of `PIPELINE` that are skipped while they are not registered yet."""
+
+
+@dataclass(frozen=True)
+class MxLowerToLLVMPass(ModulePass):
+    """Runs every pass of `PIPELINE` on the module."""
+
+    name = "mx-lower-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        registry = Universe.get_multiverse().all_passes
+        for name in PIPELINE:
+            if name not in registry:
+                if name in OPTIONAL:
+                    continue
+                raise PassFailedException(
+                    f"mx-lower-to-llvm: pass '{name}' is not registered"
+                )
+            registry[name]()().apply(ctx, op)
