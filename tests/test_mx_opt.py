@@ -395,3 +395,22 @@ def test_console_script_reads_stdin() -> None:
         [str(MX_OPT)], input=VALID.encode(), capture_output=True, check=False
     )
     assert ok.returncode == 0 and b"arith.addi" in ok.stdout
+
+
+def test_target_options_are_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(capsys, write(tmp_path, VALID), "-t", "llvm{tripel=x}")
+    assert_user_error(
+        result, r"target 'llvm' has no option 'tripel'; did you mean: triple\?"
+    )
+
+
+def test_llvm_target_is_mx_s(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = "llvm.func @id(%a : i32) -> i32 {\n  llvm.return %a : i32\n}\n"
+    result = run(capsys, write(tmp_path, text), "-t", "llvm")
+    assert result.status == 0, result.err
+    # xDSL's own `llvm` target prints no target triple.
+    assert "target triple = " in result.out and "define i32 @id(i32" in result.out

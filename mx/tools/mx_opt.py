@@ -27,15 +27,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import inspect
 import re
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import import_module
 from importlib.metadata import version
-from typing import IO, ClassVar, Literal, NoReturn, cast
+from typing import IO, ClassVar, Literal, NoReturn, TypeVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -49,7 +49,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.arg_spec import ArgSpec, parse_pipeline, parse_spec
+from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline, parse_spec
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
@@ -332,18 +332,10 @@ def verify_module(module: ModuleOp) -> Diag | None:
 
 def _llvm_target() -> type[Target]:
     # mx's LLVM IR printer (LLVM 16+ text, host triple) replaces xDSL's `llvm`
-    # target, which only prints the llvm dialect.
-    # TODO(lead): import statically once mx/lowering/llvm_ir.py exists; its
-    # Target subclass is expected to be named `LLVMIRTarget`.
-    try:
-        module = import_module("mx.lowering.llvm_ir")
-    except ModuleNotFoundError as err:
-        if err.name != "mx.lowering.llvm_ir":
-            raise
-        raise UsageError(
-            "target 'llvm' is not available yet (mx.lowering.llvm_ir)"
-        ) from err
-    return cast(type[Target], module.LLVMIRTarget)
+    # target, which only prints the llvm dialect. Imported lazily: it loads llvmlite.
+    from mx.lowering.llvm_ir import LLVMIRTarget
+
+    return LLVMIRTarget
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -358,8 +350,31 @@ def _option_name(field_name: str) -> str:
     return field_name.replace("_", "-")
 
 
-def _pass_options(pass_class: type[ModulePass]) -> list[dataclasses.Field[object]]:
-    return [f for f in dataclasses.fields(pass_class) if f.init and f.name != "name"]
+def _options(cls: type[ArgSpecConvertible]) -> list[dataclasses.Field[object]]:
+    return [f for f in dataclasses.fields(cls) if f.init and f.name != "name"]
+
+
+_Convertible = TypeVar("_Convertible", bound=ArgSpecConvertible)
+
+
+def _from_spec(kind: str, cls: type[_Convertible], spec: ArgSpec) -> _Convertible:
+    """A pass or target from its `name{opt=v}` spec; bad options are usage errors."""
+    options = [_option_name(f.name) for f in _options(cls)]
+    for given in spec.parameters:
+        if _option_name(given) not in options:
+            known = (
+                f" (options: {', '.join(options)})"
+                if options
+                else " (it has no options)"
+            )
+            hint = _did_you_mean(_option_name(given), options)
+            raise UsageError(
+                f"{kind} '{spec.name}' has no option '{given}'{hint}{known}"
+            )
+    try:
+        return cls.from_spec(spec)
+    except ValueError as err:
+        raise UsageError(f"invalid options for {kind} '{spec.name}': {err}") from None
 
 
 def _type_name(annotation: object) -> str:
@@ -398,13 +413,18 @@ class MxOptMain(xDSLOptMain):
         self.args = arg_parser.parse_args(args=args)
 
         try:
-            target_name = parse_spec(self.args.target).name
+            target_spec = parse_spec(self.args.target)
         except ArgSpecParseError as err:
             arg_parser.error(f"argument -t/--target: {err}")
-        if target_name not in self.available_targets:
+        target = self.available_targets.get(target_spec.name)
+        if target is None:
             arg_parser.error(
-                f"argument -t/--target: invalid choice: '{target_name}'"
-                f"{_did_you_mean(target_name, list(self.available_targets))}"
+                f"argument -t/--target: invalid choice: '{target_spec.name}'"
+                f"{_did_you_mean(target_spec.name, list(self.available_targets))}"
+            )
+        if not inspect.signature(target).parameters:  # not a legacy print function
+            _from_spec(
+                "target", cast(Callable[[], type[Target]], target)(), target_spec
             )
         if self.args.shrink or self.args.parsing_diagnostics:
             arg_parser.error(
@@ -460,23 +480,7 @@ class MxOptMain(xDSLOptMain):
             raise UsageError(
                 f"unknown pass '{spec.name}'{hint or ' (see --list-passes)'}"
             )
-        pass_class = factory()
-        options = [_option_name(f.name) for f in _pass_options(pass_class)]
-        for given in spec.parameters:
-            if _option_name(given) not in options:
-                known = (
-                    f" (options: {', '.join(options)})"
-                    if options
-                    else " (it has no options)"
-                )
-                hint = _did_you_mean(_option_name(given), options)
-                raise UsageError(
-                    f"pass '{spec.name}' has no option '{given}'{hint}{known}"
-                )
-        try:
-            return pass_class.from_pass_spec(spec)
-        except ValueError as err:
-            raise UsageError(f"invalid options for pass '{spec.name}': {err}") from None
+        return _from_spec("pass", factory(), spec)
 
     def _between_passes(
         self,
@@ -512,7 +516,7 @@ class MxOptMain(xDSLOptMain):
             options = ", ".join(
                 f"{_option_name(f.name)}: {_type_name(f.type)}"
                 + ("" if f.default is dataclasses.MISSING else f" = {f.default!r}")
-                for f in _pass_options(pass_class)
+                for f in _options(pass_class)
             )
             out.write(f"{name}{{{options}}}\n" if options else f"{name}\n")
 
