@@ -43,7 +43,6 @@ from mx.dialects.matrix import (
     MatmulAddOp,
     MatmulOp,
     MatrixOp,
-    MatrixType,
     MatvecOp,
     MulOp,
     NegOp,
@@ -121,7 +120,7 @@ class FuseMulAdd(RewritePattern):
         if not isinstance(op, AddOp | SubOp):
             return
         t = op.result.type
-        if not (isinstance(t, MatrixType) and is_float_element(t.element_type)):
+        if not is_float_element(t.element_type):
             return
         candidates = [(op.lhs, op.rhs, False)]
         candidates.append((op.rhs, op.lhs, isinstance(op, SubOp)))

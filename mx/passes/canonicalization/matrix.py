@@ -33,25 +33,34 @@ from xdsl.utils.exceptions import VerifyException
 
 from mx.dialects.matrix import (
     DYNAMIC,
+    AddOp,
     BFloat16Type,
     CastOp,
     ConstantOp,
+    DivOp,
     ExtractOp,
     Float16Type,
     Float32Type,
     Float64Type,
+    FmaOp,
     IndexedOp,
     InsertOp,
     LoadOp,
+    MatmulAddOp,
+    MatmulOp,
     MatrixOp,
     MatrixType,
     MemoryAccessOp,
     MixedIndex,
+    MulOp,
     NegOp,
     SplatOp,
     StoreOp,
+    SubOp,
     TransposeOp,
+    dense_matrix_value,
 )
+from mx.semantics import matrix as sem
 
 MAX_FOLDED_ELEMENTS = 4096
 """Largest matrix constant a fold or pattern may create."""
@@ -126,7 +135,75 @@ def fold(op: MatrixOp) -> Sequence[SSAValue | Attribute] | None:
             # Negation is exact, so -(-x) is x bit for bit.
             return (inner.input,)
         case _:
+            return _constant_fold(op)
+
+
+def _operand_array(value: SSAValue) -> sem.Array | None:
+    """A constant matrix operand as a reference-semantics array."""
+    if (values := matrix_constant_values(value)) is None:
+        return None
+    t = _matrix(value.type)
+    return sem.constant(values, t.shape, sem.element_dtype(t.element_type))
+
+
+def _evaluate(op: Operation, args: Sequence[sem.Array]) -> sem.Array | None:
+    """`op` on constant operands, with the interpreter's numerics."""
+    match op:
+        case AddOp():
+            return sem.add(*args)
+        case SubOp():
+            return sem.sub(*args)
+        case MulOp():
+            return sem.mul(*args)
+        case DivOp():
+            return sem.div(*args, unsigned=op.unsigned is not None)
+        case NegOp():
+            return sem.neg(*args)
+        case FmaOp():
+            return sem.fma(*args)
+        case MatmulOp():
+            return sem.matmul(*args)
+        case MatmulAddOp():
+            return sem.matmul_add(*args)
+        case CastOp():
+            target = _matrix(op.result.type).element_type
+            return sem.cast(
+                args[0], sem.element_dtype(target), unsigned=op.unsigned is not None
+            )
+        case _:
             return None
+
+
+FOLDABLE = (AddOp, SubOp, MulOp, DivOp, NegOp, FmaOp, MatmulOp, MatmulAddOp, CastOp)
+"""Pure arithmetic ops whose operands are all matrices."""
+
+
+def _all_splats(op: Operation) -> bool:
+    return all(
+        isinstance(v.owner, SplatOp) and scalar_constant(v.owner.input) is not None
+        for v in op.operands
+    )
+
+
+def _constant_fold(op: MatrixOp) -> Sequence[SSAValue | Attribute] | None:
+    """Arithmetic on constant operands → a (small) constant. Undefined
+    behaviour (e.g. integer division by zero) is left for run time. Operands
+    that are all splats are left to `ArithmeticOfSplats`, which keeps a splat."""
+    if not isinstance(op, FOLDABLE) or _all_splats(op):
+        return None
+    t = _matrix(op.results[0].type)
+    if t.num_elements > MAX_FOLDED_ELEMENTS:
+        return None
+    args = [_operand_array(v) for v in op.operands]
+    if any(a is None for a in args):
+        return None
+    try:
+        result = _evaluate(op, [a for a in args if a is not None])
+    except sem.UndefinedBehaviorError:
+        return None
+    if result is None:
+        return None
+    return (dense_matrix_value(t, sem.row_major_values(result)),)
 
 
 def _fold_transpose(op: TransposeOp) -> Sequence[SSAValue | Attribute] | None:
@@ -181,6 +258,36 @@ class TransposeOfSplat(RewritePattern):
     def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
         if isinstance(splat := op.input.owner, SplatOp):
             rewriter.replace(op, SplatOp(splat.input, _matrix(op.result.type)))
+
+
+class ArithmeticOfSplats(RewritePattern):
+    """`op(splat c1, splat c2, ...) → splat c` with `c` computed by the reference
+    semantics: elementwise ops on 1x1 operands; products on a 1xK row and a
+    Kx1 column (each element of a product of splats is the same K-term sum).
+    Works for any shape, since nothing but the scalar is materialized."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, FOLDABLE) or not _all_splats(op):
+            return
+        shapes = [(1, 1)] * len(op.operands)
+        if isinstance(op, MatmulOp | MatmulAddOp):
+            k = _matrix(op.operands[0].type).cols
+            shapes[:2] = [(1, k), (k, 1)]
+        args: list[sem.Array] = []
+        for v, shape in zip(op.operands, shapes, strict=True):
+            x = scalar_constant(v.owner.input) if isinstance(v.owner, SplatOp) else None
+            assert x is not None
+            element_type = _matrix(v.type).element_type
+            args.append(sem.splat(x, shape, sem.element_dtype(element_type)))
+        try:
+            result = _evaluate(op, args)
+        except sem.UndefinedBehaviorError:
+            return
+        assert result is not None
+        t = _matrix(op.results[0].type)
+        (value,) = sem.row_major_values(result)
+        scalar = _scalar_constant_op(value, t.element_type)
+        rewriter.replace(op, [scalar, SplatOp(scalar.result, t)])
 
 
 class ExtractOfTranspose(RewritePattern):
@@ -382,6 +489,7 @@ def _scalar_constant_op(
 
 
 _PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
+    **{t: (ArithmeticOfSplats(),) for t in FOLDABLE if t is not CastOp},
     TransposeOp: (TransposeOfSplat(),),
     ExtractOp: (
         ExtractOfTranspose(),
@@ -390,7 +498,7 @@ _PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
         ConstantIndexToLiteral(),
     ),
     InsertOp: (InsertOverwritten(), InsertIntoConstant(), ConstantIndexToLiteral()),
-    CastOp: (CastOfCast(),),
+    CastOp: (CastOfCast(), ArithmeticOfSplats()),
 }
 
 
