@@ -78,7 +78,8 @@ class MxArithFunctions(ArithFunctions):
             return (
                 np.array(value.get_values(), dtype=sem.element_dtype(element_type)),
             )
-        return super().run_constant(interpreter, op, args)
+        # `@impl` wraps the inherited implementation: unwrap its result.
+        return super().run_constant(interpreter, op, args).values
 
     @impl(arith.DivfOp)
     def run_divf(

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerType,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 Array = npt.NDArray[Any]
 
@@ -48,7 +48,7 @@ class UndefinedBehaviorError(Exception):
     functions are called directly).
     """
 
-    def __init__(self, message: str, op: object | None = None) -> None:
+    def __init__(self, message: str, op: Operation | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.op = op

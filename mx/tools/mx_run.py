@@ -1,0 +1,222 @@
+"""`mx-run FILE [--entry NAME]`: interpret a function of an MLIR file and print its results.
+
+The file is parsed and verified as `mx-opt` does (located diagnostics, exit
+status 1 on bad input); the entry function (default `main`, no arguments) is
+run by mx's reference interpreter (`mx.interpreters`). Undefined behaviour
+(integer division by zero, an out-of-range dynamic index, ...) is a located
+`runtime error` with exit status 1; a bug in mx is an `internal error` with
+exit status 2.
+
+Each result is printed as `result #N : TYPE = VALUE`; a matrix is printed row
+by row, one row per line, in the order of `matrix.constant`'s literal.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp, VectorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+from mx.dialects.matrix import MatrixType, is_float_element
+from mx.interpreters import CurrentOp, make_interpreter
+from mx.interpreters.matrix import memory_view, scalar_value
+from mx.semantics.matrix import (
+    BF16,
+    UndefinedBehaviorError,
+    container_bits,
+    element_dtype,
+    row_major_values,
+)
+from mx.tools.mx_opt import (
+    TOO_DEEP,
+    Diag,
+    Source,
+    _ArgumentParser,
+    _LocatingParser,
+    _parse_error_diags,
+    op_diag,
+    verify_module,
+)
+
+
+class _Failed(Exception):
+    """Bad input or undefined behaviour: print these diagnostics, exit status 1."""
+
+    def __init__(self, diags: list[Diag]) -> None:
+        super().__init__(diags)
+        self.diags = diags
+
+
+def _context() -> Context:
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def _parse(source: Source) -> ModuleOp:
+    text = "\n".join(source.lines)
+    try:
+        parser = _LocatingParser(_context(), text, source.name, 0)
+    except ParseError as err:
+        raise _Failed(_parse_error_diags(err, 0)) from None
+    if parser._current_token.kind == MLIRTokenKind.EOF:
+        return ModuleOp([])  # as mx-opt: empty input is an empty module
+    try:
+        return parser.parse_module()
+    except ParseError as err:
+        raise _Failed(_parse_error_diags(err, 0)) from None
+    except DiagnosticException as err:
+        raise _Failed([parser.diag_here(str(err))]) from None
+    except RecursionError:
+        raise _Failed([parser.diag_here(TOO_DEEP)]) from None
+
+
+def _entry(module: ModuleOp, name: str) -> FuncOp:
+    func = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(func, FuncOp):
+        raise _Failed([Diag("error", None, 1, f"no function @{name} to run")])
+    if func.function_type.inputs.data:
+        raise _Failed([op_diag(func, f"entry function @{name} must take no arguments")])
+    if not func.body.blocks:
+        raise _Failed([op_diag(func, f"entry function @{name} has no body")])
+    return func
+
+
+# -- printing results ---------------------------------------------------------
+
+
+def format_element(value: Any, element_type: Attribute) -> str:
+    """One element: floats as the shortest decimal that reads back as the same
+    value of its type (bf16 through f32, which holds it exactly), integers in
+    decimal (signless integers and i4/i6 containers sign-extended)."""
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return "true" if int(value) & 1 else "false"
+        sign = 1 << (width - 1)
+        bits = int(value) & (2 * sign - 1)
+        return str(bits - ((bits & sign) << 1))
+    dtype = element_dtype(element_type)
+    if dtype == BF16:
+        dtype = np.dtype(np.float32)
+    return str(np.asarray(value).astype(dtype)[()])
+
+
+def _format_row(values: Sequence[Any], element_type: Attribute, width: int) -> str:
+    return (
+        "["
+        + ", ".join(format_element(v, element_type).rjust(width) for v in values)
+        + "]"
+    )
+
+
+def format_result(value: Any, t: Attribute) -> str:
+    """`TYPE = VALUE`, a matrix's rows on the following lines."""
+    if isinstance(t, MatrixType):
+        m = cast(np.ndarray[Any, Any], value)
+        bits = container_bits(t.element_type)
+        elements = (
+            row_major_values(m, bits) if bits is not None else list(m.reshape(-1))
+        )
+        texts = [format_element(v, t.element_type) for v in elements]
+        width = max(len(s) for s in texts)
+        rows = [
+            _format_row(elements[r * t.cols : (r + 1) * t.cols], t.element_type, width)
+            for r in range(t.rows)
+        ]
+        return f"{t} =\n" + "\n".join(f"  {row}" for row in rows)
+    if isinstance(t, VectorType):
+        element_type = cast(VectorType[Attribute], t).element_type
+        return f"{t} = {_format_row(list(value), element_type, 0)}"
+    if isinstance(t, MemRefType):
+        element_type = cast(MemRefType[Attribute], t).element_type
+        data = memory_view(value, element_type)
+        return f"{t} = {_format_row(list(data), element_type, 0)}"
+    if is_float_element(t) or isinstance(t, IntegerType):
+        return f"{t} = {format_element(scalar_value(value), t)}"
+    return f"{t} = {value}"
+
+
+# -- driver ---------------------------------------------------------------------
+
+
+def run(source: Source, entry: str) -> list[str]:
+    """The printed results of running `entry`; raises _Failed on bad input or UB."""
+    module = _parse(source)
+    if (diag := verify_module(module)) is not None:
+        raise _Failed([diag])
+    func = _entry(module, entry)
+    interpreter = make_interpreter(module)
+    try:
+        results = interpreter.call_op(func, ())
+    except UndefinedBehaviorError as err:
+        where = err.op or cast(CurrentOp, interpreter.listeners[0]).op
+        assert where is not None  # the listener saw the op that raised
+        raise _Failed(
+            [op_diag(where, f"runtime error: undefined behaviour: {err.message}")]
+        ) from None
+    except InterpretationError as err:
+        where = cast(CurrentOp, interpreter.listeners[0]).op
+        message = f"cannot interpret: {err}"
+        raise _Failed(
+            [op_diag(where, message) if where else Diag("error", None, 1, message)]
+        ) from None
+    outputs = func.function_type.outputs.data
+    return [
+        f"result #{i} : {format_result(value, t)}"
+        for i, (value, t) in enumerate(zip(results, outputs, strict=True))
+    ]
+
+
+def _read(path: str) -> Source:
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise _Failed([Diag("error", None, 1, f"cannot read input: {err}")]) from None
+    return Source(name, text.split("\n"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arg_parser = _ArgumentParser(
+        prog="mx-run",
+        description="run a function of an MLIR file with mx's reference interpreter",
+    )
+    arg_parser.add_argument("input_file", help="MLIR file ('-' for stdin)")
+    arg_parser.add_argument(
+        "--entry", default="main", help="function to run (default: main)"
+    )
+    args = arg_parser.parse_args(argv)
+    source = Source(args.input_file, [])
+    try:
+        source = _read(args.input_file)
+        print("\n".join(run(source, args.entry)))
+        return 0
+    except _Failed as failed:
+        for diag in failed.diags:
+            print(source.render(diag), file=sys.stderr)
+        return 1
+    except Exception as err:
+        print(f"mx-run: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        traceback.print_exc()
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
