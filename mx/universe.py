@@ -56,6 +56,15 @@ def _fuse_contractions() -> type[ModulePass]:
 
 
 ALL_PASSES["matrix-fuse-contractions"] = _fuse_contractions
+
+
+def _lowering_remarks() -> type[ModulePass]:
+    from mx.passes.lowering_remarks import MatrixLoweringRemarksPass
+
+    return MatrixLoweringRemarksPass
+
+
+ALL_PASSES["matrix-lowering-remarks"] = _lowering_remarks
 ALL_PASSES["convert-to-llvm"] = _convert_to_llvm
 
 
