@@ -334,7 +334,7 @@ class LowerStore(MatrixPattern):
             e.store_memory(e.element(store.value, r, c), store, r, c)
 
         self.state.emitter(op).for_each_element(_matrix(op.value), body)
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 # ---------------------------------------------------------------------------
