@@ -1,0 +1,205 @@
+"""Writes the kernel sources and builds the harness and a shared library of every kernel.
+
+Generated sources go to bench/kernels/ (committed, so they can be read without running
+anything); objects, the `.ll` files mx emits, the harness and libbench.so go to a build folder.
+mx's kernels are lowered one file each with `mx-opt -p mx-lower-to-llvm -t llvm`; a kernel whose
+lowering fails is left out and the reason is kept, so the rest still builds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.kernels import (
+    C_BUILDS,
+    FP8_FAMILIES,
+    Kernel,
+    c_impls,
+    c_sources,
+    mlir_sources,
+    mx_impls,
+    symbol,
+)
+
+BENCH = Path(__file__).resolve().parent
+KERNELS_DIR = BENCH / "kernels"
+CLANG = os.environ.get("MX_BENCH_CLANG", "clang-16")
+COPTS = ["-O3", "-march=native", "-fPIC"]
+SIZES = {"float": 4, "double": 8, "uint8_t": 1, "uint16_t": 2}
+
+
+def clang() -> str | None:
+    return shutil.which(CLANG)
+
+
+def mx_opt() -> list[str]:
+    """The mx-opt command of this environment (the console script beside this Python)."""
+    script = Path(sys.executable).parent / "mx-opt"
+    return (
+        [str(script)] if script.exists() else [sys.executable, "-m", "mx.tools.mx_opt"]
+    )
+
+
+@dataclass
+class Build:
+    """What got built: the library, the harness, and which mx kernels lowered."""
+
+    out: Path
+    lib: Path
+    harness: Path
+    mx_ok: set[str] = field(
+        default_factory=set[str]
+    )  # symbols of mx kernels that built
+    mx_errors: dict[str, str] = field(
+        default_factory=dict[str, str]
+    )  # symbol -> first error line
+
+
+def write_sources(ks: list[Kernel], folder: Path = KERNELS_DIR) -> None:
+    (folder / "mx").mkdir(parents=True, exist_ok=True)
+    for name, text in c_sources(ks).items():
+        _write_if_changed(folder / name, text)
+    for name, text in mlir_sources(ks).items():
+        _write_if_changed(folder / "mx" / name, text)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _run(cmd: list[str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def _check(cmd: list[str]) -> None:
+    r = _run(cmd)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-4000:]}")
+
+
+def _lower_mx(mlir: Path, ll: Path, obj: Path, cc: str) -> str | None:
+    """Lowers and compiles one mx kernel; returns None, or the reason it did not build."""
+    try:
+        r = _run(
+            [
+                *mx_opt(),
+                "-p",
+                "mx-lower-to-llvm",
+                "-t",
+                "llvm",
+                str(mlir),
+                "-o",
+                str(ll),
+            ],
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired:
+        return "mx-opt timed out"
+    if r.returncode != 0:
+        lines = [x for x in (r.stderr or r.stdout).splitlines() if x.strip()]
+        return "mx-opt: " + (lines[-1] if lines else f"exit {r.returncode}")
+    r = _run([cc, *COPTS, "-Wno-override-module", "-c", str(ll), "-o", str(obj)])
+    if r.returncode != 0:
+        return "clang on mx's .ll: " + (r.stderr.strip().splitlines() or ["?"])[0]
+    return None
+
+
+def _table_c(ks: list[Kernel], mx_ok: set[str]) -> str:
+    out = ['#include "harness.h"', ""]
+    entries: list[str] = []
+    for k in ks:
+        bufs = k.bufs()
+        nb = len(bufs)
+        impls = list(c_impls(k)) + [m for m in mx_impls(k) if symbol(m, k) in mx_ok]
+        impl_entries: list[str] = []
+        for impl in impls:
+            sym = symbol(impl, k)
+            params = ([k.ctype] if k.has_scalar else []) + ["void *"] * nb + ["int64_t"]
+            args = (
+                ([f"({k.ctype})s"] if k.has_scalar else [])
+                + [f"b[{i}]" for i in range(nb)]
+                + ["n"]
+            )
+            out.append(f"void {sym}({', '.join(params)});")
+            out.append(
+                f"static void t_{sym}(void **b, int64_t n, double s) {{ (void)s; {sym}({', '.join(args)}); }}"
+            )
+            impl_entries.append(f'{{"{impl}", t_{sym}, {0 if impl == "copy" else 1}}}')
+        buf_entries = ", ".join(
+            f"{{{SIZES[b.ctype]}, {b.elems}, {b.fill}, {b.cmp}}}" for b in bufs
+        )
+        entries.append(
+            f'  {{"{k.name}", {k.batch}, {k.per_call_ops}, {k.tolerance!r}, {nb}, {{{buf_entries}}}, {len(impls)}, {{{", ".join(impl_entries)}}}}}'
+        )
+    out += [
+        "",
+        "const struct bench_kernel bench_kernels[] = {",
+        ",\n".join(entries),
+        "};",
+    ]
+    out.append(f"const int bench_nkernels = {len(ks)};")
+    return "\n".join(out) + "\n"
+
+
+def build(ks: list[Kernel], out: Path, with_mx: bool = True) -> Build:
+    """Builds libbench.so and the harness for `ks` in `out`; mx kernels when `with_mx`."""
+    cc = clang()
+    if cc is None:
+        raise RuntimeError(f"{CLANG} not found (apt-get install clang-16)")
+    out.mkdir(parents=True, exist_ok=True)
+    write_sources(ks)
+    res = Build(out, out / "libbench.so", out / "harness")
+    jobs: list[tuple[str, list[str]]] = []
+    for impl, (src, flags) in C_BUILDS.items():
+        if impl == "fp8" and not any(k.family in FP8_FAMILIES for k in ks):
+            continue
+        obj = out / f"{impl}.o"
+        jobs.append(
+            (impl, [cc, *COPTS, *flags, "-c", str(KERNELS_DIR / src), "-o", str(obj)])
+        )
+    objs = [out / f"{impl}.o" for impl, _ in jobs]
+    mx_jobs: list[tuple[str, Path, Path]] = []
+    if with_mx:
+        for k in ks:
+            for impl in mx_impls(k):
+                sym = symbol(impl, k)
+                mx_jobs.append((sym, out / f"{sym}.ll", out / f"{sym}.o"))
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        c_futs = [pool.submit(_check, cmd) for _, cmd in jobs]
+        mx_futs = {
+            sym: pool.submit(_lower_mx, KERNELS_DIR / "mx" / f"{sym}.mlir", ll, obj, cc)
+            for sym, ll, obj in mx_jobs
+        }
+        for f in c_futs:
+            f.result()
+        for sym, f in mx_futs.items():
+            err = f.result()
+            if err is None:
+                res.mx_ok.add(sym)
+            else:
+                res.mx_errors[sym] = err
+    objs += [out / f"{sym}.o" for sym, _, _ in mx_jobs if sym in res.mx_ok]
+    table = out / "table.c"
+    table.write_text(_table_c(ks, res.mx_ok))
+    _check([cc, *COPTS, "-shared", "-o", str(res.lib), *map(str, objs)])
+    _check(
+        [
+            cc,
+            *COPTS,
+            f"-I{BENCH}",
+            str(BENCH / "harness.c"),
+            str(table),
+            *map(str, objs),
+            "-lm",
+            "-o",
+            str(res.harness),
+        ]
+    )
+    return res

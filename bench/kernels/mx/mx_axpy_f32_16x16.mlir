@@ -1,0 +1,17 @@
+builtin.module {
+func.func @mx_axpy_f32_16x16(%s: f32, %a: memref<?xf32>, %b: memref<?xf32>, %d: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ss = matrix.splat %s : !matrix.matrix<16x16xf32>
+  %sz = arith.constant 256 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %off = arith.muli %i, %sz : index
+    %ma = matrix.column_major_load %a[%off] : memref<?xf32> -> !matrix.matrix<16x16xf32>
+    %mb = matrix.column_major_load %b[%off] : memref<?xf32> -> !matrix.matrix<16x16xf32>
+    %sa = matrix.mul %ss, %ma : !matrix.matrix<16x16xf32>
+    %r = matrix.add %sa, %mb : !matrix.matrix<16x16xf32>
+    matrix.column_major_store %r, %d[%off] : !matrix.matrix<16x16xf32>, memref<?xf32>
+  }
+  func.return
+}
+}

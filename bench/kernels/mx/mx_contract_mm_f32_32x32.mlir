@@ -1,0 +1,15 @@
+builtin.module {
+func.func @mx_contract_mm_f32_32x32(%a: memref<?xf32>, %b: memref<?xf32>, %d: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %sz = arith.constant 1024 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %off = arith.muli %i, %sz : index
+    %ma = matrix.column_major_load %a[%off] : memref<?xf32> -> !matrix.matrix<32x32xf32>
+    %mb = matrix.column_major_load %b[%off] : memref<?xf32> -> !matrix.matrix<32x32xf32>
+    %r = matrix.matmul %ma, %mb fastmath<contract> : !matrix.matrix<32x32xf32>, !matrix.matrix<32x32xf32> -> !matrix.matrix<32x32xf32>
+    matrix.column_major_store %r, %d[%off] : !matrix.matrix<32x32xf32>, memref<?xf32>
+  }
+  func.return
+}
+}

@@ -1,0 +1,16 @@
+builtin.module {
+func.func @mx_mma_f32_64x64(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>, %d: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %sz = arith.constant 4096 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %off = arith.muli %i, %sz : index
+    %ma = matrix.column_major_load %a[%off] : memref<?xf32> -> !matrix.matrix<64x64xf32>
+    %mb = matrix.column_major_load %b[%off] : memref<?xf32> -> !matrix.matrix<64x64xf32>
+    %mc = matrix.column_major_load %c[%off] : memref<?xf32> -> !matrix.matrix<64x64xf32>
+    %r = matrix.matmul_add %ma, %mb, %mc : !matrix.matrix<64x64xf32>, !matrix.matrix<64x64xf32>, !matrix.matrix<64x64xf32> -> !matrix.matrix<64x64xf32>
+    matrix.column_major_store %r, %d[%off] : !matrix.matrix<64x64xf32>, memref<?xf32>
+  }
+  func.return
+}
+}

@@ -1,0 +1,17 @@
+builtin.module {
+func.func @mx_mmtt_f32_8x8(%a: memref<?xf32>, %b: memref<?xf32>, %d: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %sz = arith.constant 64 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %off = arith.muli %i, %sz : index
+    %ma = matrix.column_major_load %a[%off] : memref<?xf32> -> !matrix.matrix<8x8xf32>
+    %mb = matrix.column_major_load %b[%off] : memref<?xf32> -> !matrix.matrix<8x8xf32>
+    %ta = matrix.transpose %ma : !matrix.matrix<8x8xf32> -> !matrix.matrix<8x8xf32>
+    %tb = matrix.transpose %mb : !matrix.matrix<8x8xf32> -> !matrix.matrix<8x8xf32>
+    %r = matrix.matmul %ta, %tb : !matrix.matrix<8x8xf32>, !matrix.matrix<8x8xf32> -> !matrix.matrix<8x8xf32>
+    matrix.column_major_store %r, %d[%off] : !matrix.matrix<8x8xf32>, memref<?xf32>
+  }
+  func.return
+}
+}
