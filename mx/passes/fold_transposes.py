@@ -365,7 +365,7 @@ class MatrixFoldTransposesPass(ModulePass):
             for f in functions:
                 (m0, n0), (m1, n1) = before[f], transpose_cost(f)
                 print(
-                    f"remark: matrix-fold-transposes: @{f.sym_name.data}: removed "
-                    f"{n0 - n1} of {n0} transposes; materialized {m0} -> {m1}",
+                    f"remark: matrix-fold-transposes: @{f.sym_name.data}: "
+                    f"transposes {n0} -> {n1}, materialized {m0} -> {m1}",
                     file=sys.stderr,
                 )
