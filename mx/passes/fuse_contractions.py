@@ -134,11 +134,13 @@ class FuseMulAdd(RewritePattern):
             if negate_product:
                 # c - a·b = (-a)·b + c
                 neg = NegOp(a, fastmath=flags)
+                neg.result.name_hint = "neg"
                 new_ops.append(neg)
                 a = neg.result
             elif isinstance(op, SubOp):
                 # a·b - c = a·b + (-c)
                 neg = NegOp(c, fastmath=flags)
+                neg.result.name_hint = "neg"
                 new_ops.append(neg)
                 c = neg.result
             new_ops.append(FmaOp(a, b, c, fastmath=flags))
