@@ -1,0 +1,1 @@
+"""Robustness tooling: random program generators, differential testing, fuzzing."""
