@@ -13,6 +13,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, i64
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from mx.diagnostics import OpDiagnostic
 from mx.tools.mx_opt import MxOptMain, main
@@ -98,13 +99,23 @@ class RejectingPass(ModulePass):
                 raise OpDiagnostic(f, f"cannot handle this function: {self.reason}")
 
 
+@dataclass(frozen=True)
+class UnlocatedFailurePass(ModulePass):
+    """Fails like most xDSL passes do: a message without an op."""
+
+    name = "test-fail-unlocated"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise PassFailedException("no location for this")
+
+
 @pytest.fixture
 def test_passes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     register = MxOptMain.register_all_passes
 
     def register_with_test_passes(self: MxOptMain) -> None:
         register(self)
-        for p in (RaisingPass, BreakingPass, RejectingPass):
+        for p in (RaisingPass, BreakingPass, RejectingPass, UnlocatedFailurePass):
             self.register_pass(p.name, lambda p=p: p)
 
     monkeypatch.setattr(MxOptMain, "register_all_passes", register_with_test_passes)
@@ -414,3 +425,22 @@ def test_llvm_target_is_mx_s(
     assert result.status == 0, result.err
     # xDSL's own `llvm` target prints no target triple.
     assert "target triple = " in result.out and "define i32 @id(i32" in result.out
+
+
+def test_unlocated_pass_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, test_passes: None
+) -> None:
+    path = write(tmp_path, VALID)
+    result = run(capsys, path, "-p", "test-fail-unlocated")
+    assert_user_error(
+        result, r"input\.mlir: error: pass 'test-fail-unlocated': no location"
+    )
+    text = "// expected-error@unknown {{no location for this}}\n" + VALID
+    result = run(
+        capsys,
+        write(tmp_path, text),
+        "-p",
+        "test-fail-unlocated",
+        "--verify-diagnostics",
+    )
+    assert result.status == 0, result.err
