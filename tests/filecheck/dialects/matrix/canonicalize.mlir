@@ -1,0 +1,184 @@
+// RUN: mx-opt %s -p canonicalize | filecheck %s
+
+// CHECK-LABEL: func.func @transposes
+// CHECK-NEXT:    %[[S:.*]] = matrix.splat %x : !matrix.matrix<3x2xf32>
+// CHECK-NEXT:    func.return %a, %o, %[[S]]
+func.func @transposes(%a: !matrix.matrix<2x3xf32>, %o: !matrix.matrix<1x1xi8>, %x: f32) -> (!matrix.matrix<2x3xf32>, !matrix.matrix<1x1xi8>, !matrix.matrix<3x2xf32>) {
+  %t = matrix.transpose %a : !matrix.matrix<2x3xf32> -> !matrix.matrix<3x2xf32>
+  %u = matrix.transpose %t : !matrix.matrix<3x2xf32> -> !matrix.matrix<2x3xf32>
+  %ot = matrix.transpose %o : !matrix.matrix<1x1xi8> -> !matrix.matrix<1x1xi8>
+  %s = matrix.splat %x : !matrix.matrix<2x3xf32>
+  %st = matrix.transpose %s : !matrix.matrix<2x3xf32> -> !matrix.matrix<3x2xf32>
+  func.return %u, %ot, %st : !matrix.matrix<2x3xf32>, !matrix.matrix<1x1xi8>, !matrix.matrix<3x2xf32>
+}
+
+// CHECK-LABEL: func.func @extracts
+// CHECK-NEXT:    %[[C:.*]] = arith.constant 6 : i16
+// CHECK-NEXT:    %[[T:.*]] = matrix.extract %a[%i, 1] : !matrix.matrix<3x2xf32>
+// CHECK-NEXT:    %[[M:.*]] = matrix.extract %a[0, 0] : !matrix.matrix<3x2xf32>
+// CHECK-NEXT:    func.return %x, %e, %[[C]], %[[T]], %[[M]]
+func.func @extracts(%a: !matrix.matrix<3x2xf32>, %x: f32, %e: f32, %i: index) -> (f32, f32, i16, f32, f32) {
+  %s = matrix.splat %x : !matrix.matrix<4x4xf32>
+  %0 = matrix.extract %s[%i, 3] : !matrix.matrix<4x4xf32>
+  %ins = matrix.insert %e, %a[2, %i] : !matrix.matrix<3x2xf32>
+  %1 = matrix.extract %ins[2, %i] : !matrix.matrix<3x2xf32>
+  %c = matrix.constant dense<[[1, 2, 3], [4, 5, 6]]> : !matrix.matrix<2x3xi16>
+  %2 = matrix.extract %c[1, 2] : !matrix.matrix<2x3xi16>
+  %t = matrix.transpose %a : !matrix.matrix<3x2xf32> -> !matrix.matrix<2x3xf32>
+  %3 = matrix.extract %t[1, %i] : !matrix.matrix<2x3xf32>
+  // a different static position reads through the insert
+  %4 = matrix.extract %ins[0, 0] : !matrix.matrix<3x2xf32>
+  func.return %0, %1, %2, %3, %4 : f32, f32, i16, f32, f32
+}
+
+// A possibly equal dynamic position does not read through the insert.
+// CHECK-LABEL: func.func @extract_dynamic_not_merged
+// CHECK:         matrix.insert
+// CHECK:         matrix.extract %ins2[%i, 0]
+func.func @extract_dynamic_not_merged(%n: !matrix.matrix<3x2xf32>, %e: f32, %i: index) -> f32 {
+  %ins2 = matrix.insert %e, %n[1, 0] : !matrix.matrix<3x2xf32>
+  %5 = matrix.extract %ins2[%i, 0] : !matrix.matrix<3x2xf32>
+  func.return %5 : f32
+}
+
+// Insert chains: overwritten inserts disappear; constants into a splat of a
+// constant become one matrix.constant; reinserting an extracted element is a no-op.
+// CHECK-LABEL: func.func @inserts
+// CHECK-NEXT:    %[[W:.*]] = matrix.insert %e, %m[0, %i] : !matrix.matrix<2x2xf32>
+// CHECK-NEXT:    %[[C:.*]] = matrix.constant dense<[[0.000000e+00, 1.500000e+00], [0.000000e+00, -2.000000e+00]]> : !matrix.matrix<2x2xf32>
+// CHECK-NEXT:    func.return %[[W]], %[[C]], %m
+func.func @inserts(%m: !matrix.matrix<2x2xf32>, %e: f32, %f: f32, %i: index) -> (!matrix.matrix<2x2xf32>, !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xf32>) {
+  %a = matrix.insert %f, %m[0, %i] : !matrix.matrix<2x2xf32>
+  %b = matrix.insert %e, %a[0, %i] : !matrix.matrix<2x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %x = arith.constant 1.5 : f32
+  %y = arith.constant -2.0 : f32
+  %z = matrix.splat %zero : !matrix.matrix<2x2xf32>
+  %c1 = matrix.insert %x, %z[0, 1] : !matrix.matrix<2x2xf32>
+  %c2 = matrix.insert %y, %c1[1, 1] : !matrix.matrix<2x2xf32>
+  %g = matrix.extract %m[1, %i] : !matrix.matrix<2x2xf32>
+  %same = matrix.insert %g, %m[1, %i] : !matrix.matrix<2x2xf32>
+  func.return %b, %c2, %same : !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xf32>
+}
+
+// A huge splat is never materialized by an insert.
+// CHECK-LABEL: func.func @huge_splat_insert
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant
+// CHECK-NEXT:    %[[X:.*]] = arith.constant
+// CHECK-NEXT:    %[[S:.*]] = matrix.splat %[[Z]] : !matrix.matrix<1048575x1048575xf32>
+// CHECK-NEXT:    matrix.insert %[[X]], %[[S]][0, 1]
+func.func @huge_splat_insert() -> !matrix.matrix<1048575x1048575xf32> {
+  %zero = arith.constant 0.0 : f32
+  %x = arith.constant 1.5 : f32
+  %z = matrix.splat %zero : !matrix.matrix<1048575x1048575xf32>
+  %c1 = matrix.insert %x, %z[0, 1] : !matrix.matrix<1048575x1048575xf32>
+  func.return %c1 : !matrix.matrix<1048575x1048575xf32>
+}
+
+// Cast of cast where the inner cast is exact.
+// CHECK-LABEL: func.func @casts
+// CHECK-NEXT:    %[[A:.*]] = matrix.cast %h : !matrix.matrix<2x2xf16> to !matrix.matrix<2x2xf64>
+// CHECK-NEXT:    %[[B:.*]] = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xi64>
+// CHECK-NEXT:    %[[C:.*]] = matrix.cast %i {unsigned} : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xf64>
+// CHECK-NEXT:    %[[D1:.*]] = matrix.cast %f : !matrix.matrix<2x2xf32> to !matrix.matrix<2x2xf16>
+// CHECK-NEXT:    %[[D:.*]] = matrix.cast %[[D1]] : !matrix.matrix<2x2xf16> to !matrix.matrix<2x2xf32>
+// CHECK-NEXT:    %[[E1:.*]] = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xi32>
+// CHECK-NEXT:    %[[E:.*]] = matrix.cast %[[E1]] {unsigned} : !matrix.matrix<2x2xi32> to !matrix.matrix<2x2xi64>
+// CHECK-NEXT:    %[[G1:.*]] = matrix.cast %j : !matrix.matrix<2x2xi16> to !matrix.matrix<2x2xf16>
+// CHECK-NEXT:    %[[G:.*]] = matrix.cast %[[G1]] : !matrix.matrix<2x2xf16> to !matrix.matrix<2x2xf32>
+// CHECK-NEXT:    %[[H1:.*]] = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xf32>
+// CHECK-NEXT:    %[[H:.*]] = matrix.cast %[[H1]] : !matrix.matrix<2x2xf32> to !matrix.matrix<2x2xi16>
+// CHECK-NEXT:    %[[K:.*]] = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xi16>
+// CHECK-NEXT:    func.return %[[A]], %[[B]], %[[C]], %[[D]], %[[E]], %[[G]], %[[H]], %[[K]], %f
+func.func @casts(%h: !matrix.matrix<2x2xf16>, %i: !matrix.matrix<2x2xi8>, %f: !matrix.matrix<2x2xf32>, %j: !matrix.matrix<2x2xi16>) -> (!matrix.matrix<2x2xf64>, !matrix.matrix<2x2xi64>, !matrix.matrix<2x2xf64>, !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xi64>, !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xi16>, !matrix.matrix<2x2xi16>, !matrix.matrix<2x2xf32>) {
+  // f16 → f32 → f64 = f16 → f64
+  %a1 = matrix.cast %h : !matrix.matrix<2x2xf16> to !matrix.matrix<2x2xf32>
+  %a = matrix.cast %a1 : !matrix.matrix<2x2xf32> to !matrix.matrix<2x2xf64>
+  // sext i8 → i32 → i64
+  %b1 = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xi32>
+  %b = matrix.cast %b1 : !matrix.matrix<2x2xi32> to !matrix.matrix<2x2xi64>
+  // u8 → f16 (exact) → f64
+  %c1 = matrix.cast %i {unsigned} : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xf16>
+  %c = matrix.cast %c1 : !matrix.matrix<2x2xf16> to !matrix.matrix<2x2xf64>
+  // not exact: f32 → f16 rounds
+  %d1 = matrix.cast %f : !matrix.matrix<2x2xf32> to !matrix.matrix<2x2xf16>
+  %d = matrix.cast %d1 : !matrix.matrix<2x2xf16> to !matrix.matrix<2x2xf32>
+  // sext then zext: neither single cast
+  %e1 = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xi32>
+  %e = matrix.cast %e1 {unsigned} : !matrix.matrix<2x2xi32> to !matrix.matrix<2x2xi64>
+  // i16 → f16 is not exact
+  %g1 = matrix.cast %j : !matrix.matrix<2x2xi16> to !matrix.matrix<2x2xf16>
+  %g = matrix.cast %g1 : !matrix.matrix<2x2xf16> to !matrix.matrix<2x2xf32>
+  // int → float → int is left alone
+  %h1 = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xf32>
+  %hh = matrix.cast %h1 : !matrix.matrix<2x2xf32> to !matrix.matrix<2x2xi16>
+  // sext then truncate: the truncation ignores signedness
+  %k1 = matrix.cast %i : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xi32>
+  %k = matrix.cast %k1 {unsigned} : !matrix.matrix<2x2xi32> to !matrix.matrix<2x2xi16>
+  // same type: no-op
+  %same = matrix.cast %f : !matrix.matrix<2x2xf32> to !matrix.matrix<2x2xf32>
+  func.return %a, %b, %c, %d, %e, %g, %hh, %k, %same : !matrix.matrix<2x2xf64>, !matrix.matrix<2x2xi64>, !matrix.matrix<2x2xf64>, !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xi64>, !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xi16>, !matrix.matrix<2x2xi16>, !matrix.matrix<2x2xf32>
+}
+
+// Constant index operands become literals only where the literal is valid.
+// CHECK-LABEL: func.func @constant_indices
+// CHECK:         matrix.extract %m[1, 2] : !matrix.matrix<2x3xf32>
+// CHECK:         matrix.extract %m[%{{.*}}, 0] : !matrix.matrix<2x3xf32>
+// CHECK:         matrix.column_major_load %mem[1] stride 3 : memref<8xf32> -> !matrix.matrix<2x2xf32>
+// CHECK:         matrix.row_major_store %m, %mem2[%{{.*}}] : !matrix.matrix<2x3xf32>, memref<8xf32>
+// CHECK:         matrix.insert %x, %m[%{{.*}}, 1] : !matrix.matrix<2x3xf32>
+func.func @constant_indices(%m: !matrix.matrix<2x3xf32>, %mem: memref<8xf32>, %mem2: memref<8xf32>, %x: f32) -> (f32, f32, !matrix.matrix<2x2xf32>, !matrix.matrix<2x3xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %cm = arith.constant -1 : index
+  %a = matrix.extract %m[%c1, %c2] : !matrix.matrix<2x3xf32>
+  // row index 5 is out of range: stays dynamic (undefined behaviour, not an error)
+  %b = matrix.extract %m[%c5, 0] : !matrix.matrix<2x3xf32>
+  %l = matrix.column_major_load %mem[%c1] stride %c3 : memref<8xf32> -> !matrix.matrix<2x2xf32>
+  // offset 5 would run past the end of memref<8xf32>
+  matrix.row_major_store %m, %mem2[%c5] : !matrix.matrix<2x3xf32>, memref<8xf32>
+  %i = matrix.insert %x, %m[%cm, 1] : !matrix.matrix<2x3xf32>
+  func.return %a, %b, %l, %i : f32, f32, !matrix.matrix<2x2xf32>, !matrix.matrix<2x3xf32>
+}
+
+// Constant folding with the reference semantics; splat arithmetic stays a splat.
+// CHECK-LABEL: func.func @constant_folding
+// CHECK-NEXT:    %[[M:.*]] = matrix.constant dense<[[6.101560e+00, 1.000000e+01], [1.229690e+01, 2.200000e+01]]> : !matrix.matrix<2x2xf16>
+// CHECK-NEXT:    %[[X:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK-NEXT:    %[[S:.*]] = matrix.splat %[[X]] : !matrix.matrix<1048575x1048575xf32>
+// CHECK-NEXT:    %[[I:.*]] = matrix.constant dense<[[1, 2], [3, 0]]> : !matrix.matrix<2x2xi8>
+// CHECK-NEXT:    %[[D:.*]] = matrix.div %[[I]], %[[I]] : !matrix.matrix<2x2xi8>
+// CHECK-NEXT:    %[[W:.*]] = matrix.constant dense<[[1, 4], [9, 0]]> : !matrix.matrix<2x2xi8>
+// CHECK-NEXT:    %[[P:.*]] = arith.constant 1.200000e+01 : f32
+// CHECK-NEXT:    %[[PS:.*]] = matrix.splat %[[P]] : !matrix.matrix<3x2xf32>
+// CHECK-NEXT:    func.return %[[M]], %[[S]], %[[D]], %[[W]], %[[PS]]
+func.func @constant_folding() -> (!matrix.matrix<2x2xf16>, !matrix.matrix<1048575x1048575xf32>, !matrix.matrix<2x2xi8>, !matrix.matrix<2x2xi8>, !matrix.matrix<3x2xf32>) {
+  %a = matrix.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : !matrix.matrix<2x2xf16>
+  %b = matrix.constant dense<[[0.1, 2.0], [3.0, 4.0]]> : !matrix.matrix<2x2xf16>
+  // rounded to f16 at each step: 1*0.1 + 2*3 = 6.1016 (f16), not 6.1
+  %c = matrix.matmul %a, %b : !matrix.matrix<2x2xf16>, !matrix.matrix<2x2xf16> -> !matrix.matrix<2x2xf16>
+  %x = arith.constant 3.0 : f32
+  %s = matrix.splat %x : !matrix.matrix<1048575x1048575xf32>
+  %t = matrix.add %s, %s : !matrix.matrix<1048575x1048575xf32>
+  %i = matrix.constant dense<[[1, 2], [3, 0]]> : !matrix.matrix<2x2xi8>
+  // division by zero is undefined behaviour: not folded
+  %j = matrix.div %i, %i : !matrix.matrix<2x2xi8>
+  %k = matrix.mul %i, %i : !matrix.matrix<2x2xi8>
+  // a product of splats: each element is 2*2 + 2*2 + 2*2 = 12
+  %two = arith.constant 2.0 : f32
+  %p = matrix.splat %two : !matrix.matrix<3x3xf32>
+  %q = matrix.splat %two : !matrix.matrix<3x2xf32>
+  %r = matrix.matmul %p, %q : !matrix.matrix<3x3xf32>, !matrix.matrix<3x2xf32> -> !matrix.matrix<3x2xf32>
+  func.return %c, %t, %j, %k, %r : !matrix.matrix<2x2xf16>, !matrix.matrix<1048575x1048575xf32>, !matrix.matrix<2x2xi8>, !matrix.matrix<2x2xi8>, !matrix.matrix<3x2xf32>
+}
+
+// -(-x) → x
+// CHECK-LABEL: func.func @double_neg
+// CHECK-NEXT:    func.return %a
+func.func @double_neg(%a: !matrix.matrix<2x3xbf16>) -> !matrix.matrix<2x3xbf16> {
+  %n = matrix.neg %a : !matrix.matrix<2x3xbf16>
+  %m = matrix.neg %n : !matrix.matrix<2x3xbf16>
+  func.return %m : !matrix.matrix<2x3xbf16>
+}
