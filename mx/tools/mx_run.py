@@ -22,7 +22,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp, VectorType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, OpResult
 from xdsl.traits import SymbolTable
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
@@ -94,13 +94,28 @@ def _entry(module: ModuleOp, name: str) -> FuncOp:
     return func
 
 
+def _use_before_definition(module: ModuleOp) -> Diag | None:
+    """xDSL's verifier does not check dominance; the interpreter needs at least
+    every value defined earlier in its own block before it is used."""
+    for op in module.walk():
+        for index, operand in enumerate(op.operands):
+            if (
+                isinstance(operand, OpResult)
+                and operand.op.parent is op.parent
+                and not operand.op.is_before_in_block(op)
+            ):
+                return op_diag(op, f"operand #{index} is used before it is defined")
+    return None
+
+
 # -- printing results ---------------------------------------------------------
 
 
 def format_element(value: Any, element_type: Attribute) -> str:
     """One element: floats as the shortest decimal that reads back as the same
-    value of its type (bf16 through f32, which holds it exactly), integers in
-    decimal (signless integers and i4/i6 containers sign-extended)."""
+    value of its type (bf16 through f32, which holds it exactly), laid out as
+    Python's repr; integers in decimal (signless integers and i4/i6 containers
+    sign-extended)."""
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
         if width == 1:
@@ -111,7 +126,9 @@ def format_element(value: Any, element_type: Attribute) -> str:
     dtype = element_dtype(element_type)
     if dtype == BF16:
         dtype = np.dtype(np.float32)
-    return str(np.asarray(value).astype(dtype)[()])
+    element = cast(np.floating[Any], np.asarray(value).astype(dtype)[()])
+    digits = np.format_float_scientific(element)
+    return repr(float(digits))
 
 
 def _format_row(values: Sequence[Any], element_type: Attribute, width: int) -> str:
@@ -156,6 +173,8 @@ def run(source: Source, entry: str) -> list[str]:
     """The printed results of running `entry`; raises _Failed on bad input or UB."""
     module = _parse(source)
     if (diag := verify_module(module)) is not None:
+        raise _Failed([diag])
+    if (diag := _use_before_definition(module)) is not None:
         raise _Failed([diag])
     func = _entry(module, entry)
     interpreter = make_interpreter(module)

@@ -18,7 +18,7 @@ config.test_source_root = os.path.dirname(__file__)
 # not from whatever `mx-opt` or `filecheck` happens to be first on PATH.
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
-for tool in ("mx-opt", "filecheck"):
+for tool in ("mx-opt", "mx-run", "filecheck"):
     # Only whole words: not inside paths or longer names such as `mx-opt-foo`.
     config.substitutions.append(
         (rf"(?<![\w/.-]){tool}(?![\w/.-])", os.path.join(bin_dir, tool))
