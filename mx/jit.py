@@ -63,9 +63,16 @@ def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
             width = type_.width.data
             if width == 1:
                 return np.dtype(np.bool_)
-            for bits, dtype in ((8, np.int8), (16, np.int16), (32, np.int32), (64, np.int64)):
+            for bits, dtype in (
+                (8, np.int8),
+                (16, np.int16),
+                (32, np.int32),
+                (64, np.int64),
+            ):
                 if width <= bits:
                     return np.dtype(dtype)
+        case _:
+            pass
     raise TypeError(f"no NumPy type for {type_}")
 
 
@@ -96,7 +103,9 @@ class _Param:
             raise TypeError(f"argument {self.name}: expected a NumPy array for {type_}")
         dtype = numpy_dtype(type_.element_type)
         if value.dtype != dtype:
-            raise TypeError(f"argument {self.name}: expected dtype {dtype}, got {value.dtype}")
+            raise TypeError(
+                f"argument {self.name}: expected dtype {dtype}, got {value.dtype}"
+            )
         if not value.flags.c_contiguous:
             raise ValueError(f"argument {self.name}: the array must be C-contiguous")
         if type_.has_static_shape() and value.size < type_.element_count():
@@ -111,17 +120,23 @@ class _Param:
         dtype = numpy_dtype(type_)
         if isinstance(value, np.generic):
             if value.dtype != dtype:
-                raise TypeError(f"argument {self.name}: expected {dtype}, got {value.dtype}")
+                raise TypeError(
+                    f"argument {self.name}: expected {dtype}, got {value.dtype}"
+                )
             return value
         if isinstance(type_, IntegerType | IndexType):
             if isinstance(value, bool | np.bool_):
                 value = int(value)
             if not isinstance(value, int | np.integer):
-                raise TypeError(f"argument {self.name}: expected an integer for {type_}")
+                raise TypeError(
+                    f"argument {self.name}: expected an integer for {type_}"
+                )
             width = 64 if isinstance(type_, IndexType) else type_.width.data
             number = int(value)
             if not -(1 << (width - 1)) <= number < (1 << width):
-                raise ValueError(f"argument {self.name}: {number} does not fit in {type_}")
+                raise ValueError(
+                    f"argument {self.name}: {number} does not fit in {type_}"
+                )
             number &= (1 << width) - 1
             if width > 1 and number >> (width - 1):
                 number -= 1 << width  # the signed container's bits
@@ -134,7 +149,14 @@ class _Param:
 class JitFunction:
     """A compiled function; call it with NumPy arrays (memrefs) and scalars."""
 
-    def __init__(self, name: str, params: Sequence[_Param], result: Attribute | None, address: int, keepalive: object):
+    def __init__(
+        self,
+        name: str,
+        params: Sequence[_Param],
+        result: Attribute | None,
+        address: int,
+        keepalive: object,
+    ):
         self.name = name
         self.params = tuple(params)
         self.result = result
@@ -143,13 +165,19 @@ class JitFunction:
 
     def __call__(self, *args: object) -> Any:
         if len(args) != len(self.params):
-            raise TypeError(f"{self.name}() takes {len(self.params)} arguments, got {len(args)}")
-        storages = [p.storage(a) for p, a in zip(self.params, args)]
-        packed = (ctypes.c_void_p * max(1, len(storages)))(*[s.ctypes.data for s in storages])
+            raise TypeError(
+                f"{self.name}() takes {len(self.params)} arguments, got {len(args)}"
+            )
+        storages = [p.storage(a) for p, a in zip(self.params, args, strict=False)]
+        packed = (ctypes.c_void_p * max(1, len(storages)))(
+            *[s.ctypes.data for s in storages]
+        )
         result = None
         if self.result is not None:
             if isinstance(self.result, VectorType):
-                result = np.zeros(self.result.get_shape(), numpy_dtype(self.result.element_type))
+                result = np.zeros(
+                    self.result.get_shape(), numpy_dtype(self.result.element_type)
+                )
             else:
                 result = np.zeros(1, numpy_dtype(self.result))
             # Room for LLVM storing a vector rounded up to a power of two.
@@ -197,7 +225,10 @@ def _packed_wrapper(op: llvm.FuncOp) -> str:
     if isinstance(result, llvm.LLVMVoidType):
         lines.append(f"  {call}")
     else:
-        lines += [f"  %result = {call}", f"  store {type_str(result)} %result, ptr %ret, align 1"]
+        lines += [
+            f"  %result = {call}",
+            f"  store {type_str(result)} %result, ptr %ret, align 1",
+        ]
     return "\n".join([*lines, "  ret void", "}"])
 
 
@@ -214,24 +245,34 @@ def _target_machine() -> binding.TargetMachine:
     )
 
 
-def lower_to_llvm_ir(source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE) -> tuple[str, ModuleOp, dict[str, list[Attribute]]]:
+def lower_to_llvm_ir(
+    source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE
+) -> tuple[str, ModuleOp, dict[str, list[Attribute]]]:
     """Runs `pipeline` on `source`; returns the LLVM IR, the lowered module
     and the argument types of each `func.func` before lowering."""
     ctx = _context()
-    module = source.clone() if isinstance(source, ModuleOp) else Parser(ctx, source).parse_module()
+    module = (
+        source.clone()
+        if isinstance(source, ModuleOp)
+        else Parser(ctx, source).parse_module()
+    )
     signatures = {
         op.sym_name.data: list(op.function_type.inputs.data)
         for op in module.walk()
         if isinstance(op, func.FuncOp)
     }
-    PassPipeline.parse_spec(Universe.get_multiverse().all_passes, pipeline).apply(ctx, module)
+    PassPipeline.parse_spec(Universe.get_multiverse().all_passes, pipeline).apply(
+        ctx, module
+    )
     return module_to_llvm_ir(module), module, signatures
 
 
 @cache
 def _compile_text(text: str, pipeline: str) -> CompiledModule:
     ir, module, signatures = lower_to_llvm_ir(text, pipeline)
-    definitions = [op for op in module.ops if isinstance(op, llvm.FuncOp) and op.body.blocks]
+    definitions = [
+        op for op in module.ops if isinstance(op, llvm.FuncOp) and op.body.blocks
+    ]
     full_ir = ir + "\n" + "\n\n".join(_packed_wrapper(op) for op in definitions) + "\n"
     llvm_module = binding.parse_assembly(full_ir)
     llvm_module.verify()
@@ -248,7 +289,7 @@ def _compile_text(text: str, pipeline: str) -> CompiledModule:
         original = signatures.get(name, lowered)
         params = [
             _Param(f"#{i} of {name}", orig if _compatible(orig, low) else low)
-            for i, (orig, low) in enumerate(zip(original, lowered))
+            for i, (orig, low) in enumerate(zip(original, lowered, strict=False))
         ]
         result = op.function_type.output
         functions[name] = JitFunction(
@@ -265,12 +306,16 @@ def _compatible(original: Attribute, lowered: Attribute) -> bool:
     return isinstance(original, MemRefType | IndexType) or original == lowered
 
 
-def compile_module(source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE) -> CompiledModule:
+def compile_module(
+    source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE
+) -> CompiledModule:
     """Compiles MLIR text or a module at -O3 for the host CPU (cached)."""
     text = source if isinstance(source, str) else str(source)
     return _compile_text(text, pipeline)
 
 
-def jit(source: str | ModuleOp, name: str, pipeline: str = DEFAULT_PIPELINE) -> Callable[..., Any]:
+def jit(
+    source: str | ModuleOp, name: str, pipeline: str = DEFAULT_PIPELINE
+) -> Callable[..., Any]:
     """The compiled function `name` of `source`."""
     return compile_module(source, pipeline)[name]

@@ -88,7 +88,11 @@ def test_clang_links_and_runs(tmp_path: Path) -> None:
     driver.write_text(DRIVER)
     exe = tmp_path / "main"
     subprocess.run([clang, "-O2", str(driver), str(ll), "-o", str(exe)], check=True)
-    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    lines = subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True
+    ).stdout.split()
     a, b = [1, 2, 3, 4, 5], [0.5, -1, 2, 0.25, 3]
-    assert [float(v) for v in lines[:5]] == [x * y + y for x, y in zip(a, b)]
+    assert [float(v) for v in lines[:5]] == [
+        x * y + y for x, y in zip(a, b, strict=False)
+    ]
     assert float(lines[5]) == 4.5

@@ -23,7 +23,6 @@ from xdsl.dialects.builtin import (
     bf16,
     f32,
     f64,
-
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -122,9 +121,7 @@ def add_round_to_odd_f64(
     total_bits = e.bitcast(total, IntegerType(64))
     error_bits = e.bitcast(error, IntegerType(64))
     exponent_mask = e.const(0x7FF << 52, 64)
-    finite = e.cmpi(
-        e.add(arith.AndIOp(total_bits, exponent_mask)), exponent_mask, "ne"
-    )
+    finite = e.cmpi(e.add(arith.AndIOp(total_bits, exponent_mask)), exponent_mask, "ne")
     nonzero_error = e.cmpi(_magnitude(e, error_bits), e.const(0, 64), "ne")
     inexact = e.add(arith.AndIOp(finite, nonzero_error))
     same_sign = e.cmpi(
@@ -146,14 +143,16 @@ def truncf_f32_to_bf16(value: SSAValue) -> tuple[list[Operation], SSAValue]:
     quiet_nan = e.add(arith.OrIOp(high, e.const(0x40, 32)))
     is_nan = e.cmpi(_magnitude(e, bits), e.const(0x7F800000, 32), "ugt")
     chosen = e.select(is_nan, quiet_nan, rounded)
-    narrow = e.add(arith.TruncIOp(chosen, e.type(IntegerType(16))))
+    narrow = e.add(arith.TruncIOp(chosen, e.type(IntegerType(16))))  # pyright: ignore[reportArgumentType]
     return e.ops, e.bitcast(narrow, bf16)
 
 
 def extf_bf16_to_f32(value: SSAValue) -> tuple[list[Operation], SSAValue]:
     """bf16 -> f32 (exact): the bf16 bits are the high half of the f32's."""
     e = _Emitter(value.type)
-    bits = e.add(arith.ExtUIOp(e.bitcast(value, IntegerType(16)), e.type(IntegerType(32))))
+    bits = e.add(
+        arith.ExtUIOp(e.bitcast(value, IntegerType(16)), e.type(IntegerType(32)))  # pyright: ignore[reportArgumentType]
+    )
     wide = e.add(arith.ShLIOp(bits, e.const(16, 32)))
     return e.ops, e.bitcast(wide, f32)
 
@@ -173,5 +172,3 @@ def truncf_to_bf16(value: SSAValue) -> tuple[list[Operation], SSAValue]:
         return [], value
     more, result = truncf_f32_to_bf16(value)
     return ops + more, result
-
-

@@ -90,7 +90,7 @@ def _mangle(type_: Attribute) -> str:
 def float_literal(value: float, type_: Attribute) -> str:
     """A float constant in LLVM's exact hexadecimal notation."""
     if isinstance(type_, Float16Type):
-        return "0xH%04X" % struct.unpack("<H", struct.pack("<e", value))[0]
+        return "0xH{:04X}".format(struct.unpack("<H", struct.pack("<e", value))[0])
     if isinstance(type_, BFloat16Type):
         bits = struct.unpack("<I", struct.pack("<f", value))[0]
         # The attribute holds a value representable in bf16: its high half.
@@ -98,7 +98,7 @@ def float_literal(value: float, type_: Attribute) -> str:
     if isinstance(type_, Float32Type):
         # A float constant is written as the double of the same value.
         value = struct.unpack("<f", struct.pack("<f", value))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", value))[0])
 
 
 def _scalar_literal(value: int | float, type_: Attribute) -> str:
@@ -129,7 +129,9 @@ def constant_literal(attr: Attribute, type_: Attribute) -> str:
             open_, close = "[", "]"
         if len(values) == 1:
             values = list(values) * count
-        items = ", ".join(f"{type_str(element)} {_scalar_literal(v, element)}" for v in values)
+        items = ", ".join(
+            f"{type_str(element)} {_scalar_literal(v, element)}" for v in values
+        )
         return f"{open_}{items}{close}"
     raise DiagnosticException(f"no LLVM IR constant for {attr}")
 
@@ -138,13 +140,43 @@ def constant_literal(attr: Attribute, type_: Attribute) -> str:
 
 # Intrinsics overloaded on their result type (`llvm.smax.i32`).
 _RESULT_OVERLOADED = frozenset(
-    "smin smax umin umax abs ctlz cttz ctpop trunc round roundeven rint "
-    "nearbyint fabs ceil floor sqrt exp exp2 log log2 log10 sin cos pow "
-    "maxnum minnum copysign fma".split()
+    [
+        "smin",
+        "smax",
+        "umin",
+        "umax",
+        "abs",
+        "ctlz",
+        "cttz",
+        "ctpop",
+        "trunc",
+        "round",
+        "roundeven",
+        "rint",
+        "nearbyint",
+        "fabs",
+        "ceil",
+        "floor",
+        "sqrt",
+        "exp",
+        "exp2",
+        "log",
+        "log2",
+        "log10",
+        "sin",
+        "cos",
+        "pow",
+        "maxnum",
+        "minnum",
+        "copysign",
+        "fma",
+    ]
 )
 
 
-def intrinsic_name(base: str, args: Sequence[Attribute], result: Attribute | None) -> str:
+def intrinsic_name(
+    base: str, args: Sequence[Attribute], result: Attribute | None
+) -> str:
     """The mangled name of an overloaded intrinsic call."""
     short = base.removeprefix("llvm.")
     if short in _RESULT_OVERLOADED and result is not None:
@@ -162,7 +194,7 @@ def intrinsic_name(base: str, args: Sequence[Attribute], result: Attribute | Non
 
 _FASTMATH_ORDER = ("reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn")
 
-_BINARY = {
+_BINARY: dict[type[Operation], str] = {
     llvm.AddOp: "add", llvm.SubOp: "sub", llvm.MulOp: "mul", llvm.UDivOp: "udiv",
     llvm.SDivOp: "sdiv", llvm.URemOp: "urem", llvm.SRemOp: "srem",
     llvm.AndOp: "and", llvm.OrOp: "or", llvm.XOrOp: "xor", llvm.ShlOp: "shl",
@@ -170,7 +202,7 @@ _BINARY = {
     llvm.FSubOp: "fsub", llvm.FMulOp: "fmul", llvm.FDivOp: "fdiv",
     llvm.FRemOp: "frem",
 }  # fmt: skip
-_CASTS = {
+_CASTS: dict[type[Operation], str] = {
     llvm.TruncOp: "trunc", llvm.ZExtOp: "zext", llvm.SExtOp: "sext",
     llvm.FPExtOp: "fpext", llvm.FPTruncOp: "fptrunc", llvm.SIToFPOp: "sitofp",
     llvm.BitcastOp: "bitcast", llvm_ext.UIToFPOp: "uitofp",
@@ -185,7 +217,9 @@ def _fastmath(op: Operation) -> str:
         return ""
     if len(flags.data) == len(_FASTMATH_ORDER):
         return "fast "
-    return "".join(f"{f} " for f in _FASTMATH_ORDER if f in {str(x) for x in flags.data})
+    return "".join(
+        f"{f} " for f in _FASTMATH_ORDER if f in {str(x) for x in flags.data}
+    )
 
 
 @dataclass
@@ -239,7 +273,9 @@ class _FunctionPrinter:
                     f"[ {self.val(v)}, %{self.blocks[pred]} ]"
                     for pred, v in incoming[arg]
                 )
-                self.lines.append(f"  {self.val(arg)} = phi {type_str(arg.type)} {sources}")
+                self.lines.append(
+                    f"  {self.val(arg)} = phi {type_str(arg.type)} {sources}"
+                )
             for inner in block.ops:
                 text = self.instruction(inner)
                 if text is not None:
@@ -254,14 +290,20 @@ class _FunctionPrinter:
             case llvm.UndefOp():
                 self.names[op.res] = "undef"
             case llvm.ZeroOp():
-                self.names[op.res] = "zeroinitializer" if not isinstance(op.res.type, llvm.LLVMPointerType) else "null"
+                self.names[op.res] = (
+                    "zeroinitializer"
+                    if not isinstance(op.res.type, llvm.LLVMPointerType)
+                    else "null"
+                )
             case llvm.AddressOfOp():
                 self.names[op.result] = f"@{op.global_name.string_value()}"
             case _:
                 for result in op.results:
                     self.fresh(result)
 
-    def phi_sources(self, blocks: list[Block]) -> dict[SSAValue, list[tuple[Block, SSAValue]]]:
+    def phi_sources(
+        self, blocks: list[Block]
+    ) -> dict[SSAValue, list[tuple[Block, SSAValue]]]:
         incoming: dict[SSAValue, list[tuple[Block, SSAValue]]] = {
             arg: [] for block in blocks for arg in block.args
         }
@@ -280,11 +322,17 @@ class _FunctionPrinter:
                     (term.else_block, term.else_arguments),
                 ]
             for target, values in edges:
-                for arg, value in zip(target.args, values):
+                for arg, value in zip(target.args, values, strict=False):
                     incoming[arg].append((block, value))
         return incoming
 
-    def call(self, op: Operation, callee: str, args: Iterable[SSAValue], result: Attribute | None) -> str:
+    def call(
+        self,
+        op: Operation,
+        callee: str,
+        args: Iterable[SSAValue],
+        result: Attribute | None,
+    ) -> str:
         arg_list = list(args)
         ret = type_str(result) if result is not None else "void"
         text = f"call {_fastmath(op)}{ret} @{callee}({', '.join(self.typed(a) for a in arg_list)})"
@@ -300,7 +348,9 @@ class _FunctionPrinter:
         return self.call(op, name.removeprefix("@"), args, result)
 
     def instruction(self, op: Operation) -> str | None:
-        if isinstance(op, llvm.ConstantOp | llvm.UndefOp | llvm.ZeroOp | llvm.AddressOfOp):
+        if isinstance(
+            op, llvm.ConstantOp | llvm.UndefOp | llvm.ZeroOp | llvm.AddressOfOp
+        ):
             return None
         res = f"{self.val(op.results[0])} = " if op.results else ""
         fm = _fastmath(op)
@@ -310,7 +360,9 @@ class _FunctionPrinter:
                 flags = ""
                 if isinstance(op, llvm.ArithmeticBinOpOverflow) and op.overflowFlags:
                     value = op.overflowFlags.value.data
-                    flags = ("nuw " if value & 2 else "") + ("nsw " if value & 1 else "")
+                    flags = ("nuw " if value & 2 else "") + (
+                        "nsw " if value & 1 else ""
+                    )
                 if isinstance(op, llvm.ArithmeticBinOpExact) and op.is_exact:
                     flags = "exact "
                 return f"{res}{_BINARY[type(op)]} {flags}{fm}{self.typed(lhs)}, {self.val(rhs)}"
@@ -323,7 +375,9 @@ class _FunctionPrinter:
                 flag = llvm.ICmpPredicateFlag.from_int(op.predicate.value.data)
                 return f"{res}icmp {flag} {self.typed(op.lhs)}, {self.val(op.rhs)}"
             case llvm.FCmpOp():
-                flag = str(llvm.FCmpPredicateFlag.from_int(op.predicate.value.data)).strip("_")
+                flag = str(
+                    llvm.FCmpPredicateFlag.from_int(op.predicate.value.data)
+                ).strip("_")
                 return f"{res}fcmp {fm}{flag} {self.typed(op.lhs)}, {self.val(op.rhs)}"
             case llvm.SelectOp():
                 return f"{res}select {fm}{self.typed(op.cond)}, {self.typed(op.lhs)}, {self.typed(op.rhs)}"
@@ -349,7 +403,10 @@ class _FunctionPrinter:
             case llvm_ext.ExtractElementOp():
                 return f"{res}extractelement {self.typed(op.vector)}, {self.typed(op.position)}"
             case llvm.ShuffleVectorOp():
-                mask = ", ".join("i32 undef" if m == -1 else f"i32 {m}" for m in op.mask.iter_values())
+                mask = ", ".join(
+                    "i32 undef" if m == -1 else f"i32 {m}"
+                    for m in op.mask.iter_values()
+                )
                 lanes = len(tuple(op.mask.iter_values()))
                 return f"{res}shufflevector {self.typed(op.v1)}, {self.typed(op.v2)}, <{lanes} x i32> <{mask}>"
             case llvm.ExtractValueOp():
@@ -373,7 +430,10 @@ class _FunctionPrinter:
                 return f"ret {self.typed(op.arg)}" if op.arg is not None else "ret void"
             case llvm.UnreachableOp():
                 return "unreachable"
-            case _ if op.name.startswith("llvm.intr.") and op.name not in _NO_INTRINSIC_OVERLOAD:
+            case _ if (
+                op.name.startswith("llvm.intr.")
+                and op.name not in _NO_INTRINSIC_OVERLOAD
+            ):
                 return self.intrinsic(op, "llvm." + op.name.removeprefix("llvm.intr."))
             case _:
                 raise DiagnosticException(f"-t llvm: cannot translate '{op.name}'")
@@ -383,9 +443,13 @@ class _FunctionPrinter:
 class _ModulePrinter:
     declarations: dict[str, str] = field(default_factory=dict[str, str])
 
-    def declare(self, name: str, args: Sequence[Attribute], result: Attribute | None) -> None:
+    def declare(
+        self, name: str, args: Sequence[Attribute], result: Attribute | None
+    ) -> None:
         ret = type_str(result) if result is not None else "void"
-        self.declarations[name] = f"declare {ret} @{name}({', '.join(type_str(a) for a in args)})"
+        self.declarations[name] = (
+            f"declare {ret} @{name}({', '.join(type_str(a) for a in args)})"
+        )
 
     def emit(self, module: ModuleOp, triple: str, data_layout: str) -> str:
         body: list[str] = []
@@ -396,8 +460,14 @@ class _ModulePrinter:
                 case llvm.GlobalOp():
                     body += [self.global_(op)]
                 case _:
-                    raise DiagnosticException(f"-t llvm: cannot translate top-level '{op.name}'")
-        header = [f'target datalayout = "{data_layout}"', f'target triple = "{triple}"', ""]
+                    raise DiagnosticException(
+                        f"-t llvm: cannot translate top-level '{op.name}'"
+                    )
+        header = [
+            f'target datalayout = "{data_layout}"',
+            f'target triple = "{triple}"',
+            "",
+        ]
         return "\n".join(header + body + [""] + list(self.declarations.values())) + "\n"
 
     @staticmethod
@@ -448,4 +518,6 @@ class LLVMIRTarget(Target):
     data_layout: str = ""
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        output.write(module_to_llvm_ir(module, self.triple or None, self.data_layout or None))
+        output.write(
+            module_to_llvm_ir(module, self.triple or None, self.data_layout or None)
+        )

@@ -180,7 +180,9 @@ class AffineIfLowering(RewritePattern):
                 else rewriter.insert(arith.AndIOp(condition, holds)).result
             )
         if condition is None:  # an empty set is always true
-            condition = rewriter.insert(arith.ConstantOp.from_int_and_width(1, 1)).result
+            condition = rewriter.insert(
+                arith.ConstantOp.from_int_and_width(1, 1)
+            ).result
         then_region = rewriter.move_region_contents_to_new_regions(op.then_region)
         else_region = rewriter.move_region_contents_to_new_regions(op.else_region)
         rewriter.replace(

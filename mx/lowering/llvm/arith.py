@@ -2,6 +2,7 @@
 instructions; vector operands lower to LLVM vector instructions."""
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
@@ -12,6 +13,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     VectorType,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import (
@@ -41,7 +43,7 @@ def _replace(
     rewriter.insert(new_ops)
     results = [
         from_llvm(new, old.type, rewriter)
-        for old, new in zip(op.results, new_ops[-1].results)
+        for old, new in zip(op.results, new_ops[-1].results, strict=False)
     ]
     rewriter.replace(op, [], results)
 
@@ -64,11 +66,11 @@ class ConstantLowering(RewritePattern):
         type_ = convert_type(op.result.type)
         value = op.value
         if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType):
-            value = IntegerAttr(value.value.data, type_)
+            value = IntegerAttr(value.value.data, i64)
         elif isinstance(value, DenseIntOrFPElementsAttr) and type_ != value.type:
             assert isinstance(type_, VectorType)
             value = DenseIntOrFPElementsAttr.from_list(
-                type_, [int(v) for v in value.get_values()]
+                type_, [int(cast(int, v)) for v in value.get_values()]
             )
         assert isinstance(value, IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr)
         _replace(op, [llvm.ConstantOp(value, type_)], rewriter)
@@ -92,7 +94,10 @@ class IntegerBinaryLowering(RewritePattern):
         lhs, rhs = to_llvm(op.lhs, rewriter), to_llvm(op.rhs, rewriter)
         if isinstance(op, arith.SignlessIntegerBinaryOperationWithOverflow):
             assert issubclass(self.target, llvm.ArithmeticBinOpOverflow)
-            flags = llvm.OverflowAttr(op.overflow_flags.data)
+            # Both enums spell the flags `nsw`/`nuw`.
+            flags = llvm.OverflowAttr(
+                llvm.OverflowFlag(f.value) for f in op.overflow_flags.data
+            )
             new: Operation = self.target(lhs, rhs, overflow=flags)
         else:
             new = self.target(lhs, rhs)
@@ -110,7 +115,9 @@ class IntegerIntrinsicLowering(RewritePattern):
         if not isinstance(op, self.source):
             return
         lhs, rhs = to_llvm(op.lhs, rewriter), to_llvm(op.rhs, rewriter)
-        _replace(op, [llvm.CallIntrinsicOp(self.intrinsic, [lhs, rhs], [lhs.type])], rewriter)
+        _replace(
+            op, [llvm.CallIntrinsicOp(self.intrinsic, [lhs, rhs], [lhs.type])], rewriter
+        )
 
 
 @dataclass(frozen=True)
@@ -123,7 +130,9 @@ class FloatBinaryLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, self.source):
             return
-        _replace(op, [self.target(op.lhs, op.rhs, llvm_fastmath(op.fastmath))], rewriter)
+        _replace(
+            op, [self.target(op.lhs, op.rhs, llvm_fastmath(op.fastmath))], rewriter
+        )
 
 
 @dataclass(frozen=True)
@@ -299,7 +308,9 @@ class CastLowering(RewritePattern):
 
     source: type[Operation]
     target: type[
-        llvm.GenericCastOp | llvm.IntegerConversionOp | llvm.IntegerConversionOpNNeg
+        llvm.GenericCastOp
+        | llvm.IntegerConversionOp
+        | llvm.IntegerConversionOpNNeg
         | llvm.IntegerConversionOpOverflow
     ]
 
@@ -359,9 +370,7 @@ def _signed_div_adjusted(
     quotient = rewriter.insert(llvm.SDivOp(lhs, rhs)).res
     remainder = rewriter.insert(llvm.SRemOp(lhs, rhs)).res
     inexact = icmp(remainder, zero, "ne")
-    signs_differ = icmp(
-        rewriter.insert(llvm.XOrOp(remainder, rhs)).res, zero, "slt"
-    )
+    signs_differ = icmp(rewriter.insert(llvm.XOrOp(remainder, rhs)).res, zero, "slt")
     if ceil:
         signs_differ = rewriter.insert(
             llvm.XOrOp(signs_differ, constant(1, signs_differ.type, rewriter))

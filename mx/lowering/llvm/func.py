@@ -1,7 +1,7 @@
 """`func` and `cf` -> `llvm` (C calling convention, bare-pointer memrefs)."""
 
 from xdsl.dialects import cf, func, llvm
-from xdsl.dialects.builtin import UnrealizedConversionCastOp
+from xdsl.dialects.builtin import FunctionType, UnrealizedConversionCastOp
 from xdsl.ir import Block, Region
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -29,9 +29,7 @@ def _convert_block_arguments(region: Region, rewriter: PatternRewriter) -> None:
             block.erase_arg(arg)
 
 
-def _function_type(
-    function_type: func.FunctionType, op_name: str
-) -> llvm.LLVMFunctionType:
+def _function_type(function_type: FunctionType, op_name: str) -> llvm.LLVMFunctionType:
     outputs = function_type.outputs.data
     if len(outputs) > 1:
         raise VerifyException(
@@ -68,11 +66,17 @@ class CallLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
         if len(op.res) > 1:
-            raise VerifyException(f"'{op.name}': calls with several results do not lower")
+            raise VerifyException(
+                f"'{op.name}': calls with several results do not lower"
+            )
         args = [to_llvm(a, rewriter) for a in op.arguments]
         result_type = convert_type(op.res[0].type) if op.res else None
         call = rewriter.insert(llvm.CallOp(op.callee, *args, return_type=result_type))
-        results = [from_llvm(call.returned, op.res[0].type, rewriter)] if call.returned else []
+        results = (
+            [from_llvm(call.returned, op.res[0].type, rewriter)]
+            if call.returned
+            else []
+        )
         rewriter.replace(op, [], results)
 
 
@@ -83,8 +87,6 @@ class ReturnLowering(RewritePattern):
     def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /):
         values = [to_llvm(a, rewriter) for a in op.arguments]
         rewriter.replace(op, llvm.ReturnOp(values[0] if values else None))
-
-
 
 
 class BranchLowering(RewritePattern):
@@ -100,7 +102,9 @@ class CondBranchLowering(RewritePattern):
     """cf.cond_br -> llvm.cond_br."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: cf.ConditionalBranchOp, rewriter: PatternRewriter, /):
+    def match_and_rewrite(
+        self, op: cf.ConditionalBranchOp, rewriter: PatternRewriter, /
+    ):
         then_args = [to_llvm(a, rewriter) for a in op.then_arguments]
         else_args = [to_llvm(a, rewriter) for a in op.else_arguments]
         rewriter.replace(
@@ -121,7 +125,9 @@ class AssertLowering(RewritePattern):
         rest = block.split_before(op)
         failure = Block()
         region.insert_block_after(failure, rest)
-        rewriter.insert(llvm.CallIntrinsicOp("llvm.trap", [], []), InsertPoint.at_end(failure))
+        rewriter.insert(
+            llvm.CallIntrinsicOp("llvm.trap", [], []), InsertPoint.at_end(failure)
+        )
         rewriter.insert(llvm.UnreachableOp(), InsertPoint.at_end(failure))
         rewriter.insert(
             llvm.CondBrOp(op.arg, rest, [], failure, []), InsertPoint.at_end(block)

@@ -4,6 +4,7 @@
 from dataclasses import dataclass
 
 from xdsl.dialects import llvm, math
+from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import IntegerAttr, i1
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
@@ -26,7 +27,7 @@ class IntrinsicOpLowering(RewritePattern):
         if not isinstance(op, self.source):
             return
         fastmath = op.properties.get("fastmath")
-        assert isinstance(fastmath, math.FastMathFlagsAttr)
+        assert isinstance(fastmath, FastMathFlagsAttr)
         new = self.target.create(
             operands=list(op.operands),
             result_types=[r.type for r in op.results],
@@ -53,7 +54,7 @@ class CallIntrinsicLowering(RewritePattern):
             args.append(rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i1), i1)).result)
         new = llvm.CallIntrinsicOp(self.intrinsic, args, [r.type for r in op.results])
         fastmath = op.properties.get("fastmath")
-        if isinstance(fastmath, math.FastMathFlagsAttr):
+        if isinstance(fastmath, FastMathFlagsAttr):
             new.fastmathFlags = llvm_fastmath(fastmath)
         rewriter.replace(op, new)
 
@@ -63,7 +64,11 @@ class RsqrtLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: math.RsqrtOp, rewriter: PatternRewriter, /):
-        from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, VectorType
+        from xdsl.dialects.builtin import (
+            DenseIntOrFPElementsAttr,
+            FloatAttr,
+            VectorType,
+        )
 
         type_ = op.result.type
         fastmath = llvm_fastmath(op.fastmath)

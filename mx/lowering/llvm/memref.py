@@ -96,7 +96,7 @@ def element_pointer(
     pointer = to_llvm(base, rewriter)
     shape = type_.get_shape()
     linear: SSAValue | None = None
-    for index, size in zip(indices, shape):
+    for index, size in zip(indices, shape, strict=False):
         index = to_llvm(index, rewriter)
         if linear is None:
             linear = index
@@ -217,7 +217,12 @@ class CopyLowering(RewritePattern):
             )
         size = _i64(type_.element_count() * store_size(type_.element_type), rewriter)
         volatile = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i1), i1)).result
-        args = [to_llvm(op.destination, rewriter), to_llvm(op.source, rewriter), size, volatile]
+        args = [
+            to_llvm(op.destination, rewriter),
+            to_llvm(op.source, rewriter),
+            size,
+            volatile,
+        ]
         rewriter.replace(op, llvm.CallIntrinsicOp("llvm.memcpy", args, []))
 
 

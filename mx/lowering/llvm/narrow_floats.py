@@ -47,7 +47,9 @@ def _with_element(type_: Attribute, element: Attribute) -> Attribute:
     return element
 
 
-def _insert(rewriter: PatternRewriter, built: tuple[list[Operation], SSAValue]) -> SSAValue:
+def _insert(
+    rewriter: PatternRewriter, built: tuple[list[Operation], SSAValue]
+) -> SSAValue:
     ops, value = built
     rewriter.insert(ops)
     return value
@@ -63,7 +65,9 @@ def _extend(value: SSAValue, target: Attribute, rewriter: PatternRewriter) -> SS
             arith.ExtFOp(value, _with_element(value.type, f32))
         ).result
     if target == f64:
-        value = rewriter.insert(arith.ExtFOp(value, _with_element(value.type, f64))).result
+        value = rewriter.insert(
+            arith.ExtFOp(value, _with_element(value.type, f64))
+        ).result
     return value
 
 
@@ -73,7 +77,9 @@ def _narrow(value: SSAValue, target: Attribute, rewriter: PatternRewriter) -> SS
         return _insert(rewriter, truncf_to_bf16(value))
     if isinstance(_element(value.type), Float64Type):
         value = _insert(rewriter, round_f64_to_odd_f32(value))
-    return rewriter.insert(arith.TruncFOp(value, _with_element(value.type, target))).result
+    return rewriter.insert(
+        arith.TruncFOp(value, _with_element(value.type, target))
+    ).result
 
 
 _PROMOTED_BF16_OPS = (
@@ -99,11 +105,15 @@ class PromoteBF16Arithmetic(RewritePattern):
         if not any(isinstance(_element(v.type), BFloat16Type) for v in op.operands):
             return
         operands = [
-            _extend(v, f32, rewriter) if isinstance(_element(v.type), BFloat16Type) else v
+            _extend(v, f32, rewriter)
+            if isinstance(_element(v.type), BFloat16Type)
+            else v
             for v in op.operands
         ]
         result_types = [
-            _with_element(r.type, f32) if isinstance(_element(r.type), BFloat16Type) else r.type
+            _with_element(r.type, f32)
+            if isinstance(_element(r.type), BFloat16Type)
+            else r.type
             for r in op.results
         ]
         promoted = rewriter.insert(
@@ -115,10 +125,14 @@ class PromoteBF16Arithmetic(RewritePattern):
             )
         )
         results = [
-            _narrow(new, old.type.element_type if isinstance(old.type, VectorType) else old.type, rewriter)
+            _narrow(
+                new,
+                old.type.element_type if isinstance(old.type, VectorType) else old.type,
+                rewriter,
+            )
             if isinstance(_element(old.type), BFloat16Type)
             else new
-            for old, new in zip(op.results, promoted.results)
+            for old, new in zip(op.results, promoted.results, strict=False)
         ]
         rewriter.replace(op, [], results)
 
@@ -167,22 +181,36 @@ class ExpandIntToBF16(RewritePattern):
         assert isinstance(width, IntegerType)
         f64_type = _with_element(source.type, f64)
         if width.width.data <= 32:
-            wide = rewriter.insert(to_f64(source, f64_type)).result
+            wide = rewriter.insert(to_f64(source, f64_type)).result  # pyright: ignore[reportArgumentType]
         elif width.width.data <= 64:
             wide = self._split_sum(source, signed, rewriter)
         else:
             raise VerifyException(
                 f"'{op.name}': conversion of {width} to bf16 is not supported"
             )
-        rewriter.replace(op, [], [_narrow(wide, op.result.type if not isinstance(op.result.type, VectorType) else op.result.type.element_type, rewriter)])
+        rewriter.replace(
+            op,
+            [],
+            [
+                _narrow(
+                    wide,
+                    op.result.type
+                    if not isinstance(op.result.type, VectorType)
+                    else op.result.type.element_type,
+                    rewriter,
+                )
+            ],
+        )
 
     @staticmethod
-    def _split_sum(source: SSAValue, signed: bool, rewriter: PatternRewriter) -> SSAValue:
+    def _split_sum(
+        source: SSAValue, signed: bool, rewriter: PatternRewriter
+    ) -> SSAValue:
         i64_type = _with_element(source.type, IntegerType(64))
         f64_type = _with_element(source.type, f64)
         extend = arith.ExtSIOp if signed else arith.ExtUIOp
         if _element(source.type) != IntegerType(64):
-            source = rewriter.insert(extend(source, i64_type)).result
+            source = rewriter.insert(extend(source, i64_type)).result  # pyright: ignore[reportArgumentType]
 
         def splat(value: int) -> SSAValue:
             if isinstance(i64_type, VectorType):
@@ -199,13 +227,16 @@ class ExpandIntToBF16(RewritePattern):
         ).result
         low = rewriter.insert(arith.AndIOp(source, splat(0xFFFFFFFF))).result
         high_f = rewriter.insert(
-            (arith.SIToFPOp if signed else arith.UIToFPOp)(high, f64_type)
+            (arith.SIToFPOp if signed else arith.UIToFPOp)(high, f64_type)  # pyright: ignore[reportArgumentType]
         ).result
         # high * 2**32 is exact: an integer of at most 32 significant bits.
         scaled = rewriter.insert(
-            arith.MulfOp(high_f, rewriter.insert(arith.UIToFPOp(splat(1 << 32), f64_type)).result)
+            arith.MulfOp(
+                high_f,
+                rewriter.insert(arith.UIToFPOp(splat(1 << 32), f64_type)).result,  # pyright: ignore[reportArgumentType]
+            )
         ).result
-        low_f = rewriter.insert(arith.UIToFPOp(low, f64_type)).result
+        low_f = rewriter.insert(arith.UIToFPOp(low, f64_type)).result  # pyright: ignore[reportArgumentType]
         return _insert(rewriter, add_round_to_odd_f64(scaled, low_f))
 
 

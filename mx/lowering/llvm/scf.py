@@ -42,8 +42,14 @@ class WhileLowering(RewritePattern):
         rewriter.replace(yield_, cf.BranchOp(before, *yield_.arguments))
         rewriter.inline_region(op.before_region, BlockInsertPoint.before(continuation))
         rewriter.inline_region(op.after_region, BlockInsertPoint.before(continuation))
-        rewriter.insert(cf.BranchOp(before, *op.arguments), InsertPoint.at_end(init_block))
+        rewriter.insert(
+            cf.BranchOp(before, *op.arguments), InsertPoint.at_end(init_block)
+        )
         rewriter.replace(op, [], continuation.args)
 
 
-SCF_PATTERNS: tuple[RewritePattern, ...] = (ForLowering(), IfLowering(), WhileLowering())
+SCF_PATTERNS: tuple[RewritePattern, ...] = (
+    ForLowering(),
+    IfLowering(),
+    WhileLowering(),
+)

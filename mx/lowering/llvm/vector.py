@@ -1,17 +1,21 @@
 """`vector` (1-D, fixed size) -> `llvm` vector instructions."""
 
 from collections.abc import Sequence
+from typing import cast
 
 from xdsl.dialects import llvm, vector
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     VectorType,
     i32,
     i64,
 )
-from xdsl.dialects.vector import DYNAMIC_INDEX, CombiningKindFlag
+from xdsl.dialects.vector import CombiningKindFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -27,12 +31,16 @@ from mx.lowering.llvm.types import convert_type, from_llvm, require_1d_vector, t
 
 
 def _position(
-    static: DenseArrayBase, dynamic: Sequence[SSAValue], op_name: str,
+    static: DenseArrayBase[IntegerType],
+    dynamic: Sequence[SSAValue],
+    op_name: str,
     rewriter: PatternRewriter,
 ) -> SSAValue:
     positions = tuple(static.iter_values())
     if len(positions) != 1:
-        raise VerifyException(f"'{op_name}': only element positions in 1-D vectors lower to LLVM")
+        raise VerifyException(
+            f"'{op_name}': only element positions in 1-D vectors lower to LLVM"
+        )
     if positions[0] == DYNAMIC_INDEX:
         return to_llvm(dynamic[0], rewriter)
     return rewriter.insert(llvm.ConstantOp(IntegerAttr(positions[0], i64), i64)).result
@@ -57,7 +65,9 @@ class BroadcastLowering(RewritePattern):
         zero = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
         lane0 = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
         splat = rewriter.insert(
-            llvm.ShuffleVectorOp(lane0, undef, DenseArrayBase.from_list(i32, [0] * lanes), type_)
+            llvm.ShuffleVectorOp(
+                lane0, undef, DenseArrayBase.from_list(i32, [0] * lanes), type_
+            )
         ).res
         rewriter.replace(op, [], [from_llvm(splat, op.vector.type, rewriter)])
 
@@ -99,7 +109,13 @@ class LoadLowering(RewritePattern):
         require_1d_vector(type_, op.name)
         pointer = element_pointer(op.base, op.indices, op.name, rewriter)
         load = llvm.LoadOp(pointer, type_, alignment=store_size(type_.element_type))
-        rewriter.replace(op, [load], [from_llvm(load.dereferenced_value, op.result.type, rewriter)] if type_ != op.result.type else None)
+        rewriter.replace(
+            op,
+            [load],
+            [from_llvm(load.dereferenced_value, op.result.type, rewriter)]
+            if type_ != op.result.type
+            else None,
+        )
 
 
 class StoreLowering(RewritePattern):
@@ -178,25 +194,39 @@ class ReductionLowering(RewritePattern):
         element = convert_type(op.dest.type)
         fastmath = llvm_fastmath(op.fastmath)
         new: Operation
-        if kind in (CombiningKindFlag.ADD, CombiningKindFlag.MUL) and not isinstance(element, type(i64)):
+        if kind in (CombiningKindFlag.ADD, CombiningKindFlag.MUL) and not isinstance(
+            element, type(i64)
+        ):
             neutral = -0.0 if kind == CombiningKindFlag.ADD else 1.0
             start = (
                 op.acc
                 if op.acc is not None
-                else rewriter.insert(llvm.ConstantOp(FloatAttr(neutral, element), element)).result  # type: ignore[arg-type]
+                else rewriter.insert(
+                    llvm.ConstantOp(
+                        FloatAttr(neutral, cast(AnyFloat, element)), element
+                    )
+                ).result
             )
-            target = llvm.VectorReduceFAddOp if kind == CombiningKindFlag.ADD else llvm.VectorReduceFMulOp
+            target = (
+                llvm.VectorReduceFAddOp
+                if kind == CombiningKindFlag.ADD
+                else llvm.VectorReduceFMulOp
+            )
             new = target(start, source, fastmath)
             rewriter.replace(op, new)
             return
         names = _FLOAT_REDUCTIONS if kind in _FLOAT_REDUCTIONS else _INT_REDUCTIONS
-        reduced = rewriter.insert(llvm.CallIntrinsicOp(names[kind], [source], [element])).ress
+        reduced = rewriter.insert(
+            llvm.CallIntrinsicOp(names[kind], [source], [element])
+        ).ress
         assert reduced is not None
         if op.acc is not None:
             pair: list[Attribute] = [element]
             combined = rewriter.insert(
                 llvm.CallIntrinsicOp(
-                    names[kind], [_pair(reduced, to_llvm(op.acc, rewriter), rewriter)], pair
+                    names[kind],
+                    [_pair(reduced, to_llvm(op.acc, rewriter), rewriter)],
+                    pair,
                 )
             ).ress
             assert combined is not None
