@@ -1,0 +1,36 @@
+// RUN: mx-opt %s -p convert-to-llvm -t llvm | filecheck %s
+
+// CHECK: target datalayout = "{{.*}}"
+// CHECK: target triple = "{{.*}}"
+// CHECK-LABEL: define void @k(ptr %{{.*}}, i64 %[[N:.*]])
+func.func @k(%a: memref<?xbf16>, %n: index) {
+  %h = arith.constant 1.5 : bf16
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // Loop-carried block arguments become phis.
+  // CHECK: %[[I:.*]] = phi i64 [ 0, %bb0 ], [ %{{.*}}, %bb{{.*}} ]
+  scf.for %i = %c0 to %n step %c1 {
+    // CHECK: %[[P:.*]] = getelementptr inbounds bfloat, ptr %{{.*}}, i64 %[[I]]
+    // CHECK: store bfloat 0xR3FC0, ptr %[[P]]
+    memref.store %h, %a[%i] : memref<?xbf16>
+  }
+  // CHECK: ret void
+  func.return
+}
+
+// CHECK-LABEL: define half @h(half %{{.*}}, double %{{.*}})
+func.func @h(%x: f16, %d: f64) -> f16 {
+  // CHECK: fadd fast half %{{.*}}, 0xH3E00
+  %c = arith.constant 1.5 : f16
+  %r = arith.addf %x, %c fastmath<fast> : f16
+  // CHECK: fmul double %{{.*}}, 0x3FB999999999999A
+  %t = arith.constant 0.1 : f64
+  %u = arith.mulf %d, %t : f64
+  %v = arith.truncf %u : f64 to f16
+  %w = arith.addf %r, %v : f16
+  // An f16 fma takes an exact f64 product, never LLVM's double-rounding fma.f16.
+  // CHECK: fmul double
+  // CHECK-NOT: @llvm.fma.f16
+  %f = math.fma %w, %w, %w : f16
+  func.return %f : f16
+}
