@@ -70,9 +70,7 @@ def elementwise(
 ) -> str:
     """`out = op(a, b, ...)` on column-major arrays."""
     args = "abc"[:arity]
-    params = [f"%{a}_mem: {_mem(t, r * c)}" for a in args] + [
-        f"%out: {_mem(t, r * c)}"
-    ]
+    params = [f"%{a}_mem: {_mem(t, r * c)}" for a in args] + [f"%out: {_mem(t, r * c)}"]
     body = "".join(_load(a, f"{a}_mem", t, r, c) for a in args)
     operands = ", ".join(f"%{a}" for a in args)
     body += f"    %res = matrix.{op} {operands}{suffix} : {_matrix(t, r, c)}\n"
@@ -106,15 +104,25 @@ def same_bits(actual: Array, expected: Array) -> bool:
 def round_exact(x: Fraction, t: str) -> Any:
     """`x` rounded to nearest-even in type `t` (finite, in range)."""
     dtype = DTYPES[t]
-    candidate = dtype(float(x))
+    with np.errstate(over="ignore"):
+        candidate = dtype(float(x))
+    if not np.isfinite(candidate):
+        return candidate  # far out of range: float(x) is within one f64 ulp
     best = candidate
     for neighbour in (
-        np.nextafter(candidate, dtype(np.inf)) if t != "bf16" else _bf16_step(candidate, 1),
-        np.nextafter(candidate, dtype(-np.inf)) if t != "bf16" else _bf16_step(candidate, -1),
+        np.nextafter(candidate, dtype(np.inf))
+        if t != "bf16"
+        else _bf16_step(candidate, 1),
+        np.nextafter(candidate, dtype(-np.inf))
+        if t != "bf16"
+        else _bf16_step(candidate, -1),
     ):
         d_best = abs(Fraction(float(best)) - x)
         d_new = abs(Fraction(float(neighbour)) - x)
-        even = int(np.array(neighbour, dtype).view(f"u{np.dtype(dtype).itemsize}")) % 2 == 0
+        even = (
+            int(np.array(neighbour, dtype).view(f"u{np.dtype(dtype).itemsize}")) % 2
+            == 0
+        )
         if d_new < d_best or (d_new == d_best and even):
             best = neighbour
     return dtype(best)
@@ -265,7 +273,9 @@ def test_matmul(t: str) -> None:
             ]
             body = _load("a", "a_mem", t, m, k) + _load("b", "b_mem", t, k, n)
             body += f"    %res = matrix.matmul %a, %b{flag} : {ma}, {mb} -> {mc}\n"
-            source += _function(f"matmul_{tag}", params, body + _store("res", "out", t, m, n))
+            source += _function(
+                f"matmul_{tag}", params, body + _store("res", "out", t, m, n)
+            )
             cases.append(
                 (f"matmul_{tag}", [a, b], matmul_reference(a, b, t, contract), m, n)
             )
@@ -291,3 +301,298 @@ def test_matmul(t: str) -> None:
             )
     with np.errstate(all="ignore"):
         _run_all(source, cases)
+
+
+def _cast_reference(a: Array, source: str, target: str, unsigned: bool) -> Array:
+    dtype = DTYPES[target]
+    out = np.empty(a.shape, dtype)
+    for index in np.ndindex(a.shape):
+        x = a[index]
+        if source in INTS:
+            value = int(x)
+            if unsigned:
+                value %= 1 << (np.dtype(DTYPES[source]).itemsize * 8)
+            if target in INTS:
+                bits = np.dtype(dtype).itemsize * 8
+                out[index] = np.array(value % (1 << bits), np.uint64).astype(dtype)
+            else:
+                out[index] = round_exact(Fraction(value), target)
+        elif target in INTS:
+            out[index] = dtype(int(float(x)))  # C truncates toward zero
+        else:
+            out[index] = round_exact(Fraction(float(x)), target)
+    return out
+
+
+def _cast_input(
+    rng: np.random.Generator, source: str, target: str, r: int, c: int
+) -> Array:
+    """Values the conversion is defined on (in range of `target`)."""
+    if source in INTS:
+        return random_matrix(rng, source, r, c)
+    values = rng.standard_normal((r, c)) * 50.0
+    if target in INTS:
+        limit = min(float(np.iinfo(DTYPES[target]).max), 60000.0)
+        values = np.clip(values, -limit, limit)
+    return values.astype(DTYPES[source])
+
+
+@pytest.mark.parametrize("source", list(DTYPES))
+def test_cast(source: str) -> None:
+    rng = np.random.default_rng(3)
+    r, c = 3, 4
+    text = ""
+    cases: list[tuple[str, list[Array], Array, int, int]] = []
+    for target in DTYPES:
+        if target == source:
+            continue
+        flags = ["", " {unsigned}"] if source in INTS or target in INTS else [""]
+        for flag in flags:
+            unsigned = bool(flag)
+            if unsigned and source not in INTS:
+                continue  # fptoui: in-range negative inputs are undefined
+            name = f"cast_{target}{'_u' if unsigned else ''}"
+            a = _cast_input(rng, source, target, r, c)
+            params = [f"%a_mem: {_mem(source, r * c)}", f"%out: {_mem(target, r * c)}"]
+            body = _load("a", "a_mem", source, r, c)
+            body += (
+                f"    %res = matrix.cast %a{flag} : {_matrix(source, r, c)} to "
+                f"{_matrix(target, r, c)}\n"
+            )
+            text += _function(name, params, body + _store("res", "out", target, r, c))
+            cases.append(
+                (name, [a], _cast_reference(a, source, target, unsigned), r, c)
+            )
+    _run_all(text, cases)
+
+
+@pytest.mark.parametrize("t", [*DTYPES, "i4", "i6"])
+def test_transpose_extract_insert(t: str) -> None:
+    """transpose, extract and insert (static and dynamic positions), also on
+    the sub-byte containers."""
+    rng = np.random.default_rng(4)
+    numpy_t = {"i4": "i8", "i6": "i8"}.get(t, t)
+    text = ""
+    cases: list[tuple[str, list[Array], Array, int, int]] = []
+    for r, c in SHAPES:
+        a = random_matrix(rng, numpy_t, r, c)
+        if t in ("i4", "i6"):
+            bits = int(t[1:])
+            a = (a.astype(np.int64) % (1 << bits) - (1 << (bits - 1))).astype(np.int8)
+        params = [f"%a_mem: {_mem(t, r * c)}", f"%out: {_mem(t, r * c)}"]
+        body = _load("a", "a_mem", t, r, c)
+        body += f"    %res = matrix.transpose %a : {_matrix(t, r, c)} -> {_matrix(t, c, r)}\n"
+        text += _function(
+            f"transpose_{r}x{c}", params, body + _store("res", "out", t, c, r)
+        )
+        cases.append((f"transpose_{r}x{c}", [a], a.T, c, r))
+        # Move element (r-1, 0) to (0, c-1), one index static, one dynamic.
+        body = _load("a", "a_mem", t, r, c)
+        body += f"    %i = arith.constant {r - 1} : index\n"
+        body += f"    %e = matrix.extract %a[%i, 0] : {_matrix(t, r, c)}\n"
+        body += f"    %j = arith.constant {c - 1} : index\n"
+        body += f"    %res = matrix.insert %e, %a[0, %j] : {_matrix(t, r, c)}\n"
+        text += _function(f"move_{r}x{c}", params, body + _store("res", "out", t, r, c))
+        expected = a.copy()
+        expected[0, c - 1] = a[r - 1, 0]
+        cases.append((f"move_{r}x{c}", [a], expected, r, c))
+    _run_all(text, cases)
+
+
+@pytest.mark.parametrize("t", ["f32", "bf16", "i16"])
+def test_strided_loads_and_stores(t: str) -> None:
+    """Offsets, strides and both layouts; only the addressed elements are
+    written (the padding keeps its sentinel)."""
+    rng = np.random.default_rng(5)
+    dtype = DTYPES[t]
+    layouts = [
+        ("column_major", "column_major", 1, 5, 2, 7),
+        ("row_major", "column_major", 3, 6, 0, 4),
+        ("column_major", "row_major", 0, 3, 5, 9),
+        ("row_major", "row_major", 2, 4, 1, 4),
+    ]
+    module_text = ""
+    r, c = 3, 4
+    for n, (load, store, load_off, load_stride, store_off, store_stride) in enumerate(
+        layouts
+    ):
+        for dynamic in (False, True):
+            name = f"copy{n}{'_dyn' if dynamic else ''}"
+            params = ["%src: memref<64x" + t + ">", "%dst: memref<64x" + t + ">"]
+            body = ""
+            if dynamic:
+                params += ["%lo: index", "%ls: index", "%so: index", "%ss: index"]
+                lo, ls, so, ss = "%lo", "%ls", "%so", "%ss"
+            else:
+                lo, ls, so, ss = load_off, load_stride, store_off, store_stride
+            body += (
+                f"    %m = matrix.{load}_load %src[{lo}] stride {ls} : memref<64x{t}> -> "
+                f"{_matrix(t, r, c)}\n"
+            )
+            body += (
+                f"    %n = matrix.neg %m : {_matrix(t, r, c)}\n"
+                if t != "i16"
+                else (f"    %n = matrix.add %m, %m : {_matrix(t, r, c)}\n")
+            )
+            body += (
+                f"    matrix.{store}_store %n, %dst[{so}] stride {ss} : "
+                f"{_matrix(t, r, c)}, memref<64x{t}>\n"
+            )
+            module_text += _function(name, params, body)
+    module = compile_module(module_text, PIPELINE)
+    for n, (load, store, load_off, load_stride, store_off, store_stride) in enumerate(
+        layouts
+    ):
+        src = random_matrix(rng, t, 1, 64).reshape(64)
+        m = np.empty((r, c), dtype)
+        for i in range(r):
+            for j in range(c):
+                p = (
+                    j * load_stride + i
+                    if load == "column_major"
+                    else i * load_stride + j
+                )
+                m[i, j] = src[load_off + p]
+        with np.errstate(over="ignore"):
+            result = -m if t != "i16" else m + m
+        expected = np.full(64, 7, dtype)
+        for i in range(r):
+            for j in range(c):
+                p = (
+                    j * store_stride + i
+                    if store == "column_major"
+                    else i * store_stride + j
+                )
+                expected[store_off + p] = result[i, j]
+        for dynamic in (False, True):
+            dst = np.full(64, 7, dtype)
+            extra = [load_off, load_stride, store_off, store_stride] if dynamic else []
+            module[f"copy{n}{'_dyn' if dynamic else ''}"](src, dst, *extra)
+            assert same_bits(dst, expected), (n, dynamic, dst, expected)
+
+
+def test_vectors_splats_and_constants() -> None:
+    """matvec (with and without bias), outer_product, scalar splats, constants."""
+    t = "f32"
+    rng = np.random.default_rng(6)
+    m = random_matrix(rng, t, 3, 4)
+    x = random_matrix(rng, t, 1, 4).reshape(4)
+    bias = random_matrix(rng, t, 1, 3).reshape(3)
+    source = f"""
+func.func @matvec(%m_mem: memref<12xf32>, %x: vector<4xf32>) -> vector<3xf32> {{
+{_load("m", "m_mem", t, 3, 4)}    %y = matrix.matvec %m, %x : {_matrix(t, 3, 4)}, vector<4xf32> -> vector<3xf32>
+    return %y : vector<3xf32>
+}}
+func.func @matvec_bias(%m_mem: memref<12xf32>, %x: vector<4xf32>, %b: vector<3xf32>) -> vector<3xf32> {{
+{_load("m", "m_mem", t, 3, 4)}    %y = matrix.matvec %m, %x, %b : {_matrix(t, 3, 4)}, vector<4xf32>, vector<3xf32> -> vector<3xf32>
+    return %y : vector<3xf32>
+}}
+func.func @outer(%u: vector<3xf32>, %v: vector<4xf32>, %out: memref<12xf32>) {{
+    %m = matrix.outer_product %u, %v : vector<3xf32>, vector<4xf32> -> {_matrix(t, 3, 4)}
+{_store("m", "out", t, 3, 4)}    return
+}}
+func.func @scaled(%m_mem: memref<12xf32>, %s: f32, %out: memref<12xf32>) {{
+{_load("m", "m_mem", t, 3, 4)}    %k = matrix.splat %s : {_matrix(t, 3, 4)}
+    %d = matrix.div %m, %k : {_matrix(t, 3, 4)}
+    %e = matrix.sub %k, %d : {_matrix(t, 3, 4)}
+{_store("e", "out", t, 3, 4)}    return
+}}
+func.func @constant(%out: memref<6xf32>) {{
+    %k = matrix.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, -0.0]]> : {_matrix(t, 2, 3)}
+    %z = matrix.constant dense<0.5> : {_matrix(t, 2, 3)}
+    %s = matrix.add %k, %z : {_matrix(t, 2, 3)}
+{_store("s", "out", t, 2, 3)}    return
+}}
+"""
+    module = compile_module(source, PIPELINE)
+    expected_y = np.array(
+        [
+            matmul_reference(m[i : i + 1], x.reshape(4, 1), t, False)[0, 0]
+            for i in range(3)
+        ]
+    )
+    assert same_bits(module.matvec(column_major(m), x), expected_y)
+    assert same_bits(module.matvec_bias(column_major(m), x, bias), expected_y + bias)
+    out = np.zeros(12, np.float32)
+    module.outer(bias, x, out)
+    assert same_bits(from_column_major(out, 3, 4), np.outer(bias, x))
+    s = np.float32(1.5)
+    module.scaled(column_major(m), s, out)
+    assert same_bits(from_column_major(out, 3, 4), s - m / s)
+    out6 = np.zeros(6, np.float32)
+    module.constant(out6)
+    expected_k = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, -0.0]], np.float32) + np.float32(
+        0.5
+    )
+    assert same_bits(from_column_major(out6, 2, 3), expected_k)
+
+
+def test_functions_and_control_flow() -> None:
+    """Matrix function arguments/results, func.call, scf.for iter_args,
+    scf.if and scf.while results (including a swap through iter_args)."""
+    t = "f32"
+    mt = _matrix(t, 2, 2)
+    source = f"""
+func.func @twice(%a: {mt}) -> ({mt}, f32) {{
+    %s = matrix.add %a, %a : {mt}
+    %e = matrix.extract %a[0, 1] : {mt}
+    return %s, %e : {mt}, f32
+}}
+func.func @calls(%a_mem: memref<4xf32>, %out: memref<4xf32>) -> f32 {{
+{_load("a", "a_mem", t, 2, 2)}    %r, %e = func.call @twice(%a) : ({mt}) -> ({mt}, f32)
+    %t = matrix.transpose %r : {mt} -> {mt}
+{_store("t", "out", t, 2, 2)}    return %e : f32
+}}
+func.func @loop(%a_mem: memref<4xf32>, %b_mem: memref<4xf32>, %n: index, %out: memref<4xf32>) {{
+{_load("a", "a_mem", t, 2, 2)}{_load("b", "b_mem", t, 2, 2)}    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %x, %y = scf.for %i = %c0 to %n step %c1 iter_args(%p = %a, %q = %b) -> ({mt}, {mt}) {{
+      %s = matrix.matmul %p, %q : {mt}, {mt} -> {mt}
+      %tq = matrix.transpose %q : {mt} -> {mt}
+      scf.yield %tq, %s : {mt}, {mt}
+    }}
+    %r = matrix.sub %x, %y : {mt}
+{_store("r", "out", t, 2, 2)}    return
+}}
+func.func @branch(%a_mem: memref<4xf32>, %flag: i1, %out: memref<4xf32>) {{
+{_load("a", "a_mem", t, 2, 2)}    %r = scf.if %flag -> ({mt}) {{
+      %n = matrix.neg %a : {mt}
+      scf.yield %n : {mt}
+    }} else {{
+      %tr = matrix.transpose %a : {mt} -> {mt}
+      scf.yield %tr : {mt}
+    }}
+{_store("r", "out", t, 2, 2)}    return
+}}
+func.func @halve_until(%a_mem: memref<4xf32>, %limit: f32, %out: memref<4xf32>) {{
+{_load("a", "a_mem", t, 2, 2)}    %r = scf.while (%m = %a) : ({mt}) -> {mt} {{
+      %e = matrix.extract %m[0, 0] : {mt}
+      %go = arith.cmpf ogt, %e, %limit : f32
+      scf.condition(%go) %m : {mt}
+    }} do {{
+    ^bb0(%m2: {mt}):
+      %h = arith.constant 0.5 : f32
+      %k = matrix.splat %h : {mt}
+      %n = matrix.mul %m2, %k : {mt}
+      scf.yield %n : {mt}
+    }}
+{_store("r", "out", t, 2, 2)}    return
+}}
+"""
+    module = compile_module(source, PIPELINE)
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    b = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+    out = np.zeros(4, np.float32)
+    assert module.calls(column_major(a), out) == np.float32(2.0)
+    assert same_bits(from_column_major(out, 2, 2), (a + a).T)
+    for n in range(4):
+        p, q = a, b
+        for _ in range(n):
+            p, q = q.T, matmul_reference(p, q, t, False)
+        module.loop(column_major(a), column_major(b), n, out)
+        assert same_bits(from_column_major(out, 2, 2), p - q), n
+    for flag in (True, False):
+        module.branch(column_major(a), flag, out)
+        assert same_bits(from_column_major(out, 2, 2), -a if flag else a.T)
+    module.halve_until(column_major(a), np.float32(0.1), out)
+    assert same_bits(from_column_major(out, 2, 2), a / 16)

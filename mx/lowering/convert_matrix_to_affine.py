@@ -308,7 +308,7 @@ class LowerInsert(MatrixPattern):
         in_place = (
             buffer is not None
             and buffer in self.state.owned
-            and len(source.uses) == 1
+            and source.has_one_use()
             and source.owner.parent_block() is op.parent_block()  # pyright: ignore
         )
         if not in_place or buffer is None:
@@ -574,11 +574,11 @@ class LowerTerminator(MatrixPattern):
         if block is None or block not in self.state.targets:
             return
         targets = self.state.targets.pop(block)
-        values = list(op.arguments)
+        values = list(op.args if isinstance(op, scf.ConditionOp) else op.arguments)
         self.state.copy_to_targets(values, targets, op)
         kept = [v for v in values if not _is_matrix(v)]
         if isinstance(op, scf.ConditionOp):
-            rewriter.replace(op, scf.ConditionOp(op.cond, *kept))
+            rewriter.replace(op, scf.ConditionOp(op.condition, *kept))
         else:
             rewriter.replace(op, scf.YieldOp(*kept))
 

@@ -203,7 +203,9 @@ class Emitter:
         if isinstance(op, SplatOp):
             return op.input
         if isinstance(op, ConstantOp):
-            return self.scalar_constant(op.row_major_values()[0], op.result.type)
+            t = op.result.type
+            assert isinstance(t, MatrixType)
+            return self.scalar_constant(op.row_major_values()[0], t.element_type)
         if isinstance(op, TransposeOp):
             return self.element(op.input, c, r)
         if isinstance(op, LoadOp):

@@ -106,7 +106,7 @@ def _has_buffer_or_is_view(value: SSAValue) -> bool:
         return True
     if isinstance(op, TransposeOp):
         return _has_buffer_or_is_view(op.input)
-    return not _is_elementwise_producer(op) or len(value.uses) > 1
+    return not _is_elementwise_producer(op) or value.has_more_than_one_use()
 
 
 def may_write_memory(op: Operation) -> bool:
