@@ -28,6 +28,7 @@ import argparse
 import dataclasses
 import difflib
 import inspect
+import os
 import re
 import sys
 import time
@@ -623,6 +624,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"{err.where}: error: {err}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (`mx-opt ... | head`): not a bug, nothing left to say.
+        # Point stdout at devnull so the interpreter's final flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as err:
         print(f"mx-opt: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         traceback.print_exc()
