@@ -1,0 +1,86 @@
+// RUN: mx-opt %s -p convert-matrix-to-affine --split-input-file --verify-diagnostics | filecheck %s
+
+// Matrix arguments become memref<CxRxT> arguments; matrix results become
+// out-parameters appended in result order; other results stay.
+// CHECK-LABEL: func.func private @ext(memref<3x2xf32>, i32, memref<4x4xbf16>, memref<1x1xi4>) -> i32
+func.func private @ext(!matrix.matrix<2x3xf32>, i32) -> (!matrix.matrix<4x4xbf16>, i32, !matrix.matrix<1x1xi4>)
+
+// func.call passes the operand's buffer (or a temporary holding a fused value)
+// and fresh result buffers.
+// CHECK-LABEL: func.func @caller
+// CHECK-SAME: (%[[A:[^:]*]]: memref<3x2xf32>, %[[OUT:[^:]*]]: memref<4x4xbf16>) -> i32
+// CHECK-DAG: %[[R0:.*]] = memref.alloca() : memref<4x4xbf16>
+// CHECK-DAG: %[[R1:.*]] = memref.alloca() : memref<1x1xi4>
+// CHECK: %[[X:.*]] = func.call @ext(%[[A]], %{{.*}}, %[[R0]], %[[R1]]) : (memref<3x2xf32>, i32, memref<4x4xbf16>, memref<1x1xi4>) -> i32
+// CHECK: affine.load %[[R0]]
+// CHECK: affine.store %{{.*}}, %[[OUT]]
+// CHECK: func.return %[[X]] : i32
+func.func @caller(%a: !matrix.matrix<2x3xf32>) -> (!matrix.matrix<4x4xbf16>, i32) {
+  %c = arith.constant 7 : i32
+  %m, %x, %q = func.call @ext(%a, %c) : (!matrix.matrix<2x3xf32>, i32) -> (!matrix.matrix<4x4xbf16>, i32, !matrix.matrix<1x1xi4>)
+  return %m, %x : !matrix.matrix<4x4xbf16>, i32
+}
+
+// -----
+
+// scf.for: the carried matrix lives in one buffer allocated at function entry,
+// filled with the initial value; the body reads it (here also transposed) and
+// the yielded value is copied into it at the end of each iteration.
+// CHECK-LABEL: func.func @loop
+// CHECK-SAME: (%[[A:[^:]*]]: memref<2x2xf32>, %{{.*}}: index, %[[OUT:[^:]*]]: memref<2x2xf32>)
+// CHECK: %[[SUM:.*]] = memref.alloca() : memref<2x2xf32>
+// CHECK: %[[CARRY:.*]] = memref.alloca() : memref<2x2xf32>
+// CHECK: affine.load %[[A]]
+// CHECK: affine.store %{{.*}}, %[[CARRY]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: affine.load %[[CARRY]][%[[R:.*]], %[[C:.*]]]
+// CHECK: affine.load %[[CARRY]][%[[C]], %[[R]]]
+// CHECK: affine.store %{{.*}}, %[[SUM]]
+// CHECK: affine.load %[[SUM]]
+// CHECK: affine.store %{{.*}}, %[[CARRY]]
+// CHECK-NOT: scf.yield
+// CHECK: }
+// CHECK: affine.load %[[CARRY]]
+// CHECK: affine.store %{{.*}}, %[[OUT]]
+func.func @loop(%a: !matrix.matrix<2x2xf32>, %n: index) -> !matrix.matrix<2x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%m = %a) -> (!matrix.matrix<2x2xf32>) {
+    %t = matrix.transpose %m : !matrix.matrix<2x2xf32> -> !matrix.matrix<2x2xf32>
+    %s = matrix.add %t, %m : !matrix.matrix<2x2xf32>
+    scf.yield %s : !matrix.matrix<2x2xf32>
+  }
+  return %r : !matrix.matrix<2x2xf32>
+}
+
+// -----
+
+// Large buffers go to the heap and are freed before each return.
+// CHECK-LABEL: func.func @large
+// CHECK: %[[H:.*]] = memref.alloc() : memref<128x128xf64>
+// CHECK: memref.dealloc %[[H]] : memref<128x128xf64>
+// CHECK-NEXT: func.return
+func.func @large(%a: !matrix.matrix<128x128xf64>) -> !matrix.matrix<128x128xf64> {
+  %p = matrix.matmul %a, %a : !matrix.matrix<128x128xf64>, !matrix.matrix<128x128xf64> -> !matrix.matrix<128x128xf64>
+  %s = matrix.add %p, %p : !matrix.matrix<128x128xf64>
+  return %s : !matrix.matrix<128x128xf64>
+}
+
+// A splat of any size that is only stored needs no buffer at all.
+// CHECK-LABEL: func.func @huge_splat
+// CHECK-NOT: memref.alloc
+// CHECK: affine.for %{{.*}} = 0 to 1048575 {
+func.func @huge_splat(%x: f32, %mem: memref<?xf32>) {
+  %s = matrix.splat %x : !matrix.matrix<1048575x1048575xf32>
+  matrix.column_major_store %s, %mem[0] : !matrix.matrix<1048575x1048575xf32>, memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @too_large(%a: !matrix.matrix<1048575x1048575xf32>) -> !matrix.matrix<1048575x1048575xf32> {
+  // expected-error@+1 {{matrix of 1048575x1048575 elements (4398038122500 bytes) is too large to be materialized (the limit is 4294967296 bytes)}}
+  %n = matrix.mul %a, %a : !matrix.matrix<1048575x1048575xf32>
+  %m = matrix.add %n, %n : !matrix.matrix<1048575x1048575xf32>
+  return %m : !matrix.matrix<1048575x1048575xf32>
+}
