@@ -8,6 +8,7 @@ lowering fails is left out and the reason is kept, so the rest still builds.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -84,8 +85,56 @@ def _check(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-4000:]}")
 
 
-def _lower_mx(mlir: Path, ll: Path, obj: Path, cc: str) -> str | None:
+def _stamp(inputs: list[str], files: list[Path]) -> str:
+    """A digest of a build step: its command line and the contents of its input files."""
+    h = hashlib.sha256("\0".join(inputs).encode())
+    for f in files:
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _up_to_date(obj: Path, stamp: str) -> bool:
+    """True if `obj` was built by a step with this stamp (so a re-run skips it)."""
+    s = obj.with_suffix(".stamp")
+    return obj.exists() and s.exists() and s.read_text() == stamp
+
+
+def _mx_sources() -> list[Path]:
+    """mx's Python sources: a change to any of them may change the code mx-opt emits."""
+    import mx
+
+    return sorted(Path(mx.__file__).parent.rglob("*.py"))
+
+
+def _compile_c(cmd: list[str]) -> None:
+    """Runs one `clang -c SRC -o OBJ` command unless its object is up to date."""
+    obj, src = Path(cmd[-1]), Path(cmd[-3])
+    stamp = _stamp(cmd, [src])
+    if not _up_to_date(obj, stamp):
+        _check(cmd)
+        obj.with_suffix(".stamp").write_text(stamp)
+
+
+def _lower_mx(mlir: Path, ll: Path, obj: Path, cc: str, mx_stamp: str) -> str | None:
     """Lowers and compiles one mx kernel; returns None, or the reason it did not build."""
+    stamp = _stamp([mx_stamp, cc, *COPTS], [mlir])
+    if _up_to_date(obj, stamp):
+        return None
+    fail = obj.with_suffix(
+        ".fail"
+    )  # a failure is remembered too, until mx or the kernel changes
+    if fail.exists() and fail.read_text().startswith(stamp):
+        return fail.read_text().split("\n", 1)[1]
+    err = _lower_mx_uncached(mlir, ll, obj, cc)
+    if err is None:
+        obj.with_suffix(".stamp").write_text(stamp)
+        fail.unlink(missing_ok=True)
+    else:
+        fail.write_text(f"{stamp}\n{err}")
+    return err
+
+
+def _lower_mx_uncached(mlir: Path, ll: Path, obj: Path, cc: str) -> str | None:
     try:
         r = _run(
             [
@@ -171,10 +220,13 @@ def build(ks: list[Kernel], out: Path, with_mx: bool = True) -> Build:
             for impl in mx_impls(k):
                 sym = symbol(impl, k)
                 mx_jobs.append((sym, out / f"{sym}.ll", out / f"{sym}.o"))
+    mx_stamp = _stamp([], _mx_sources()) if mx_jobs else ""
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        c_futs = [pool.submit(_check, cmd) for _, cmd in jobs]
+        c_futs = [pool.submit(_compile_c, cmd) for _, cmd in jobs]
         mx_futs = {
-            sym: pool.submit(_lower_mx, KERNELS_DIR / "mx" / f"{sym}.mlir", ll, obj, cc)
+            sym: pool.submit(
+                _lower_mx, KERNELS_DIR / "mx" / f"{sym}.mlir", ll, obj, cc, mx_stamp
+            )
             for sym, ll, obj in mx_jobs
         }
         for f in c_futs:

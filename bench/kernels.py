@@ -197,7 +197,16 @@ def _in_l2(family: Family, n: int, dtype: str = "f32", stride: int = 0) -> Kerne
     return Kernel(family, n, dtype, max(1, L2_BUDGET // per_item), stride)
 
 
-def all_kernels() -> list[Kernel]:
+def all_kernels(quick: bool = False) -> list[Kernel]:
+    """Every benchmarked kernel; `quick` keeps a few small ones for a smoke run."""
+    if quick:
+        ks = [
+            _in_l2(Family.MMA, 4),
+            _in_l2(Family.MMA, 16),
+            _in_l2(Family.LDST, 4, stride=5),
+            _in_l2(Family.AXPY, 4),
+        ]
+        return ks + [Kernel(f, batch=1 << 20) for f in FP8_FAMILIES]
     ks = [_in_l2(Family.MMA, n) for n in (4, 8, 16, 32, 64)]
     ks.append(_in_l2(Family.MMA, 8, "f64"))
     ks += [_in_l2(Family.MM, n) for n in (16, 32)]

@@ -1,6 +1,6 @@
 """Times the NumPy and ml_dtypes peers; run by bench/run.py in its own process.
 
-usage: python -m bench.numpy_peers [--reps R] [--min-ms T]
+usage: python -m bench.numpy_peers [--reps R] [--min-ms T] [--only SUBSTR] [--quick]
 The parent sets OPENBLAS_NUM_THREADS=1 (and clears OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE for this
 process only); threadpoolctl also limits BLAS to one thread. Prints the harness's line format,
 plus a `# blas ...` line naming the BLAS kernel in use. Matrices are column-major in memory, so
@@ -132,6 +132,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--min-ms", type=float, default=5.0)
     ap.add_argument("--only", default="")
+    ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     rng = np.random.default_rng(1)
     with threadpool_limits(1):
@@ -139,7 +140,7 @@ def main() -> None:
             print(
                 f"# blas {info.get('internal_api')} {info.get('version')} arch={info.get('architecture')} threads={info.get('num_threads')}"
             )
-        for k in all_kernels():
+        for k in all_kernels(args.quick):
             if args.only not in k.name:
                 continue
             run, check = _setup(k, rng)
