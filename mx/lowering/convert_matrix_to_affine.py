@@ -236,7 +236,7 @@ class LowerMatmul(MatrixPattern):
                 lambda f, k: f.element(op.rhs, k, c),
                 depth,
                 op.fastmath,
-                None if acc is None else lambda f: f.element(acc, r, c),
+                None if acc is None else lambda f, a=acc: f.element(a, r, c),
             )
             e.store_buffer(total, buffer, r, c)
 
@@ -269,7 +269,7 @@ class LowerMatvec(MatrixPattern):
                 lambda g, k: g.emit(vector.ExtractOp(op.vector, [k], m.element_type)),
                 m.cols,
                 op.fastmath,
-                None if bias is None else lambda g: element_of(bias, r),
+                None if bias is None else lambda g, b=bias: element_of(b, r),
             )
             return [f.emit(vector.InsertOp(total, carried[0], [r]))]
 

@@ -9,6 +9,8 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import PassFailedException
 
 PIPELINE: tuple[str, ...] = (
+    "matrix-fold-transposes",
+    "matrix-fuse-contractions",
     "convert-matrix-to-affine",
     "convert-arbfp-to-arith",
     "canonicalize",

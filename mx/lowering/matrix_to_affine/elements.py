@@ -35,6 +35,7 @@ from mx.dialects.matrix import (
     CastOp,
     ConstantOp,
     DivOp,
+    FloatElement,
     FmaOp,
     LoadOp,
     MatrixType,
@@ -139,7 +140,7 @@ class Emitter:
 
     # -- user memory (matrix loads and stores) ---------------------------------
 
-    def _position(self, op: LoadOp | StoreOp, r: Index, c: Index) -> SSAValue:
+    def _position(self, op: LoadOp | StoreOp, r: Index, c: Index) -> Index:
         """`off + c*stride + r` (column-major) or `off + r*stride + c`."""
         offset, stride = op.offset(), op.stride()
         major, minor = (c, r) if op.COLUMN_MAJOR else (r, c)
@@ -227,9 +228,12 @@ class Emitter:
                 unsigned=op.unsigned is not None,
             )
         if isinstance(op, arbfp.ConvertFromOp | arbfp.ConvertToOp):
-            scalar = op.clone_without_regions()
-            scalar.operands = operands
-            scalar.results[0].type = t.element_type
+            scalar = type(op).create(
+                operands=operands,
+                result_types=[t.element_type],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
             return self.emit(scalar)
         assert isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
         return self.emit(elementwise_scalar(op, operands, t.element_type))
@@ -237,7 +241,8 @@ class Emitter:
     def scalar_constant(self, value: int | float, t: Attribute) -> SSAValue:
         if isinstance(t, IntegerType):
             return self.emit(arith.ConstantOp(IntegerAttr(int(value), t)))
-        return self.emit(arith.ConstantOp(FloatAttr(float(value), t)))  # pyright: ignore[reportArgumentType]
+        assert isinstance(t, FloatElement)
+        return self.emit(arith.ConstantOp(FloatAttr(float(value), t)))
 
     def convert(
         self, x: SSAValue, source: Attribute, target: Attribute, unsigned: bool

@@ -10,8 +10,9 @@ accumulator operand starts the sum instead of ending it.
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import math
-from xdsl.dialects.arith import FastMathFlag, FastMathFlagsAttr
+from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import SSAValue
 
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply

@@ -91,3 +91,19 @@ func.func @constants() -> !matrix.matrix<1x2xf64> {
   %s = matrix.add %k, %h : !matrix.matrix<1x2xf64>
   return %s : !matrix.matrix<1x2xf64>
 }
+
+// arbfp conversions of matrices are elementwise: one scalar conversion per
+// element inside the fused loop nest (convert-arbfp-to-arith lowers it).
+// CHECK-LABEL: func.func @arbfp
+// CHECK-NOT: memref.alloca
+// CHECK: %[[Q:.*]] = affine.load %{{.*}} : memref<2x2xi4>
+// CHECK-NEXT: %[[F:.*]] = arbfp.convert_from f4e2m1fn %[[Q]] : i4 to bf16
+// CHECK-NEXT: %[[D:.*]] = arith.negf %[[F]] : bf16
+// CHECK-NEXT: %[[E:.*]] = arbfp.convert_to f8e4m3fn %[[D]] saturate : bf16 to i8
+// CHECK-NEXT: affine.store %[[E]]
+func.func @arbfp(%q: !matrix.matrix<2x2xi4>) -> !matrix.matrix<2x2xi8> {
+  %f = arbfp.convert_from f4e2m1fn %q : !matrix.matrix<2x2xi4> to !matrix.matrix<2x2xbf16>
+  %d = matrix.neg %f : !matrix.matrix<2x2xbf16>
+  %e = arbfp.convert_to f8e4m3fn %d saturate : !matrix.matrix<2x2xbf16> to !matrix.matrix<2x2xi8>
+  return %e : !matrix.matrix<2x2xi8>
+}
