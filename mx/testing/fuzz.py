@@ -1,0 +1,443 @@
+"""Fuzzing the `mx-opt` driver (issue "Robustness", part 2).
+
+Valid inputs (every `tests/filecheck/**/*.mlir` chunk, plus random programs of
+`mx.testing.matrix_programs`) are mutated — token deletion, duplication,
+substitution and swaps, wrong types, wrong and huge shapes and integers, deep
+nesting, invalid UTF-8, empty and enormous files — and run through `mx-opt`
+with every pipeline of mx's pass registry. Any Python traceback, hang
+(> `TIMEOUT` s), exit status other than 0/1 or `internal error` is a bug.
+
+Runs are in-process (`mx.tools.mx_opt.main(argv)`, output captured, a SIGALRM
+timer for hangs); `check_subprocess` runs the real console script for a sample.
+
+    python -m mx.testing.fuzz --count 5000 [--seed N] [--save tests/fuzz_regressions]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from mx.testing.matrix_programs import Generator
+
+TIMEOUT = 10.0
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS_DIRS = [ROOT / "tests" / "filecheck"]
+
+TOKEN = re.compile(
+    r"""\s+|//[^\n]*|"(?:[^"\\\n]|\\.)*"|[%^@#!]?[\w.$-]+|->|::|[^\s\w]"""
+)
+TYPES = (
+    "f32", "f64", "f16", "bf16", "i1", "i4", "i6", "i7", "i8", "i32", "i64", "index",
+    "vector<4xf32>", "tensor<2x2xf32>", "memref<?xf32>", "memref<4x4xf32>",
+    "!matrix.matrix<2x2xf32>", "!matrix.matrix<0x3xf32>", "!matrix.matrix<4x4xi1>",
+    "!matrix.matrix<2x2x!matrix.matrix<2x2xf32>>", "f8E4M3FN", "none", "complex<f32>",
+)  # fmt: skip
+NUMBERS = (
+    "0", "1", "-1", "2", "3", "5", "16", "1048575", "1048576", "2147483648",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775809",
+    "99999999999999999999999999", "0x7fffffff", "1.5", "nan", "-0.0", "1e400",
+)  # fmt: skip
+SPLICE = (
+    "(", ")", "{", "}", "[", "]", "<", ">", ",", ":", "=", "->", "%0", "%a", "^bb0",
+    "func.func", "matrix.add", "matrix.matmul", "matrix.extract", "matrix.transpose",
+    "matrix.cast", "matrix.splat", "matrix.constant", "matrix.column_major_load",
+    "dense<[[1.0]]>", "dense<0.0>", "fastmath<contract>", "fastmath<fast>", "{unsigned}",
+    "stride", "loc(unknown)", "\"", "#", "@", "!", "arith.constant", "scf.for", "scf.if",
+)  # fmt: skip
+
+
+def matrix_passes() -> list[str]:
+    """mx's registered passes, each run with its default options."""
+    from mx.universe import ALL_PASSES
+
+    return sorted(ALL_PASSES)
+
+
+def pipelines() -> list[list[str]]:
+    """mx-opt argument lists: no pass, xDSL's canonicalize and cse (which our
+    ops plug into), each mx pass, and the full lowering to LLVM IR."""
+    result: list[list[str]] = [[], ["-p", "canonicalize"], ["-p", "cse"]]
+    result += [["-p", name] for name in matrix_passes()]
+    result += [["-p", "mx-lower-to-llvm", "-t", "llvm"], ["-p", "canonicalize,cse,dce"]]
+    return result
+
+
+def corpus() -> list[str]:
+    """Valid and invalid seed inputs: every chunk of the FileCheck tests."""
+    chunks: list[str] = []
+    for directory in CORPUS_DIRS:
+        for path in sorted(directory.rglob("*.mlir")):
+            if "Output" in path.parts:
+                continue
+            text = path.read_text(errors="replace")
+            chunks.extend(
+                c for c in re.split(r"^// -----.*$", text, flags=re.M) if c.strip()
+            )
+    return chunks
+
+
+# -- mutations -----------------------------------------------------------------
+
+
+def _tokens(text: str) -> list[str]:
+    return TOKEN.findall(text)
+
+
+def _significant(tokens: list[str]) -> list[int]:
+    return [
+        i for i, t in enumerate(tokens) if not t.isspace() and not t.startswith("//")
+    ]
+
+
+def mutate(text: str, rng: random.Random) -> bytes:
+    """One random mutation of `text` (several for `stack`)."""
+    kind = rng.choice(MUTATIONS)
+    return kind(text, rng)
+
+
+def _token_edit(text: str, rng: random.Random) -> bytes:
+    toks = _tokens(text)
+    sig = _significant(toks)
+    if not sig:
+        return text.encode()
+    for _ in range(rng.randint(1, 3)):
+        i = rng.choice(sig)
+        op = rng.randrange(4)
+        if op == 0:
+            toks[i] = ""
+        elif op == 1:
+            toks[i] = toks[i] + " " + toks[i]
+        elif op == 2:
+            toks[i] = (
+                toks[rng.choice(sig)] if rng.random() < 0.5 else rng.choice(SPLICE)
+            )
+        else:
+            j = rng.choice(sig)
+            toks[i], toks[j] = toks[j], toks[i]
+    return "".join(toks).encode()
+
+
+def _wrong_type(text: str, rng: random.Random) -> bytes:
+    types = list(re.finditer(r"\b(?:f16|bf16|f32|f64|i\d+|index)\b", text))
+    if not types:
+        return _token_edit(text, rng)
+    m = rng.choice(types)
+    return (text[: m.start()] + rng.choice(TYPES) + text[m.end() :]).encode()
+
+
+def _wrong_shape(text: str, rng: random.Random) -> bytes:
+    shapes = list(re.finditer(r"(\d+)x(\d+)x", text))
+    if not shapes:
+        return _wrong_number(text, rng)
+    m = rng.choice(shapes)
+    dims = [rng.choice(NUMBERS[:10]) for _ in range(2)]
+    if rng.random() < 0.2:
+        dims.append(rng.choice(NUMBERS[:6]))  # a third dimension
+    return (text[: m.start()] + "x".join(dims) + "x" + text[m.end() :]).encode()
+
+
+def _wrong_number(text: str, rng: random.Random) -> bytes:
+    nums = list(re.finditer(r"(?<![\w%#^@.])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", text))
+    if not nums:
+        return _token_edit(text, rng)
+    m = rng.choice(nums)
+    return (text[: m.start()] + rng.choice(NUMBERS) + text[m.end() :]).encode()
+
+
+def _invalid_utf8(text: str, rng: random.Random) -> bytes:
+    data = text.encode()
+    pos = rng.randrange(len(data) + 1)
+    junk = rng.choice(
+        [b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\x00", b"\xf4\x90\x80\x80"]
+    )
+    return data[:pos] + junk + data[pos:]
+
+
+def _deep_nesting(text: str, rng: random.Random) -> bytes:
+    depth = rng.choice([200, 1000, 5000, 20000])
+    kind = rng.randrange(4)
+    if kind == 0:  # nested regions
+        inner = '"test.op"() ({\n' * depth + "}) : () -> ()\n" * depth
+        return inner.encode()
+    if kind == 1:  # nested brackets in a dense literal
+        return (
+            "%c = matrix.constant dense<" + "[" * depth + "1.0" + "]" * depth
+            + "> : !matrix.matrix<2x2xf32>\n"
+        ).encode()  # fmt: skip
+    if kind == 2:  # nested types
+        return (
+            "func.func @f(%a: "
+            + "!matrix.matrix<2x2x" * depth
+            + "f32"
+            + ">" * depth
+            + ")\n"
+        ).encode()
+    return ("(" * depth + text).encode()
+
+
+def _size_extremes(text: str, rng: random.Random) -> bytes:
+    kind = rng.randrange(4)
+    if kind == 0:
+        return b""
+    if kind == 1:
+        return rng.choice([b"\n", b"   ", b"// only a comment\n", b"\xef\xbb\xbf"])
+    if kind == 2:
+        return (text * rng.choice([20, 50])).encode()  # duplicated symbols, big input
+    # One long function. xDSL parses ~2000 ops/s, so sizes that stay well
+    # under TIMEOUT: a hang, not Python's speed, is the bug looked for.
+    n = rng.choice([500, 2000])
+    body = "".join(
+        f"  %v{i + 1} = matrix.add %v{i}, %v{i} : !matrix.matrix<4x4xf32>\n"
+        for i in range(n)
+    )
+    return (
+        "func.func @big(%v0: !matrix.matrix<4x4xf32>) -> !matrix.matrix<4x4xf32> {\n"
+        + body
+        + f"  func.return %v{n} : !matrix.matrix<4x4xf32>\n}}\n"
+    ).encode()
+
+
+def _stack(text: str, rng: random.Random) -> bytes:
+    for _ in range(rng.randint(2, 4)):
+        text = rng.choice(MUTATIONS[:-3])(text, rng).decode(errors="replace")
+    return text.encode()
+
+
+MUTATIONS: list[Callable[[str, random.Random], bytes]] = [
+    _token_edit,
+    _token_edit,
+    _token_edit,
+    _wrong_type,
+    _wrong_shape,
+    _wrong_number,
+    _wrong_number,
+    _stack,
+    _invalid_utf8,
+    _deep_nesting,
+    _size_extremes,
+]
+
+
+def generated_program(rng: random.Random) -> str:
+    """A valid random matrix program (the differential tests' generator)."""
+    return Generator(rng).program().mlir_source("f")
+
+
+# -- running -------------------------------------------------------------------
+
+
+class _Timeout(BaseException):
+    """Raised by SIGALRM; a BaseException so mx-opt's handler cannot swallow it."""
+
+
+@dataclass(frozen=True)
+class Result:
+    status: int | str
+    """Exit status, or 'timeout'."""
+    stderr: str
+    seconds: float
+
+    @property
+    def is_bug(self) -> bool:
+        return (
+            self.status not in (0, 1)
+            or "Traceback" in self.stderr
+            or "internal error" in self.stderr
+        )
+
+    def signature(self) -> str:
+        """What identifies the bug: the exception and the innermost frame."""
+        if self.status == "timeout":
+            return "timeout"
+        kind = re.search(r"internal error: (\w+)", self.stderr)
+        frames = re.findall(r'File "([^"]+)", line (\d+), in (\w+)', self.stderr)
+        where = f"{Path(frames[-1][0]).name}:{frames[-1][2]}" if frames else ""
+        return f"{self.status}:{kind.group(1) if kind else '?'}:{where}"
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    raise _Timeout()
+
+
+def run_in_process(data: bytes, args: list[str], timeout: float = TIMEOUT) -> Result:
+    """`mx-opt <input> <args>` in this process."""
+    from mx.tools.mx_opt import main
+
+    with tempfile.NamedTemporaryFile(suffix=".mlir", delete=False) as f:
+        f.write(data)
+        path = f.name
+    err = io.StringIO()
+    start = time.perf_counter()
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    status: int | str
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                status = main([path, *args, "-o", os.devnull])
+            except SystemExit as exit_:
+                status = exit_.code if isinstance(exit_.code, int) else 1
+    except _Timeout:
+        status = "timeout"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        os.unlink(path)
+    return Result(status, err.getvalue(), time.perf_counter() - start)
+
+
+def run_subprocess(data: bytes, args: list[str], timeout: float = TIMEOUT) -> Result:
+    """The real `mx-opt` console script, input on stdin."""
+    start = time.perf_counter()
+    try:
+        r = subprocess.run(
+            [_console_script(), *args],
+            input=data,
+            capture_output=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return Result("timeout", "", time.perf_counter() - start)
+    # A signal (negative status) is a crash too.
+    return Result(
+        r.returncode, r.stderr.decode(errors="replace"), time.perf_counter() - start
+    )
+
+
+# -- campaigns -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    data: bytes
+    args: list[str]
+    mutation: str
+
+
+def cases(seed: int, count: int) -> Iterator[Case]:
+    """`count` fuzz cases: a mutated seed input with one pipeline each, the
+    pipelines taken in turn so that a sample covers all of them."""
+    rng = random.Random(seed)
+    seeds = corpus()
+    pipes = pipelines()
+    for k in range(count):
+        base = generated_program(rng) if rng.random() < 0.3 else rng.choice(seeds)
+        kind = rng.choice(MUTATIONS)
+        yield Case(kind(base, rng), pipes[k % len(pipes)], kind.__name__.strip("_"))
+
+
+def minimize(data: bytes, args: list[str], signature: str) -> bytes:
+    """Delta debugging over lines, then tokens, keeping the bug signature."""
+
+    def still(candidate: bytes) -> bool:
+        r = run_in_process(candidate, args)
+        return r.is_bug and r.signature() == signature
+
+    for split in (_lines, _byte_tokens):
+        parts = split(data)
+        chunk = max(1, len(parts) // 2)
+        while chunk >= 1:
+            i = 0
+            while i < len(parts):
+                candidate = parts[:i] + parts[i + chunk :]
+                if candidate != parts and still(b"".join(candidate)):
+                    parts = candidate
+                else:
+                    i += chunk
+            chunk //= 2
+        data = b"".join(parts)
+    return data
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True)
+
+
+def _byte_tokens(data: bytes) -> list[bytes]:
+    return re.findall(rb"\s+|[\w.%!#@^$-]+|[^\s\w]", data)
+
+
+HEADER = b"// fuzz-args: "
+
+
+def save_regression(directory: Path, data: bytes, args: list[str]) -> Path:
+    """Keep a crashing input; its first line records the mx-opt arguments."""
+    directory.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1(data + " ".join(args).encode()).hexdigest()[:12]
+    path = directory / f"crash_{digest}.mlir"
+    path.write_bytes(HEADER + " ".join(args).encode() + b"\n" + data)
+    return path
+
+
+def regression_args(path: Path) -> tuple[bytes, list[str]]:
+    """(input, mx-opt arguments) of a saved regression file."""
+    data = path.read_bytes()
+    first, _, _ = data.partition(b"\n")
+    args = first[len(HEADER) :].decode().split() if first.startswith(HEADER) else []
+    return data, args
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mx.testing.fuzz", description=__doc__
+    )
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--save", type=Path, help="minimize and save crashing inputs here"
+    )
+    args = parser.parse_args(argv)
+    kinds: Counter[str] = Counter()
+    statuses: Counter[str] = Counter()
+    bugs: dict[str, tuple[Case, Result]] = {}
+    start = time.perf_counter()
+    for case in cases(args.seed, args.count):
+        result = run_in_process(case.data, case.args)
+        kinds[case.mutation] += 1
+        statuses[str(result.status)] += 1
+        if result.is_bug and result.signature() not in bugs:
+            bugs[result.signature()] = (case, result)
+            print(
+                f"BUG {result.signature()} with {' '.join(case.args) or '(no pass)'}",
+                flush=True,
+            )
+    print(f"inputs: {args.count} in {time.perf_counter() - start:.0f} s")
+    print(
+        "mutations covered: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    )
+    print("pipelines: " + "; ".join(" ".join(p) or "(none)" for p in pipelines()))
+    print(
+        "exit statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+    )
+    print(f"distinct bugs: {len(bugs)}")
+    for signature, (case, result) in bugs.items():
+        print(f"--- {signature}\n{result.stderr[-1500:]}")
+        if args.save:
+            small = minimize(case.data, case.args, signature)
+            print(f"saved {save_regression(args.save, small, case.args)}")
+    return 1 if bugs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+def _console_script() -> str:
+    """The installed `mx-opt` next to this interpreter."""
+    return str(Path(sys.executable).with_name("mx-opt"))

@@ -1,0 +1,70 @@
+"""Fuzzing the `mx-opt` driver (issue "Robustness", part 2).
+
+Mutated inputs run through mx-opt with every pipeline of mx's registry must
+end with exit status 0 or 1, no traceback, no `internal error`, within
+`mx.testing.fuzz.TIMEOUT` seconds. A fixed-seed sample runs here in-process
+(`MX_FUZZ_COUNT=<n>` for more) plus a few through the real console script;
+`python -m mx.testing.fuzz --count 5000` runs many (docs/long-runs.md).
+Every crashing input found is kept in tests/fuzz_regressions/.
+"""
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from mx.testing.fuzz import (
+    cases,
+    corpus,
+    mutate,
+    pipelines,
+    regression_args,
+    run_in_process,
+    run_subprocess,
+)
+
+COUNT = int(os.environ.get("MX_FUZZ_COUNT", "240"))
+BATCH = 40
+REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.mlir"))
+
+
+def _describe(args: list[str], data: bytes, stderr: str) -> str:
+    return f"mx-opt {' '.join(args)} on:\n{data[:2000]!r}\n{stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("batch", range((COUNT + BATCH - 1) // BATCH))
+def test_fuzz_in_process(batch: int) -> None:
+    all_cases = list(cases(seed=batch, count=BATCH))
+    for case in all_cases:
+        r = run_in_process(case.data, case.args)
+        assert not r.is_bug, _describe(case.args, case.data, f"{r.status}\n{r.stderr}")
+
+
+@pytest.mark.parametrize("args", pipelines(), ids=lambda a: " ".join(a) or "none")
+def test_fuzz_subprocess_sample(args: list[str]) -> None:
+    """The real entry point (stdin, exit status, signals) on a few mutants per pipeline."""
+    rng = random.Random(" ".join(args))
+    seeds = corpus()
+    for _ in range(2):
+        data = mutate(rng.choice(seeds), rng)
+        r = run_subprocess(data, args)
+        assert not r.is_bug, _describe(args, data, f"{r.status}\n{r.stderr}")
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
+def test_fuzz_regression(path: Path) -> None:
+    data, args = regression_args(path)
+    r = run_in_process(data, args)
+    assert r.status in (0, 1) and not r.is_bug, _describe(args, data, r.stderr)
+
+
+def test_detector_sees_internal_errors() -> None:
+    """The oracle itself: exit status 2, a traceback or a timeout are bugs."""
+    from mx.testing.fuzz import Result
+
+    assert Result(2, "mx-opt: internal error: KeyError: 'x'", 0.1).is_bug
+    assert Result(1, "Traceback (most recent call last):", 0.1).is_bug
+    assert Result("timeout", "", 10.0).is_bug
+    assert Result(-11, "", 0.1).is_bug
+    assert not Result(1, "f.mlir:1:1: error: bad", 0.1).is_bug
