@@ -8,7 +8,7 @@ before and after `matrix-fold-transposes`, `matrix-fuse-contractions`,
 - Programs without `contract` must give bit-identical results (any NaN
   matches any NaN: commuting an add may pick the other operand's payload).
 - With `contract`, fusion into `fma` drops the rounding of a product, so
-  floats are compared within a bound: |after - before| <= 2^-(p-8) *
+  after the fuse and all pipelines floats are compared within a bound: |after - before| <= 2^-(p-8) *
   (1 + max |before|)^2 for precision p of the element type: each fusion
   drops one rounding of a product (at most half an ulp of |a·b|, and the
   product can be as large as the square of the values involved), and a
@@ -426,7 +426,8 @@ def _check(seed: int) -> None:
         ):
             e_arr, g_arr = np.asarray(e), np.asarray(g)
             precision = FLOAT_PRECISION.get(e_arr.dtype)
-            if contract and precision is not None:
+            # Only fusion into fma may change a rounding.
+            if contract and name in ("fuse", "all") and precision is not None:
                 ok = _close(e_arr, g_arr, precision)
             else:
                 ok = _bits_equal(e_arr, g_arr)
