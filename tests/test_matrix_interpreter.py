@@ -26,6 +26,7 @@ from xdsl.context import Context
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func
+from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 from xdsl.parser import Parser
@@ -66,7 +67,7 @@ def examples(n: int) -> int:
 
 def _context() -> Context:
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, MemRef, Scf, Matrix):
+    for dialect in (Builtin, Func, Arith, Math, MemRef, Scf, Matrix):
         ctx.load_dialect(dialect)
     return ctx
 
@@ -802,3 +803,87 @@ def test_memory_access_out_of_range_is_ub() -> None:
     assert "past the end" in ub(text, memory, 2, 3).message
     assert "negative" in ub(text, memory, -1, 2).message
     assert "stride 1" in ub(text, memory, 0, 1).message
+
+
+# ---------------------------------------------------------------------------
+# Scalar arith/math additions (mx.interpreters.arith)
+# ---------------------------------------------------------------------------
+
+
+def run_scalar(body: str, result_type: str) -> Any:
+    return run_body(body, [], result_type)
+
+
+@pytest.mark.parametrize("t", FLOATS)
+def test_scalar_float_ops_round_to_their_type(t: str) -> None:
+    """extract/splat and scalar arith agree: each scalar op rounds to its type."""
+    third = run_scalar(
+        f"  %a = arith.constant 1.0 : {t}\n  %b = arith.constant 3.0 : {t}\n"
+        f"  %r = arith.divf %a, %b : {t}",
+        t,
+    )
+    assert third == ref_round(Fraction(1, 3), t)
+    fused = run_scalar(
+        f"  %a = arith.constant 3.0 : {t}\n  %b = arith.constant {third!r} : {t}\n"
+        f"  %c = arith.constant -1.0 : {t}\n  %r = math.fma %a, %b, %c : {t}",
+        t,
+    )
+    assert fused == ref_round(3 * Fraction(third) - 1, t)
+    negated = run_scalar(
+        f"  %a = arith.constant 0.0 : {t}\n  %r = arith.negf %a : {t}", t
+    )
+    assert math.copysign(1.0, negated) == -1.0
+
+
+def test_scalar_conversions() -> None:
+    assert (
+        run_scalar(
+            "  %a = arith.constant -7.9 : f32\n  %r = arith.fptosi %a : f32 to i8", "i8"
+        )
+        == -7
+    )
+    assert (
+        run_scalar(
+            "  %a = arith.constant -1 : i8\n  %r = arith.uitofp %a : i8 to f32", "f32"
+        )
+        == 255.0
+    )
+    big = 2**24 + 2**16 + 1
+    assert run_scalar(
+        f"  %a = arith.constant {big} : i64\n  %r = arith.sitofp %a : i64 to bf16",
+        "bf16",
+    ) == ref_round(Fraction(big), "bf16")
+    assert run_scalar(
+        "  %a = arith.constant 1.00048828125 : f64\n  %r = arith.truncf %a : f64 to f16",
+        "f16",
+    ) == ref_round(Fraction(1.00048828125), "f16")
+    assert (
+        run_scalar(
+            "  %a = arith.constant -7 : i32\n  %b = arith.constant 2 : i32\n"
+            "  %r = arith.remsi %a, %b : i32",
+            "i32",
+        )
+        == -1
+    )
+    with pytest.raises(UndefinedBehaviorError):
+        run_scalar(
+            "  %a = arith.constant 1 : i32\n  %b = arith.constant 0 : i32\n"
+            "  %r = arith.divui %a, %b : i32",
+            "i32",
+        )
+    with pytest.raises(UndefinedBehaviorError):
+        run_scalar(
+            "  %a = arith.constant 300.0 : f32\n  %r = arith.fptoui %a : f32 to i8",
+            "i8",
+        )
+
+
+def test_vector_constant_feeds_matvec() -> None:
+    m = mt((2, 2), "f32")
+    body = (
+        f"  %m = matrix.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : {m}\n"
+        "  %x = arith.constant dense<[10.0, 100.0]> : vector<2xf32>\n"
+        f"  %r = matrix.matvec %m, %x : {m}, vector<2xf32> -> vector<2xf32>"
+    )
+    result = run_scalar(body, "vector<2xf32>")
+    assert result.dtype == np.float32 and result.tolist() == [210.0, 430.0]

@@ -13,6 +13,7 @@ by row, one row per line, in the order of `matrix.constant`'s literal.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -231,6 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for diag in failed.diags:
             print(source.render(diag), file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (`mx-run ... | head`), as in mx-opt: not a bug.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as err:
         print(f"mx-run: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         traceback.print_exc()
