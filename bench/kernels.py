@@ -243,6 +243,12 @@ MX_IMPLS = ("mx", "mx_contract")
 
 
 def c_impls(k: Kernel) -> tuple[str, ...]:
+    if k.family in (Family.DEC_E4M3FN_F32, Family.DEC_E5M2_F16):
+        return (
+            "c_bits",
+            "c_lut",
+            "copy",
+        )  # a 256-entry table is the other obvious decoder
     return FP8_C_IMPLS if k.family in FP8_FAMILIES else MATRIX_C_IMPLS
 
 
@@ -431,6 +437,22 @@ void c_bits_enc_f32_e4m3fn_sat(const float *restrict in, uint8_t *restrict out, 
     uint32_t r = a < 0x3C800000u ? sub : nrm;
     out[i] = (uint8_t)((nan ? 0x7Fu : r) | sign);
   }
+}
+
+/* Table decoders: 256 entries, filled once from the bit-manipulation decoders above. */
+static float lut_e4m3fn_f32[256];
+static uint16_t lut_e5m2_f16[256];
+__attribute__((constructor)) static void fill_luts(void) {
+  uint8_t all[256];
+  for (int i = 0; i < 256; ++i) all[i] = (uint8_t)i;
+  c_bits_dec_e4m3fn_f32(all, lut_e4m3fn_f32, 256);
+  c_bits_dec_e5m2_f16(all, lut_e5m2_f16, 256);
+}
+void c_lut_dec_e4m3fn_f32(const uint8_t *restrict in, float *restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = lut_e4m3fn_f32[in[i]];
+}
+void c_lut_dec_e5m2_f16(const uint8_t *restrict in, uint16_t *restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = lut_e5m2_f16[in[i]];
 }
 
 /* Memory-bandwidth limits: the same bytes in and out, no arithmetic. */

@@ -35,6 +35,22 @@ void c_bits_enc_f32_e4m3fn_sat(const float *restrict in, uint8_t *restrict out, 
   }
 }
 
+/* Table decoders: 256 entries, filled once from the bit-manipulation decoders above. */
+static float lut_e4m3fn_f32[256];
+static uint16_t lut_e5m2_f16[256];
+__attribute__((constructor)) static void fill_luts(void) {
+  uint8_t all[256];
+  for (int i = 0; i < 256; ++i) all[i] = (uint8_t)i;
+  c_bits_dec_e4m3fn_f32(all, lut_e4m3fn_f32, 256);
+  c_bits_dec_e5m2_f16(all, lut_e5m2_f16, 256);
+}
+void c_lut_dec_e4m3fn_f32(const uint8_t *restrict in, float *restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = lut_e4m3fn_f32[in[i]];
+}
+void c_lut_dec_e5m2_f16(const uint8_t *restrict in, uint16_t *restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = lut_e5m2_f16[in[i]];
+}
+
 /* Memory-bandwidth limits: the same bytes in and out, no arithmetic. */
 void copy_dec_e4m3fn_f32(const uint8_t *restrict in, uint32_t *restrict out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = in[i];
