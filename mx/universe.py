@@ -86,4 +86,13 @@ def _mx_lower_to_llvm() -> type[ModulePass]:
 ALL_PASSES["mx-lower-to-llvm"] = _mx_lower_to_llvm
 
 
+def _convert_arbfp_to_arith() -> type[ModulePass]:
+    from mx.lowering.convert_arbfp_to_arith import ConvertArbfpToArithPass
+
+    return ConvertArbfpToArithPass
+
+
+ALL_PASSES["convert-arbfp-to-arith"] = _convert_arbfp_to_arith
+
+
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)

@@ -1,0 +1,57 @@
+// RUN: mx-opt %s -p convert-arbfp-to-arith | filecheck %s
+
+// Scalar conversions become branch-free arith: no arbfp, no calls, no control
+// flow, and no truncf to bf16 (the bf16 result is the high half of f32 bits).
+
+// CHECK-LABEL: func.func @from_f8e4m3fn_bf16
+// CHECK-NOT: arbfp
+// CHECK-NOT: arith.truncf {{.*}} to bf16
+// CHECK: arith.extui %b : i8 to i32
+// CHECK: arith.mulf
+// CHECK: arith.shrui
+// CHECK: arith.trunci {{.*}} : i32 to i16
+// CHECK: %{{.*}} = arith.bitcast {{.*}} : i16 to bf16
+// CHECK-NOT: func.call
+// CHECK: func.return
+func.func @from_f8e4m3fn_bf16(%b: i8) -> bf16 {
+  %r = arbfp.convert_from f8e4m3fn %b : i8 to bf16
+  func.return %r : bf16
+}
+
+// f8e8m0fnu needs no scaling: its exponent field is f32's, bias 127.
+// CHECK-LABEL: func.func @from_f8e8m0fnu_f64
+// CHECK-NOT: arith.mulf
+// CHECK: arith.extf {{.*}} : f32 to f64
+func.func @from_f8e8m0fnu_f64(%b: i8) -> f64 {
+  %r = arbfp.convert_from f8e8m0fnu %b : i8 to f64
+  func.return %r : f64
+}
+
+// CHECK-LABEL: func.func @to_f4e2m1fn
+// CHECK-NOT: arbfp
+// CHECK: arith.extf %x : f16 to f64
+// CHECK: arith.bitcast {{.*}} : f64 to i64
+// CHECK: arith.trunci {{.*}} : i64 to i4
+// CHECK-NOT: func.call
+func.func @to_f4e2m1fn(%x: f16) -> i4 {
+  %r = arbfp.convert_to f4e2m1fn %x rounding toward_zero saturate : f16 to i4
+  func.return %r : i4
+}
+
+// bf16 sources are widened with integer shifts, never with extf from bf16.
+// CHECK-LABEL: func.func @to_f8e5m2_from_bf16
+// CHECK-NOT: arith.extf {{.*}} : bf16
+// CHECK: arith.bitcast %x : bf16 to i16
+// CHECK: arith.trunci {{.*}} : i64 to i8
+func.func @to_f8e5m2_from_bf16(%x: bf16) -> i8 {
+  %r = arbfp.convert_to f8e5m2 %x : bf16 to i8
+  func.return %r : i8
+}
+
+// Vectors and matrices are left for now (matrices: convert-matrix-to-affine).
+// CHECK-LABEL: func.func @vector_left
+// CHECK: arbfp.convert_from f8e5m2 %v : vector<4xi8> to vector<4xf32>
+func.func @vector_left(%v: vector<4xi8>) -> vector<4xf32> {
+  %r = arbfp.convert_from f8e5m2 %v : vector<4xi8> to vector<4xf32>
+  func.return %r : vector<4xf32>
+}
