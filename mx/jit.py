@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    FunctionType,
     IndexType,
     IntegerType,
     MemRefType,
@@ -34,9 +35,10 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
 
+from mx.dialects.matrix import MatrixType
 from mx.lowering.llvm_ir import host_target, module_to_llvm_ir, type_str
 
-DEFAULT_PIPELINE = "convert-to-llvm"
+DEFAULT_PIPELINE = "mx-lower-to-llvm"
 
 
 def _context() -> Context:
@@ -81,12 +83,17 @@ class _Param:
     name: str
     type_: Attribute
 
-    def storage(self, value: object) -> np.ndarray[Any, Any]:
-        """A buffer holding the argument's value as the wrapper loads it."""
+    def storage(self, value: object) -> tuple[np.ndarray[Any, Any], object]:
+        """A buffer holding the argument's value as the wrapper loads it, and
+        what must stay alive while the call runs."""
         type_ = self.type_
+        if isinstance(type_, MatrixType):
+            # The lowered callee reads a column-major buffer (convert-matrix-to-affine).
+            column_major = np.ascontiguousarray(self._check_matrix(value, type_).T)
+            return _pointer_to(column_major), column_major
         if isinstance(type_, MemRefType):
             array = self._check_array(value, type_)
-            return np.array([array.ctypes.data], dtype=np.uintp)
+            return _pointer_to(array), array
         if isinstance(type_, VectorType):
             dtype = numpy_dtype(type_.element_type)
             array = np.asarray(value)
@@ -95,8 +102,23 @@ class _Param:
                     f"argument {self.name}: expected a {type_.get_shape()} array of "
                     f"{dtype}, got {array.dtype} {array.shape}"
                 )
-            return np.ascontiguousarray(array)
-        return np.array([self._scalar(value)], dtype=numpy_dtype(type_))
+            return np.ascontiguousarray(array), None
+        return np.array([self._scalar(value)], dtype=numpy_dtype(type_)), None
+
+    def _check_matrix(self, value: object, type_: MatrixType) -> np.ndarray[Any, Any]:
+        dtype = numpy_dtype(type_.element_type)
+        if not isinstance(value, np.ndarray) or value.dtype != dtype:
+            got = value.dtype if isinstance(value, np.ndarray) else type(value).__name__
+            raise TypeError(
+                f"argument {self.name}: expected a {type_.rows}x{type_.cols} array "
+                f"of {dtype} for {type_}, got {got}"
+            )
+        if value.shape != type_.shape:
+            raise ValueError(
+                f"argument {self.name}: expected shape {type_.shape} for {type_}, "
+                f"got {value.shape}"
+            )
+        return value
 
     def _check_array(self, value: object, type_: MemRefType) -> np.ndarray[Any, Any]:
         if not isinstance(value, np.ndarray):
@@ -146,8 +168,14 @@ class _Param:
         return value
 
 
+def _pointer_to(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    return np.array([array.ctypes.data], dtype=np.uintp)
+
+
 class JitFunction:
-    """A compiled function; call it with NumPy arrays (memrefs) and scalars."""
+    """A compiled function; call it with NumPy arrays (memrefs, and 2-D arrays
+    for matrices) and scalars. Matrix results come back as 2-D arrays, in the
+    function's result order together with its scalar result."""
 
     def __init__(
         self,
@@ -156,10 +184,14 @@ class JitFunction:
         result: Attribute | None,
         address: int,
         keepalive: object,
+        original_results: Sequence[Attribute] = (),
     ):
         self.name = name
         self.params = tuple(params)
         self.result = result
+        # Matrix results are out-parameters appended to the lowered arguments.
+        self.matrix_results = [t for t in original_results if isinstance(t, MatrixType)]
+        self.original_results = tuple(original_results)
         self._call = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(address)
         self._keepalive = keepalive
 
@@ -168,10 +200,26 @@ class JitFunction:
             raise TypeError(
                 f"{self.name}() takes {len(self.params)} arguments, got {len(args)}"
             )
-        storages = [p.storage(a) for p, a in zip(self.params, args, strict=False)]
-        packed = (ctypes.c_void_p * max(1, len(storages)))(
-            *[s.ctypes.data for s in storages]
-        )
+        slots = [p.storage(a) for p, a in zip(self.params, args, strict=True)]
+        outs = [
+            np.zeros((t.cols, t.rows), numpy_dtype(t.element_type))
+            for t in self.matrix_results
+        ]
+        pointers = [slot.ctypes.data for slot, _ in slots]
+        out_slots = [_pointer_to(out) for out in outs]
+        pointers += [slot.ctypes.data for slot in out_slots]
+        packed = (ctypes.c_void_p * max(1, len(pointers)))(*pointers)
+        value = self._invoke(packed)
+        if not self.matrix_results:
+            return value
+        matrices = iter(out.T for out in outs)  # column-major buffers -> (R, C)
+        results = [
+            next(matrices) if isinstance(t, MatrixType) else value
+            for t in self.original_results
+        ]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _invoke(self, packed: ctypes.Array[ctypes.c_void_p]) -> Any:
         result = None
         if self.result is not None:
             if isinstance(self.result, VectorType):
@@ -247,9 +295,9 @@ def _target_machine() -> binding.TargetMachine:
 
 def lower_to_llvm_ir(
     source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE
-) -> tuple[str, ModuleOp, dict[str, list[Attribute]]]:
+) -> tuple[str, ModuleOp, dict[str, FunctionType]]:
     """Runs `pipeline` on `source`; returns the LLVM IR, the lowered module
-    and the argument types of each `func.func` before lowering."""
+    and the type of each `func.func` before lowering."""
     ctx = _context()
     module = (
         source.clone()
@@ -257,7 +305,7 @@ def lower_to_llvm_ir(
         else Parser(ctx, source).parse_module()
     )
     signatures = {
-        op.sym_name.data: list(op.function_type.inputs.data)
+        op.sym_name.data: op.function_type
         for op in module.walk()
         if isinstance(op, func.FuncOp)
     }
@@ -286,7 +334,8 @@ def _compile_text(text: str, pipeline: str) -> CompiledModule:
     for op in definitions:
         name = op.sym_name.data
         lowered = list(op.function_type.inputs)
-        original = signatures.get(name, lowered)
+        signature = signatures.get(name)
+        original = list(signature.inputs) if signature else lowered
         params = [
             _Param(f"#{i} of {name}", orig if _compatible(orig, low) else low)
             for i, (orig, low) in enumerate(zip(original, lowered, strict=False))
@@ -298,12 +347,15 @@ def _compile_text(text: str, pipeline: str) -> CompiledModule:
             None if isinstance(result, llvm.LLVMVoidType) else result,
             engine.get_function_address(f"_mx_packed_{name}"),
             (engine, llvm_module),
+            list(signature.outputs) if signature else (),
         )
     return CompiledModule(full_ir, functions)
 
 
 def _compatible(original: Attribute, lowered: Attribute) -> bool:
-    return isinstance(original, MemRefType | IndexType) or original == lowered
+    return (
+        isinstance(original, MemRefType | IndexType | MatrixType) or original == lowered
+    )
 
 
 def compile_module(

@@ -1,0 +1,65 @@
+"""Calling JIT-compiled functions whose arguments and results are matrices."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from mx.jit import compile_module
+
+SOURCE = """
+func.func @f(%a: !matrix.matrix<2x3xf32>, %b: !matrix.matrix<3x4xf32>, %s: f32)
+    -> (!matrix.matrix<2x4xf32>, f32, !matrix.matrix<3x2xf32>) {
+  %p = matrix.matmul %a, %b : !matrix.matrix<2x3xf32>, !matrix.matrix<3x4xf32> -> !matrix.matrix<2x4xf32>
+  %t = matrix.transpose %a : !matrix.matrix<2x3xf32> -> !matrix.matrix<3x2xf32>
+  %e = matrix.extract %a[1, 2] : !matrix.matrix<2x3xf32>
+  %x = arith.addf %e, %s : f32
+  func.return %p, %x, %t : !matrix.matrix<2x4xf32>, f32, !matrix.matrix<3x2xf32>
+}
+
+func.func @scale(%a: !matrix.matrix<3x3xbf16>, %k: bf16) -> !matrix.matrix<3x3xbf16> {
+  %s = matrix.splat %k : !matrix.matrix<3x3xbf16>
+  %r = matrix.mul %a, %s : !matrix.matrix<3x3xbf16>
+  func.return %r : !matrix.matrix<3x3xbf16>
+}
+"""
+
+
+def test_matrix_arguments_and_results_are_2d_arrays() -> None:
+    module = compile_module(SOURCE)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 4)).astype(np.float32)
+    product, element, transposed = module.f(a, b, np.float32(0.25))
+    expected = np.zeros((2, 4), np.float32)
+    for r in range(2):  # matrix.md's order: ((a0*b0 + a1*b1) + a2*b2), rounded to f32
+        for c in range(4):
+            acc = a[r, 0] * b[0, c]
+            for k in range(1, 3):
+                acc = np.float32(acc + a[r, k] * b[k, c])
+            expected[r, c] = acc
+    assert product.shape == (2, 4) and product.dtype == np.float32
+    np.testing.assert_array_equal(product, expected)
+    assert element == np.float32(a[1, 2] + np.float32(0.25))
+    np.testing.assert_array_equal(transposed, a.T)
+    # The caller's arrays are not touched, whatever their memory order.
+    a_f = np.asfortranarray(a)
+    np.testing.assert_array_equal(module.f(a_f, b, np.float32(0))[0], expected)
+
+
+def test_bf16_matrix_result() -> None:
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    a = (np.arange(9, dtype=np.float32).reshape(3, 3) / 7).astype(bf16)
+    k = np.float32(3.3).astype(bf16)
+    result = compile_module(SOURCE).scale(a, k)
+    # ml_dtypes multiplies bf16 through f32 and rounds once: exact here.
+    expected = (a.astype(np.float32) * np.float32(k)).astype(bf16)
+    np.testing.assert_array_equal(result.view(np.uint16), expected.view(np.uint16))
+
+
+def test_matrix_argument_checks() -> None:
+    module = compile_module(SOURCE)
+    b = np.zeros((3, 4), np.float32)
+    with pytest.raises(ValueError, match=r"expected shape \(2, 3\)"):
+        module.f(np.zeros((3, 2), np.float32), b, np.float32(0))
+    with pytest.raises(TypeError, match="expected a 2x3 array of float32"):
+        module.f(np.zeros((2, 3), np.float64), b, np.float32(0))
