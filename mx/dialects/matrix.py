@@ -622,7 +622,10 @@ class ConstantOp(MatrixOp):
         values = [e.to_type(parser, element_type) for e in elements]
         if not shape:
             values = values * t.num_elements
-        value = dense_matrix_value(t, cast(list[int | float], values))
+        try:
+            value = dense_matrix_value(t, cast(list[int | float], values))
+        except ValueError as err:  # e.g. an integer out of the element type's range
+            parser.raise_error(str(err), literal_pos, literal_end)
         return cls.create(
             result_types=[t], properties={"value": value}, attributes=attributes
         )
