@@ -11,17 +11,17 @@ from xdsl.utils.exceptions import PassFailedException
 PIPELINE: tuple[str, ...] = (
     "matrix-fold-transposes",
     "matrix-fuse-contractions",
+    # Matrix-level folds (constants, extract of insert, ...) need the matrix ops.
+    "canonicalize",
     "convert-matrix-to-affine",
     "convert-arbfp-to-arith",
+    # Index and scalar arithmetic left by the lowerings.
     "canonicalize",
     "convert-to-llvm",
     "cse",
 )
 """The passes run, in order, looked up by name in the registry (mx's and
 xDSL's), so that a pass can be added here by its name alone."""
-
-OPTIONAL: frozenset[str] = frozenset({"convert-arbfp-to-arith"})
-"""Passes of `PIPELINE` that are skipped while they are not registered yet."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,6 @@ class MxLowerToLLVMPass(ModulePass):
         registry = Universe.get_multiverse().all_passes
         for name in PIPELINE:
             if name not in registry:
-                if name in OPTIONAL:
-                    continue
                 raise PassFailedException(
                     f"mx-lower-to-llvm: pass '{name}' is not registered"
                 )
