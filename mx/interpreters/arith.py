@@ -75,9 +75,10 @@ class MxArithFunctions(ArithFunctions):
         value, t = op.value, op.result.type
         if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, VectorType):
             element_type = cast(VectorType[Attribute], t).element_type
-            return (
-                np.array(value.get_values(), dtype=sem.element_dtype(element_type)),
-            )
+            values = cast(list[int | float], list(value.get_values()))
+            dtype = sem.element_dtype(element_type)
+            bits = sem.container_bits(element_type)
+            return (sem.constant(values, (1, len(values)), dtype, bits).reshape(-1),)
         # `@impl` wraps the inherited implementation: unwrap its result.
         return super().run_constant(interpreter, op, args).values
 
