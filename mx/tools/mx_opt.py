@@ -64,6 +64,7 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mx.diagnostics import OpDiagnostic
+from mx.tools.xdsl_fixes import apply_xdsl_fixes
 
 Severity = Literal["error", "warning", "note", "remark"]
 
@@ -617,6 +618,7 @@ class MxOptMain(xDSLOptMain):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    apply_xdsl_fixes()
     try:
         app = MxOptMain(argv)
         app.run()

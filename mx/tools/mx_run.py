@@ -49,6 +49,7 @@ from mx.tools.mx_opt import (
     op_diag,
     verify_module,
 )
+from mx.tools.xdsl_fixes import apply_xdsl_fixes
 
 
 class _Failed(Exception):
@@ -214,6 +215,7 @@ def _read(path: str) -> Source:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    apply_xdsl_fixes()
     arg_parser = _ArgumentParser(
         prog="mx-run",
         description="run a function of an MLIR file with mx's reference interpreter",
