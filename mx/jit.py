@@ -304,6 +304,8 @@ def lower_to_llvm_ir(
         if isinstance(source, ModuleOp)
         else Parser(ctx, source).parse_module()
     )
+    # Passes assume verified input; invalid IR must not become invalid LLVM IR.
+    module.verify()
     signatures = {
         op.sym_name.data: op.function_type
         for op in module.walk()

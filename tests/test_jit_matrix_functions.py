@@ -3,6 +3,7 @@
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import VerifyException
 
 from mx.jit import compile_module
 
@@ -63,3 +64,15 @@ def test_matrix_argument_checks() -> None:
         module.f(np.zeros((3, 2), np.float32), b, np.float32(0))
     with pytest.raises(TypeError, match="expected a 2x3 array of float32"):
         module.f(np.zeros((2, 3), np.float64), b, np.float32(0))
+
+
+def test_invalid_input_is_rejected_before_lowering() -> None:
+    """A terminator in the middle of a block must not become invalid LLVM IR."""
+    source = """
+func.func @f(%a: f32) -> f32 {
+  func.return %a : f32
+  %b = arith.addf %a, %a : f32
+}
+"""
+    with pytest.raises(VerifyException, match="must be the last operation"):
+        compile_module(source)
