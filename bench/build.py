@@ -20,10 +20,12 @@ from pathlib import Path
 from bench.kernels import (
     C_BUILDS,
     FP8_FAMILIES,
+    NOVEC,
     Kernel,
     c_impls,
     c_sources,
     mlir_sources,
+    mx_diag_impls,
     mx_impls,
     symbol,
 )
@@ -115,17 +117,18 @@ def _compile_c(cmd: list[str]) -> None:
         obj.with_suffix(".stamp").write_text(stamp)
 
 
-def _lower_mx(mlir: Path, ll: Path, obj: Path, cc: str, mx_stamp: str) -> str | None:
+def _lower_mx(
+    mlir: Path, ll: Path, obj: Path, cc: str, mx_stamp: str, novec_sym: str | None
+) -> str | None:
     """Lowers and compiles one mx kernel; returns None, or the reason it did not build."""
-    stamp = _stamp([mx_stamp, cc, *COPTS], [mlir])
+    stamp = _stamp([mx_stamp, cc, *COPTS, str(novec_sym)], [mlir])
     if _up_to_date(obj, stamp):
         return None
-    fail = obj.with_suffix(
-        ".fail"
-    )  # a failure is remembered too, until mx or the kernel changes
+    # a failure is remembered too, until mx or the kernel changes
+    fail = obj.with_suffix(".fail")
     if fail.exists() and fail.read_text().startswith(stamp):
         return fail.read_text().split("\n", 1)[1]
-    err = _lower_mx_uncached(mlir, ll, obj, cc)
+    err = _lower_mx_uncached(mlir, ll, obj, cc, novec_sym)
     if err is None:
         obj.with_suffix(".stamp").write_text(stamp)
         fail.unlink(missing_ok=True)
@@ -134,7 +137,9 @@ def _lower_mx(mlir: Path, ll: Path, obj: Path, cc: str, mx_stamp: str) -> str | 
     return err
 
 
-def _lower_mx_uncached(mlir: Path, ll: Path, obj: Path, cc: str) -> str | None:
+def _lower_mx_uncached(
+    mlir: Path, ll: Path, obj: Path, cc: str, novec_sym: str | None
+) -> str | None:
     try:
         r = _run(
             [
@@ -157,6 +162,27 @@ def _lower_mx_uncached(mlir: Path, ll: Path, obj: Path, cc: str) -> str | None:
     r = _run([cc, *COPTS, "-Wno-override-module", "-c", str(ll), "-o", str(obj)])
     if r.returncode != 0:
         return "clang on mx's .ll: " + (r.stderr.strip().splitlines() or ["?"])[0]
+    if novec_sym:  # the diagnostic build: same IR, loop vectorizer off
+        sym = ll.stem
+        nv_ll = ll.with_name(f"{novec_sym}.ll")
+        nv_ll.write_text(ll.read_text().replace(f"@{sym}(", f"@{novec_sym}("))
+        r = _run(
+            [
+                cc,
+                *COPTS,
+                "-fno-vectorize",
+                "-Wno-override-module",
+                "-c",
+                str(nv_ll),
+                "-o",
+                str(obj.with_name(f"{novec_sym}.o")),
+            ]
+        )
+        if r.returncode != 0:
+            return (
+                "clang -fno-vectorize on mx's .ll: "
+                + (r.stderr.strip().splitlines() or ["?"])[0]
+            )
     return None
 
 
@@ -166,7 +192,9 @@ def _table_c(ks: list[Kernel], mx_ok: set[str]) -> str:
     for k in ks:
         bufs = k.bufs()
         nb = len(bufs)
-        impls = list(c_impls(k)) + [m for m in mx_impls(k) if symbol(m, k) in mx_ok]
+        impls = list(c_impls(k)) + [
+            m for m in (*mx_impls(k), *mx_diag_impls(k)) if symbol(m, k) in mx_ok
+        ]
         impl_entries: list[str] = []
         for impl in impls:
             sym = symbol(impl, k)
@@ -214,20 +242,27 @@ def build(ks: list[Kernel], out: Path, with_mx: bool = True) -> Build:
             (impl, [cc, *COPTS, *flags, "-c", str(KERNELS_DIR / src), "-o", str(obj)])
         )
     objs = [out / f"{impl}.o" for impl, _ in jobs]
-    mx_jobs: list[tuple[str, Path, Path]] = []
+    mx_jobs: list[tuple[str, Path, Path, str | None]] = []
     if with_mx:
         for k in ks:
             for impl in mx_impls(k):
                 sym = symbol(impl, k)
-                mx_jobs.append((sym, out / f"{sym}.ll", out / f"{sym}.o"))
+                novec = symbol(impl + NOVEC, k) if mx_diag_impls(k) else None
+                mx_jobs.append((sym, out / f"{sym}.ll", out / f"{sym}.o", novec))
     mx_stamp = _stamp([], _mx_sources()) if mx_jobs else ""
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         c_futs = [pool.submit(_compile_c, cmd) for _, cmd in jobs]
         mx_futs = {
             sym: pool.submit(
-                _lower_mx, KERNELS_DIR / "mx" / f"{sym}.mlir", ll, obj, cc, mx_stamp
+                _lower_mx,
+                KERNELS_DIR / "mx" / f"{sym}.mlir",
+                ll,
+                obj,
+                cc,
+                mx_stamp,
+                novec,
             )
-            for sym, ll, obj in mx_jobs
+            for sym, ll, obj, novec in mx_jobs
         }
         for f in c_futs:
             f.result()
@@ -237,7 +272,12 @@ def build(ks: list[Kernel], out: Path, with_mx: bool = True) -> Build:
                 res.mx_ok.add(sym)
             else:
                 res.mx_errors[sym] = err
-    objs += [out / f"{sym}.o" for sym, _, _ in mx_jobs if sym in res.mx_ok]
+    for sym, _, obj, novec in mx_jobs:
+        if sym in res.mx_ok:
+            objs.append(obj)
+            if novec:
+                res.mx_ok.add(novec)
+                objs.append(out / f"{novec}.o")
     table = out / "table.c"
     table.write_text(_table_c(ks, res.mx_ok))
     _check([cc, *COPTS, "-shared", "-o", str(res.lib), *map(str, objs)])

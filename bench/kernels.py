@@ -259,6 +259,17 @@ def mx_impls(k: Kernel) -> tuple[str, ...]:
     return MX_IMPLS
 
 
+def mx_diag_impls(k: Kernel) -> tuple[str, ...]:
+    """Diagnostic builds of mx's matrix kernels: the same `.ll`, compiled with clang's loop
+    vectorizer off (`-fno-vectorize`), to show what LLVM's widening of the batch loop costs."""
+    if k.family in FP8_FAMILIES:
+        return ()
+    return tuple(f"{m}{NOVEC}" for m in mx_impls(k))
+
+
+NOVEC = "_novec"
+
+
 def symbol(impl: str, k: Kernel) -> str:
     return f"{impl}_{k.name}"
 

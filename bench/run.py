@@ -35,7 +35,15 @@ from numpy.typing import NDArray
 
 from bench import cabi
 from bench.build import BENCH, Build, build, clang
-from bench.kernels import FP8_FAMILIES, Family, Kernel, all_kernels, mx_impls, symbol
+from bench.kernels import (
+    FP8_FAMILIES,
+    NOVEC,
+    Family,
+    Kernel,
+    all_kernels,
+    mx_impls,
+    symbol,
+)
 
 ROOT = BENCH.parent
 PEER_LABELS = {
@@ -320,8 +328,8 @@ def report(
         + " | ".join(PEER_LABELS[p] for p in matrix_peers)
         + " | "
         + " | ".join(MX_LABELS[m] for m in mx_cols)
-        + " | best peer GFLOP/s | mx GFLOP/s | mx / best peer |",
-        "|---" * (2 + len(matrix_peers) + len(mx_cols) + 3) + "|",
+        + " | best peer GFLOP/s | mx GFLOP/s | mx / best peer | diagnostic: mx .ll with -fno-vectorize |",
+        "|---" * (2 + len(matrix_peers) + len(mx_cols) + 4) + "|",
     ]
     for k in ks:
         if k.family in FP8_FAMILIES:
@@ -341,7 +349,7 @@ def report(
         lines.append(
             f"| {k.label} | {k.batch} | "
             + " | ".join(cells + mx_cells)
-            + f" | {_rate(k, best_peer)} | {_rate(k, best_mx)} | {ratio} |"
+            + f" | {_rate(k, best_peer)} | {_rate(k, best_mx)} | {ratio} | {_novec_cell(results, k, best_peer)} |"
         )
     fp8_peers = ("c_bits", "c_lut", "ml_dtypes")
     lines += [
@@ -396,6 +404,16 @@ def report(
         lines += ["", "**Failed checks:** " + ", ".join(wrong)]
     (out / "results.md").write_text("\n".join(lines) + "\n")
     return ratios
+
+
+def _novec_cell(
+    results: Results, k: Kernel, best_peer: tuple[str, float] | None
+) -> str:
+    """The faster -fno-vectorize build of mx's kernel, and its ratio to the best peer."""
+    nv = _best(results, k.name, tuple(m + NOVEC for m in ("mx", "mx_contract")))
+    if nv is None:
+        return "–"
+    return _fmt_ns(nv[1]) + (f" ({nv[1] / best_peer[1]:.2f}×)" if best_peer else "")
 
 
 def _rate(k: Kernel, best: tuple[str, float] | None) -> str:
@@ -493,7 +511,8 @@ def machine_txt(
 
     text = [
         f"date: {started} (UTC)",
-        f"commit: {sh(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'])}",
+        f"commit: {sh(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'])}"
+        + f" (files of mx/ modified in the work tree, i.e. measured but not yet committed: {len(sh(['git', '-C', str(ROOT), 'status', '--porcelain', 'mx']).splitlines())})",
         f"cpu: {model} (family {field('CPU family')}, model {field('Model')}, stepping {field('Stepping')}), {os.cpu_count()} logical CPUs",
         "cpu flags (SIMD): "
         + " ".join(f for f in flags if f.startswith(("avx", "fma", "f16c", "sse4"))),

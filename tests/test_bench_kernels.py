@@ -31,12 +31,17 @@ from bench.kernels import (
     Kernel,
     all_kernels,
     c_impls,
+    mx_diag_impls,
     mx_impls,
     symbol,
 )
 
 KERNELS = all_kernels()
-CASES = [(k, impl) for k in KERNELS for impl in (*c_impls(k), *mx_impls(k))]
+CASES = [
+    (k, impl)
+    for k in KERNELS
+    for impl in (*c_impls(k), *mx_impls(k), *mx_diag_impls(k))
+]
 BATCH = 3
 S = 0.75
 Arr = NDArray[Any]
@@ -70,7 +75,7 @@ def _ordered_matmul(a: Arr, b: Arr) -> Arr:
 
 def _strict(impl: str) -> bool:
     """Implementations bound to matrix.md's rounding (no contraction)."""
-    return impl in ("naive", "clang_off", "mx")
+    return impl in ("naive", "clang_off", "mx", "mx_novec")
 
 
 def _check_matrix(k: Kernel, impl: str, bufs: list[Arr], out: Arr) -> None:
