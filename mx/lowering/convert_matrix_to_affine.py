@@ -68,7 +68,15 @@ from mx.lowering.matrix_to_affine.elements import (
     buffer_of,
 )
 from mx.lowering.matrix_to_affine.fusion import ELEMENTWISE, FusionPlan
-from mx.lowering.matrix_to_affine.products import dot
+from mx.lowering.matrix_to_affine.products import Product, blocked_product, dot
+from mx.lowering.matrix_to_affine.vectors import (
+    copy_blocks,
+    lanes,
+    read_block,
+    readable,
+    vectorizable,
+    write_block,
+)
 
 
 @dataclass
@@ -76,6 +84,8 @@ class LoweringState:
     """What the patterns of one pass run share."""
 
     plan: FusionPlan
+    vector_bits: int
+    """Bits of a machine vector (0: scalar loop nests only)."""
     allocator: Allocator = field(default_factory=Allocator)
     owned: set[SSAValue] = field(default_factory=set[SSAValue])
     """Buffers of op results that nothing else refers to (insert may update
@@ -98,14 +108,43 @@ class LoweringState:
             self.owned.add(buffer)
         return buffer
 
+    def materialize(self, value: SSAValue, target: SSAValue | StoreOp, at: Operation):
+        """Write every element of `value` into a buffer or a matrix store's
+        memory before `at`: in vector blocks where possible."""
+        e = self.emitter(at)
+        if copy_blocks(e, value, target, self.vector_bits):
+            return
+        if isinstance(target, StoreOp):
+            store = target
+
+            def body(f: Emitter, r: SSAValue, c: SSAValue) -> None:
+                f.store_memory(f.element(value, r, c), store, r, c)
+
+            e.for_each_element(_matrix(value), body)
+        else:
+            e.materialize_into(value, target)
+
     def as_buffer(self, value: SSAValue, at: Operation) -> SSAValue:
         """A buffer holding `value`: its own, or a temporary filled before `at`."""
         if (buffer := buffer_of(value)) is not None:
             return buffer
         t = _matrix(value)
         buffer = self.buffer(t, at)
-        self.emitter(at).materialize_into(value, buffer)
+        self.materialize(value, buffer, at)
         return buffer
+
+    def readable_along_rows(self, value: SSAValue, at: Operation) -> SSAValue:
+        """`value`, or a copy of it in a buffer if its columns cannot be read
+        as vectors."""
+        if readable(value, self.plan.fused, True):
+            return value
+        return as_matrix_before(self.as_buffer(value, at), value, at)
+
+    def lanes(self, t: MatrixType) -> int:
+        """Elements per machine vector; 0 if `t` stays scalar."""
+        if self.vector_bits == 0 or not vectorizable(t.element_type):
+            return 0
+        return lanes(t.element_type, self.vector_bits)
 
     def reads(self, value: SSAValue, buffers: Sequence[SSAValue]) -> bool:
         """True if computing `value` reads one of `buffers`."""
@@ -132,13 +171,13 @@ class LoweringState:
                 sources.append(None)
             elif self.reads(value, written):
                 temp = self.buffer(_matrix(value), at)
-                self.emitter(at).materialize_into(value, temp)
+                self.materialize(value, temp, at)
                 sources.append(as_matrix_before(temp, value, at))
             else:
                 sources.append(value)
         for source, target in zip(sources, targets, strict=True):
             if source is not None and target is not None:
-                self.emitter(at).materialize_into(source, target)
+                self.materialize(source, target, at)
 
 
 def _matrix(value: SSAValue) -> MatrixType:
@@ -188,11 +227,10 @@ class MaterializeElementwise(MatrixPattern):
             return
         t = _matrix(op.results[0])
         buffer = self.state.buffer(t, op)
-
-        def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
-            e.store_buffer(e.compute_element(op, r, c), buffer, r, c)
-
-        self.state.emitter(op).for_each_element(t, body)
+        # Computed as if fused into a copy of its value into the buffer.
+        self.state.plan.fused.add(op)
+        self.state.materialize(op.results[0], buffer, op)
+        self.state.plan.fused.remove(op)
         rewriter.replace(op, as_matrix(buffer, t))
 
 
@@ -228,6 +266,26 @@ class LowerMatmul(MatrixPattern):
         depth = _matrix(op.lhs).cols
         acc = op.acc if isinstance(op, MatmulAddOp) else None
         buffer = self.state.buffer(t, op)
+        if lanes := self.state.lanes(t):
+            lhs = self.state.readable_along_rows(op.lhs, op)
+            acc = None if acc is None else self.state.readable_along_rows(acc, op)
+            product = Product(
+                t.rows,
+                t.cols,
+                depth,
+                lambda e, r, k, w: read_block(e, lhs, r, k, w, True),
+                lambda e, k, c: e.element(op.rhs, k, c),
+                None
+                if acc is None
+                else lambda e, r, c, w, a=acc: read_block(e, a, r, c, w, True),
+                lambda e, v, r, c: write_block(e, v, buffer, r, c),
+                t.element_type,
+                op.fastmath,
+                lanes,
+            )
+            blocked_product(self.state.emitter(op), product)
+            rewriter.replace(op, as_matrix(buffer, t))
+            return
 
         def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
             total = dot(
@@ -313,7 +371,7 @@ class LowerInsert(MatrixPattern):
         )
         if not in_place or buffer is None:
             buffer = self.state.buffer(t, op)
-            e.materialize_into(source, buffer)
+            self.state.materialize(source, buffer, op)
         r, c = op.indices()
         e.store_buffer(op.element, buffer, r, c)
         rewriter.replace(op, as_matrix(buffer, t))
@@ -328,12 +386,7 @@ class LowerStore(MatrixPattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, StoreOp):
             return
-        store = op
-
-        def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
-            e.store_memory(e.element(store.value, r, c), store, r, c)
-
-        self.state.emitter(op).for_each_element(_matrix(op.value), body)
+        self.state.materialize(op.value, op, op)
         rewriter.erase(op)
 
 
@@ -399,10 +452,9 @@ class LowerReturn(MatrixPattern):
         ):
             return
         outs = iter(self.state.out_params[function])
-        e = self.state.emitter(op)
         for value in op.arguments:
             if _is_matrix(value):
-                e.materialize_into(value, next(outs))
+                self.state.materialize(value, next(outs), op)
         rewriter.replace(
             op, func.ReturnOp(*(v for v in op.arguments if not _is_matrix(v)))
         )
@@ -459,7 +511,7 @@ class LowerFor(MatrixPattern):
         for init in op.iter_args:
             if _is_matrix(init):
                 buffer = self.state.buffer(_matrix(init), op, owned=False)
-                self.state.emitter(op).materialize_into(init, buffer)
+                self.state.materialize(init, buffer, op)
                 carried.append(buffer)
             else:
                 carried.append(None)
@@ -519,7 +571,7 @@ class LowerWhile(MatrixPattern):
         for init in op.arguments:
             if _is_matrix(init):
                 buffer = self.state.buffer(_matrix(init), op, owned=False)
-                self.state.emitter(op).materialize_into(init, buffer)
+                self.state.materialize(init, buffer, op)
                 a.append(buffer)
             else:
                 a.append(None)
@@ -627,10 +679,15 @@ class ConvertMatrixToAffinePass(ModulePass):
 
     name = "convert-matrix-to-affine"
 
+    vector_bits: int = 512
+    """Bits of the target's vector registers (512: AVX-512); elementwise
+    nests, copies and products of f32/f64/i8..i64 matrices work on vectors of
+    that many bits (0: scalar loop nests only)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plan = FusionPlan()
         plan.analyze(op)
-        state = LoweringState(plan)
+        state = LoweringState(plan, self.vector_bits)
         applier = GreedyRewritePatternApplier(_patterns(state))
         for child in list(op.walk()):
             if child is op or child.parent is None:

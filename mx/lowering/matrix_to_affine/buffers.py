@@ -82,7 +82,9 @@ class Allocator:
         op: Operation = (
             memref.AllocOp.get(t.element_type, shape=buffer_type(t).get_shape())
             if on_heap
-            else memref.AllocaOp.get(t.element_type, shape=buffer_type(t).get_shape())
+            else memref.AllocaOp.get(
+                t.element_type, alignment=64, shape=buffer_type(t).get_shape()
+            )
         )
         if function is None or function.body.first_block is None:
             Rewriter.insert_op(op, InsertPoint.before(at))

@@ -12,6 +12,7 @@ variable, `memref.load`/`memref.store` with `arith` address arithmetic otherwise
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import affine, arith, math, memref, vector
@@ -23,6 +24,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     UnrealizedConversionCastOp,
+    VectorType,
     f32,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -140,7 +142,7 @@ class Emitter:
 
     # -- user memory (matrix loads and stores) ---------------------------------
 
-    def _position(self, op: LoadOp | StoreOp, r: Index, c: Index) -> Index:
+    def position(self, op: LoadOp | StoreOp, r: Index, c: Index) -> Index:
         """`off + c*stride + r` (column-major) or `off + r*stride + c`."""
         offset, stride = op.offset(), op.stride()
         major, minor = (c, r) if op.COLUMN_MAJOR else (r, c)
@@ -173,7 +175,7 @@ class Emitter:
         ):
             major, minor = (c, r) if op.COLUMN_MAJOR else (r, c)
             return _affine_access([major, minor], [(stride, offset), (1, 0)])
-        return self.index(self._position(op, r, c))
+        return self.index(self.position(op, r, c))
 
     def load_memory(self, op: LoadOp, r: Index, c: Index) -> SSAValue:
         access = self._memory_access(op, r, c)
@@ -330,14 +332,22 @@ def _flags_or_none(flags: arith.FastMathFlagsAttr) -> arith.FastMathFlagsAttr | 
     return None if flags == arith.FastMathFlagsAttr("none") else flags
 
 
+def _is_integer(value: SSAValue) -> bool:
+    """True for an integer or a vector of integers."""
+    t = value.type
+    if isinstance(t, VectorType):
+        t = cast(VectorType[Attribute], t).element_type
+    return isinstance(t, IntegerType)
+
+
 def multiply(a: SSAValue, b: SSAValue, flags: arith.FastMathFlagsAttr) -> Operation:
-    if isinstance(a.type, IntegerType):
+    if _is_integer(a):
         return arith.MuliOp(a, b)
     return arith.MulfOp(a, b, _flags_or_none(flags))
 
 
 def add(a: SSAValue, b: SSAValue, flags: arith.FastMathFlagsAttr) -> Operation:
-    if isinstance(a.type, IntegerType):
+    if _is_integer(a):
         return arith.AddiOp(a, b)
     return arith.AddfOp(a, b, _flags_or_none(flags))
 

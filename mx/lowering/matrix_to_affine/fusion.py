@@ -5,6 +5,8 @@ A fused op emits no code of its own: each consumer computes the op's element
 - views: `splat`, a splat-valued `constant`, and a `transpose` of a value that
   has a buffer (or is itself a view) — read with swapped indices, any number of
   times;
+- loads read by a matmul/matmul_add as a factor (read where the product needs
+  them: it writes only its own buffer);
 - elementwise ops (add, sub, mul, div, neg, fma, cast, arbfp conversions,
   outer_product, transpose) and loads whose only use reads each element once at
   the same point of the same block (another elementwise op, extract, insert's
@@ -21,7 +23,7 @@ two memrefs are distinct allocations.
 import struct
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import func, memref, vector
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.traits import MemoryEffectKind, get_effects
 
@@ -36,6 +38,7 @@ from mx.dialects.matrix import (
     InsertOp,
     LoadOp,
     MatmulAddOp,
+    MatmulOp,
     MatrixType,
     MatvecOp,
     MixedIndex,
@@ -85,6 +88,13 @@ def reads_elementwise(use: Use) -> bool:
     return isinstance(user, MatvecOp) and use.index == 0
 
 
+def reads_in_place(use: Use) -> bool:
+    """True if `use.operation` reads its operand's elements, any number of
+    times, without writing memory before the last read: a product's factors
+    (the product is computed into a fresh buffer)."""
+    return isinstance(use.operation, MatmulOp | MatmulAddOp) and use.index < 2
+
+
 def _is_elementwise_producer(op: Operation) -> bool:
     return (
         isinstance(op, (*ELEMENTWISE, OuterProductOp, LoadOp))
@@ -110,6 +120,8 @@ def _has_buffer_or_is_view(value: SSAValue) -> bool:
 
 
 def may_write_memory(op: Operation) -> bool:
+    if isinstance(op, vector.LoadOp):  # declares no effects in xDSL, only reads
+        return False
     effects = get_effects(op)
     return effects is None or any(
         e.kind in (MemoryEffectKind.WRITE, MemoryEffectKind.FREE) for e in effects
@@ -168,7 +180,11 @@ class FusionPlan:
         if len(uses) != 1:
             return False
         (use,) = uses
-        if use.operation.parent is not op.parent or not reads_elementwise(use):
+        if use.operation.parent is not op.parent:
+            return False
+        if isinstance(op, LoadOp) and reads_in_place(use):
+            return self._load_is_safe(op)
+        if not reads_elementwise(use):
             return False
         if isinstance(op, LoadOp):
             return self._load_is_safe(op)

@@ -8,14 +8,16 @@ accumulator operand starts the sum instead of ending it.
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from xdsl.dialects import math
+from xdsl.dialects import arith, math, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, VectorType
 from xdsl.dialects.utils import FastMathFlag
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
+from mx.lowering.matrix_to_affine.vectors import for_each_segment
 
 Factor = Callable[[Emitter, Index], SSAValue]
 """Emits one factor of product k."""
@@ -62,3 +64,102 @@ def dot(
     if accumulator is None:
         return acc
     return e.emit(add(acc, accumulator(e), flags))
+
+
+BlockReader = Callable[[Emitter, Index, Index, int], SSAValue]
+"""Emits the vector of `width` elements starting at (row, column)."""
+
+ACCUMULATOR_REGISTERS = 24
+"""Machine vectors of accumulators one register block keeps live (of the 32
+of AVX-512, leaving room for the column of A and the broadcasts of B)."""
+
+
+@dataclass(frozen=True)
+class Product:
+    """D = A·B (+ Acc) of an R x K by a K x C matrix, as the blocked kernel
+    reads and writes it."""
+
+    rows: int
+    cols: int
+    depth: int
+    lhs: BlockReader
+    """Rows r..r+w-1 of column k of A."""
+    rhs: Callable[[Emitter, Index, Index], SSAValue]
+    """Element (k, c) of B."""
+    accumulator: BlockReader | None
+    store: Callable[[Emitter, SSAValue, Index, Index], None]
+    """Writes the block of D starting at (r, c)."""
+    element_type: Attribute
+    flags: FastMathFlagsAttr
+    lanes: int
+    """Elements of one machine vector."""
+
+
+def _column_block(cols: int, limit: int) -> int:
+    """Columns per register block: the largest divisor of `cols` within
+    `limit` unless that is under half of it (then `limit`, with a tail)."""
+    limit = max(1, min(cols, limit))
+    divisor = max(d for d in range(1, limit + 1) if cols % d == 0)
+    return divisor if 2 * divisor >= limit else limit
+
+
+def _offset(e: Emitter, base: Index, offset: int) -> Index:
+    if isinstance(base, int):
+        return base + offset
+    return base if offset == 0 else e.emit(arith.AddiOp(base, e.index(offset)))
+
+
+def blocked_product(e: Emitter, p: Product) -> None:
+    """D = A·B (+ Acc), register-blocked: for each block of rows (one vector
+    of up to two machine vectors of a column of A) and each block of columns,
+    the accumulators of all their elements are vectors carried through one
+    loop over k, so each element is still summed in matrix.md's order (k = 0,
+    1, .., K-1, then + Acc) while the lanes compute rows side by side."""
+    contract = _has(p.flags, FastMathFlag.ALLOW_CONTRACT)
+    reassoc = _has(p.flags, FastMathFlag.REASSOC)
+
+    def term(f: Emitter, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
+        if contract and not isinstance(p.element_type, IntegerType):
+            return f.emit(math.FmaOp(a, b, acc, _fma_flags(p.flags)))
+        return f.emit(add(acc, f.emit(multiply(a, b, p.flags)), p.flags))
+
+    def register_block(f: Emitter, r: Index, c0: Index, width: int, n: int) -> None:
+        vt = VectorType(p.element_type, [width])
+        columns = [_offset(f, c0, j) for j in range(n)]
+
+        def broadcasts(g: Emitter, k: Index) -> list[SSAValue]:
+            return [g.emit(vector.BroadcastOp(p.rhs(g, k, c), vt)) for c in columns]
+
+        a0 = p.lhs(f, r, 0, width)
+        if p.accumulator is not None and reassoc:
+            accs = [
+                term(f, a0, b, p.accumulator(f, r, c, width))
+                for b, c in zip(broadcasts(f, 0), columns, strict=True)
+            ]
+        else:
+            accs = [f.emit(multiply(a0, b, p.flags)) for b in broadcasts(f, 0)]
+
+        def step(
+            g: Emitter, k: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            a = p.lhs(g, r, k, width)
+            return [
+                term(g, a, b, acc)
+                for b, acc in zip(broadcasts(g, k), carried, strict=True)
+            ]
+
+        if p.depth > 1:
+            accs = list(f.loop(1, p.depth, accs, step))
+        for acc, c in zip(accs, columns, strict=True):
+            if p.accumulator is not None and not reassoc:
+                acc = f.emit(add(acc, p.accumulator(f, r, c, width), p.flags))
+            p.store(f, acc, r, c)
+
+    def rows(f: Emitter, r: Index, width: int) -> None:
+        registers = -(-width // p.lanes)
+        n = _column_block(p.cols, ACCUMULATOR_REGISTERS // registers)
+        for_each_segment(
+            f, p.cols, n, lambda g, c0, m: register_block(g, r, c0, width, m)
+        )
+
+    for_each_segment(e, p.rows, 2 * p.lanes, rows)

@@ -1,4 +1,4 @@
-// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{vector-bits=0}" | filecheck %s
 
 // A chain of elementwise ops with a scalar broadcast and a transposed operand
 // is one loop nest (columns outer, rows inner) with no intermediate buffer;
@@ -27,7 +27,7 @@ func.func @chain(%a: !matrix.matrix<2x3xf32>, %b: !matrix.matrix<3x2xf32>, %s: f
 
 // A value used twice gets a buffer; its consumers read it.
 // CHECK-LABEL: func.func @shared
-// CHECK: %[[BUF:.*]] = memref.alloca() : memref<2x2xi32>
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x2xi32>
 // CHECK: arith.muli
 // CHECK: affine.store %{{.*}}, %[[BUF]]
 // CHECK: affine.load %[[BUF]]
@@ -77,7 +77,7 @@ func.func @casts(%a: !matrix.matrix<2x2xi32>) -> !matrix.matrix<2x2xi64> {
 // A non-splat constant gets a buffer with one store per element (row by row
 // in the literal, column-major in the buffer); a splat constant is a scalar.
 // CHECK-LABEL: func.func @constants
-// CHECK: %[[K:.*]] = memref.alloca() : memref<2x1xf64>
+// CHECK: %[[K:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x1xf64>
 // CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
 // CHECK: affine.store %[[ONE]], %[[K]][0, 0]
 // CHECK: %[[TWO:.*]] = arith.constant 2.000000e+00 : f64

@@ -1,4 +1,4 @@
-// RUN: mx-opt %s -p convert-matrix-to-affine --split-input-file --verify-diagnostics | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{vector-bits=0}" --split-input-file --verify-diagnostics | filecheck %s
 
 // Matrix arguments become memref<CxRxT> arguments; matrix results become
 // out-parameters appended in result order; other results stay.
@@ -9,8 +9,8 @@ func.func private @ext(!matrix.matrix<2x3xf32>, i32) -> (!matrix.matrix<4x4xbf16
 // and fresh result buffers.
 // CHECK-LABEL: func.func @caller
 // CHECK-SAME: (%[[A:[^:]*]]: memref<3x2xf32>, %[[OUT:[^:]*]]: memref<4x4xbf16>) -> i32
-// CHECK-DAG: %[[R0:.*]] = memref.alloca() : memref<4x4xbf16>
-// CHECK-DAG: %[[R1:.*]] = memref.alloca() : memref<1x1xi4>
+// CHECK-DAG: %[[R0:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4xbf16>
+// CHECK-DAG: %[[R1:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1xi4>
 // CHECK: %[[X:.*]] = func.call @ext(%[[A]], %{{.*}}, %[[R0]], %[[R1]]) : (memref<3x2xf32>, i32, memref<4x4xbf16>, memref<1x1xi4>) -> i32
 // CHECK: affine.load %[[R0]]
 // CHECK: affine.store %{{.*}}, %[[OUT]]
@@ -28,8 +28,8 @@ func.func @caller(%a: !matrix.matrix<2x3xf32>) -> (!matrix.matrix<4x4xbf16>, i32
 // the yielded value is copied into it at the end of each iteration.
 // CHECK-LABEL: func.func @loop
 // CHECK-SAME: (%[[A:[^:]*]]: memref<2x2xf32>, %{{.*}}: index, %[[OUT:[^:]*]]: memref<2x2xf32>)
-// CHECK: %[[SUM:.*]] = memref.alloca() : memref<2x2xf32>
-// CHECK: %[[CARRY:.*]] = memref.alloca() : memref<2x2xf32>
+// CHECK: %[[SUM:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x2xf32>
+// CHECK: %[[CARRY:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x2xf32>
 // CHECK: affine.load %[[A]]
 // CHECK: affine.store %{{.*}}, %[[CARRY]]
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {

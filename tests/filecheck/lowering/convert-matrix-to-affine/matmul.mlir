@@ -1,4 +1,4 @@
-// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{vector-bits=0}" | filecheck %s
 
 // Without contract: acc = a[r][0]*b[0][c], then acc + a[r][k]*b[k][c] for
 // k = 1..K-1 with separate mulf/addf and no fastmath flags, no fma.

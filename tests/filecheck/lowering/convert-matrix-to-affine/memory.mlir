@@ -1,4 +1,4 @@
-// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{vector-bits=0}" | filecheck %s
 
 // Static offset and stride: each element (r, c) is read from and written to
 // off + c*stride + r (column-major) / off + r*stride + c (row-major); the loop
@@ -23,7 +23,7 @@ func.func @in_place(%mem: memref<20xf32>) {
 // row-major store with dynamic offset and stride computes its addresses.
 // CHECK-LABEL: func.func @may_alias
 // CHECK-SAME: (%[[SRC:[^:]*]]: memref<?xi32>, %[[DST:[^:]*]]: memref<?xi32>, %[[OFF:[^:]*]]: index, %[[S:[^:]*]]: index)
-// CHECK: %[[BUF:.*]] = memref.alloca() : memref<3x2xi32>
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<3x2xi32>
 // CHECK: affine.for %[[C:.*]] = 0 to 3 {
 // CHECK-NEXT: affine.for %[[R:.*]] = 0 to 2 {
 // CHECK-NEXT: %[[X:.*]] = affine.load %[[SRC]][%[[R]] * 3 + %[[C]]] : memref<?xi32>
@@ -46,7 +46,7 @@ func.func @may_alias(%src: memref<?xi32>, %dst: memref<?xi32>, %off: index, %s: 
 
 // A store between a load and its use keeps the load where it is.
 // CHECK-LABEL: func.func @store_between
-// CHECK: memref.alloca() : memref<1x2xf64>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1x2xf64>
 // CHECK: affine.load %{{.*}}[%{{.*}} * 2 + %{{.*}}] : memref<8xf64>
 // CHECK: affine.store
 func.func @store_between(%mem: memref<8xf64>, %other: !matrix.matrix<2x1xf64>) -> !matrix.matrix<2x1xf64> {
@@ -60,7 +60,7 @@ func.func @store_between(%mem: memref<8xf64>, %other: !matrix.matrix<2x1xf64>) -
 // only once updates its buffer in place.
 // CHECK-LABEL: func.func @extract_insert
 // CHECK-SAME: (%[[A:[^:]*]]: memref<2x2xi8>, %[[I:[^:]*]]: index,
-// CHECK: %[[BUF:.*]] = memref.alloca() : memref<2x2xi8>
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x2xi8>
 // CHECK: %[[E:.*]] = memref.load %[[A]][%{{.*}}, %[[I]]] : memref<2x2xi8>
 // CHECK: %[[F:.*]] = memref.load %[[A]][%{{.*}}, %[[I]]] : memref<2x2xi8>
 // CHECK-NEXT: %[[E2:.*]] = arith.muli %[[E]], %[[F]] : i8
