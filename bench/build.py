@@ -8,6 +8,7 @@ lowering fails is left out and the reason is kept, so the rest still builds.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -226,11 +227,20 @@ def _table_c(ks: list[Kernel], mx_ok: set[str]) -> str:
 
 
 def build(ks: list[Kernel], out: Path, with_mx: bool = True) -> Build:
-    """Builds libbench.so and the harness for `ks` in `out`; mx kernels when `with_mx`."""
+    """Builds libbench.so and the harness for `ks` in `out`; mx kernels when `with_mx`.
+
+    Holds a lock for the whole build: pytest-xdist workers (and a benchmark run) share
+    bench/kernels/ and the build folders."""
     cc = clang()
     if cc is None:
         raise RuntimeError(f"{CLANG} not found (apt-get install clang-16)")
     out.mkdir(parents=True, exist_ok=True)
+    with open(BENCH / "kernels" / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build(ks, out, with_mx, cc)
+
+
+def _build(ks: list[Kernel], out: Path, with_mx: bool, cc: str) -> Build:
     write_sources(ks)
     res = Build(out, out / "libbench.so", out / "harness")
     jobs: list[tuple[str, list[str]]] = []

@@ -140,7 +140,7 @@ def _in_process(text: str, funcs: int, out: Path) -> dict[str, str]:
     t_pp = time.process_time() - t0
     prof: Any = None
     try:
-        from pyinstrument import Profiler
+        from pyinstrument import Profiler  # pyright: ignore[reportMissingImports]
 
         prof = Profiler(interval=0.005)
     except ImportError:  # pyinstrument comes with the optional `bench` extra

@@ -18,7 +18,10 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import (  # pyright: ignore[reportMissingImports]  (optional `bench` extra)
+    threadpool_info,
+    threadpool_limits,
+)
 
 from bench.kernels import FP8_FAMILIES, Family, Kernel, all_kernels
 

@@ -438,10 +438,10 @@ def _mx_missing(k: Kernel, b: Build | None, mx_note: str) -> str:
 
 def plot(ratios: list[tuple[str, float]], out: Path) -> None:
     try:
-        import matplotlib
+        import matplotlib  # pyright: ignore[reportMissingImports]  (optional `bench` extra)
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # pyright: ignore[reportMissingImports]
     except ImportError:
         print(
             "matplotlib not installed (pip install -e '.[bench]'): no plot",
