@@ -3,72 +3,20 @@
 Every encoding of every format is decoded to every float type; convert_to is
 checked over every f16 and every bf16 input and a fixed-seed f32/f64 sample with
 the edge cases of each format, in every rounding mode, with and without
-saturation. MX_LONG_TESTS=1 raises the random samples to 10^6 values.
+saturation (inputs: `reference.arbfp_inputs`; MX_LONG_TESTS=1 raises the random
+samples to 10^6 values).
 """
 
 from __future__ import annotations
 
-import os
 from fractions import Fraction
-from functools import cache
 
-import ml_dtypes
 import numpy as np
 import pytest
+from reference import arbfp_inputs as inputs
 from reference import exact_fp as ref
 
 from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding, decode, encode
-
-SAMPLE = 1_000_000 if os.environ.get("MX_LONG_TESTS") == "1" else 50_000
-
-ML_DTYPES = {
-    "f8e5m2": ml_dtypes.float8_e5m2,
-    "f8e4m3fn": ml_dtypes.float8_e4m3fn,
-    "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
-    "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
-    "f8e4m3": ml_dtypes.float8_e4m3,
-    "f8e3m4": ml_dtypes.float8_e3m4,
-    "f8e8m0fnu": ml_dtypes.float8_e8m0fnu,
-    "f6e3m2fn": ml_dtypes.float6_e3m2fn,
-    "f6e2m3fn": ml_dtypes.float6_e2m3fn,
-    "f4e2m1fn": ml_dtypes.float4_e2m1fn,
-}
-"""Every format but f8e5m3fnu, which ml_dtypes lacks."""
-
-ALL_F16 = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
-ALL_BF16 = np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16)
-
-
-def _edge_cases(name: str, dtype: np.dtype) -> np.ndarray:
-    """Each format value and midpoint (ties), ±1 ulp of the source type, both signs."""
-    points = [float(p) for p in ref._pieces(name)[1]]  # exact: checked there
-    with np.errstate(over="ignore"):  # f8e8m0fnu's 2^128 is inf in f32
-        base = np.array(points, dtype=np.float64).astype(dtype)
-    inf = np.array(np.inf, dtype=dtype)
-    cases = [base, np.nextafter(base, inf), np.nextafter(base, -inf)]
-    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=dtype)
-    return np.concatenate([*cases, specials])
-
-
-def _random(dtype: np.dtype, seed: int) -> np.ndarray:
-    """Random bit patterns (every exponent equally likely) plus values near 1."""
-    rng = np.random.default_rng(seed)
-    width = np.dtype(dtype).itemsize * 8
-    bits = rng.integers(0, 1 << width, SAMPLE, dtype=np.uint64, endpoint=False)
-    patterns = bits.astype(f"uint{width}").view(dtype)
-    near_one = (rng.standard_normal(SAMPLE) * 8).astype(dtype)
-    return np.concatenate([patterns, near_one])
-
-
-@cache
-def _sources(name: str) -> dict[str, np.ndarray]:
-    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
-    return {
-        "f16": ALL_F16,
-        "bf16": ALL_BF16,
-        "f32": np.concatenate([_random(f32, 1), _edge_cases(name, f32)]),
-        "f64": np.concatenate([_random(f64, 2), _edge_cases(name, f64)]),
-    }
 
 
 def test_format_table_matches_the_spec() -> None:
@@ -92,8 +40,8 @@ def test_decode_every_encoding(name: str, dtype: str) -> None:
         if dtype == "f16":
             want = ref.to_f16(want)  # the only inexact destination (arbfp.md)
         assert ref.exact(value) == want, (name, dtype, hex(bits), value, want)
-    if name in ML_DTYPES:
-        encoded = encodings.astype(np.uint8).view(ML_DTYPES[name])
+    if name in inputs.ML_DTYPES:
+        encoded = encodings.astype(np.uint8).view(inputs.ML_DTYPES[name])
         expected = encoded.astype(FLOAT_DTYPES[dtype]).astype(np.float64)
         np.testing.assert_array_equal(got, expected)  # NaN == NaN here
 
@@ -108,19 +56,12 @@ def test_decode_containers_ignore_high_bits() -> None:
 
 
 @pytest.mark.parametrize("source", ["f16", "bf16", "f32"])
-@pytest.mark.parametrize("name", ML_DTYPES)
+@pytest.mark.parametrize("name", inputs.ML_DTYPES)
 def test_encode_matches_ml_dtypes(name: str, source: str) -> None:
-    x = _sources(name)[source]
+    x = inputs.sources(name)[source]
     got = encode(FORMATS[name], x)
-    with np.errstate(invalid="ignore"):
-        want = x.astype(ML_DTYPES[name]).view(np.uint8)
-    same = ref.same_results(name, got, want, x)
-    if name == "f8e8m0fnu":
-        # ml_dtypes rounds values in [2^-127, 2^-126) (f32 subnormals) up to 2^-126;
-        # arbfp.md (and the exact reference, below) round them to nearest.
-        with np.errstate(invalid="ignore"):
-            same |= np.abs(x.astype(np.float64)) < 2.0**-126
-    assert same.all(), (x[~same][:8], got[~same][:8], want[~same][:8])
+    same = inputs.ml_dtypes_agrees(name, x, got)
+    assert same.all(), (x[~same][:8], got[~same][:8])
 
 
 @pytest.mark.parametrize("saturate", [False, True])
@@ -129,7 +70,7 @@ def test_encode_matches_ml_dtypes(name: str, source: str) -> None:
 def test_encode_matches_exact_reference(
     name: str, mode: Rounding, saturate: bool
 ) -> None:
-    for source, x in _sources(name).items():
+    for source, x in inputs.sources(name).items():
         got = encode(FORMATS[name], x, mode, saturate)
         want = ref.encode_array(name, x, mode.value, saturate)
         same = ref.same_results(name, got, want, x)

@@ -48,10 +48,26 @@ func.func @to_f8e5m2_from_bf16(%x: bf16) -> i8 {
   func.return %r : i8
 }
 
-// Vectors and matrices are left for now (matrices: convert-matrix-to-affine).
-// CHECK-LABEL: func.func @vector_left
-// CHECK: arbfp.convert_from f8e5m2 %v : vector<4xi8> to vector<4xf32>
-func.func @vector_left(%v: vector<4xi8>) -> vector<4xf32> {
-  %r = arbfp.convert_from f8e5m2 %v : vector<4xi8> to vector<4xf32>
-  func.return %r : vector<4xf32>
+// Conditions are integer masks (sign of a no-wrap difference), not i1
+// compares and selects, so the same code serves vectors (vectors.mlir).
+// CHECK-LABEL: func.func @masks_not_selects
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: arith.subi {{.*}} overflow<nsw> : i64
+// CHECK: arith.shrsi
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: func.return
+func.func @masks_not_selects(%x: f64) -> i8 {
+  %r = arbfp.convert_to f8e5m3fnu %x rounding nearest_away : f64 to i8
+  func.return %r : i8
+}
+
+// Matrices are left to convert-matrix-to-affine, which emits a scalar
+// conversion per element (matrices.mlir).
+// CHECK-LABEL: func.func @matrix_left
+// CHECK: arbfp.convert_from f8e5m2 %m : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xf32>
+func.func @matrix_left(%m: !matrix.matrix<2x2xi8>) -> !matrix.matrix<2x2xf32> {
+  %r = arbfp.convert_from f8e5m2 %m : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xf32>
+  func.return %r : !matrix.matrix<2x2xf32>
 }
