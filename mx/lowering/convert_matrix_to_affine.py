@@ -180,6 +180,10 @@ class LoweringState:
                 self.materialize(source, target, at)
 
 
+def _vector(t: MatrixType, width: int) -> VectorType:
+    return VectorType(t.element_type, [width])
+
+
 def _matrix(value: SSAValue) -> MatrixType:
     t = value.type
     assert isinstance(t, MatrixType)
@@ -304,8 +308,10 @@ class LowerMatmul(MatrixPattern):
 
 @dataclass
 class LowerMatvec(MatrixPattern):
-    """%y = matrix.matvec %m, %x[, %b] -> affine.for %r iter_args(%v) { dot
-    product over k; vector.insert into %v }."""
+    """%y = matrix.matvec %m, %x[, %b] -> the blocked product of %m by %x
+    as a one-column matrix (%x, %b and %y in one-column buffers); without
+    vectors, affine.for %r iter_args(%v) { dot product over k; vector.insert
+    into %v }."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatvecOp, rewriter: PatternRewriter, /) -> None:
@@ -313,6 +319,9 @@ class LowerMatvec(MatrixPattern):
         vector_type = op.result.type
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
+        if lanes := self.state.lanes(m):
+            rewriter.replace(op, [], [self._blocked(op, m, lanes)])
+            return
         zero = e.scalar_constant(0, m.element_type)
         init = e.emit(vector.BroadcastOp(zero, vector_type))
         bias = op.bias
@@ -333,6 +342,35 @@ class LowerMatvec(MatrixPattern):
 
         (result,) = e.loop(0, m.rows, [init], row)
         rewriter.replace(op, [], [result])
+
+    def _blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
+        e = self.state.emitter(op)
+        column = MatrixType(m.cols, 1, m.element_type)
+        x = self.state.buffer(column, op)
+        y = self.state.buffer(MatrixType(m.rows, 1, m.element_type), op)
+        zero = e.index(0)
+        e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+        if op.bias is not None:
+            e.builder.insert(vector.StoreOp(op.bias, y, [zero, zero]))
+        matrix = self.state.readable_along_rows(op.matrix, op)
+        product = Product(
+            m.rows,
+            1,
+            m.cols,
+            lambda f, r, k, w: read_block(f, matrix, r, k, w, True),
+            lambda f, k, _: f.load_buffer(x, k, 0),
+            None
+            if op.bias is None
+            else lambda f, r, _, w: f.emit(
+                vector.LoadOp(y, [f.index(0), f.index(r)], _vector(m, w))
+            ),
+            lambda f, v, r, c: write_block(f, v, y, r, c),
+            m.element_type,
+            op.fastmath,
+            lanes,
+        )
+        blocked_product(e, product)
+        return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
 
 
 # ---------------------------------------------------------------------------

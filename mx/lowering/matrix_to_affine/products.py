@@ -162,4 +162,9 @@ def blocked_product(e: Emitter, p: Product) -> None:
             f, p.cols, n, lambda g, c0, m: register_block(g, r, c0, width, m)
         )
 
-    for_each_segment(e, p.rows, 2 * p.lanes, rows)
+    # Two machine vectors of a column per block, more for few columns (each
+    # accumulator is a chain of dependent adds: a matvec needs several).
+    vectors = 2
+    while vectors < 8 and 2 * vectors * _column_block(p.cols, 24) <= 24:
+        vectors *= 2
+    for_each_segment(e, p.rows, vectors * p.lanes, rows)
