@@ -1,0 +1,121 @@
+// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{vector-bits=256}" | filecheck %s --check-prefix=AVX2
+
+// Products on vectors along the rows of a column (the default target has
+// 512-bit vectors). Without contract each element is still summed in
+// matrix.md's order: acc = a[r][0]*b[0][c] (a mulf), then acc + a[r][k]*b[k][c]
+// for k = 1..K-1 (separate mulf and addf, no flags), lanes being rows.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: memref<3x4xf32>, %[[B:.*]]: memref<2x3xf32>, %[[OUT:.*]]: memref<2x4xf32>)
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x4xf32>
+// CHECK: %[[A0:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<3x4xf32>, vector<4xf32>
+// CHECK: %[[B00:.*]] = affine.load %[[B]][0, 0]
+// CHECK-NEXT: %[[S00:.*]] = vector.broadcast %[[B00]] : f32 to vector<4xf32>
+// CHECK: %[[B01:.*]] = affine.load %[[B]][1, 0]
+// CHECK-NEXT: %[[S01:.*]] = vector.broadcast %[[B01]] : f32 to vector<4xf32>
+// CHECK-NEXT: %[[P0:.*]] = arith.mulf %[[A0]], %[[S00]] : vector<4xf32>
+// CHECK-NEXT: %[[P1:.*]] = arith.mulf %[[A0]], %[[S01]] : vector<4xf32>
+// CHECK-NEXT: %[[SUM0:[^,]*]], %[[SUM1:.*]] = affine.for %[[K:.*]] = 1 to 3 iter_args(%[[ACC0:.*]] = %[[P0]], %[[ACC1:.*]] = %[[P1]]) -> (vector<4xf32>, vector<4xf32>) {
+// CHECK: %[[AK:.*]] = vector.load %[[A]][%[[K]], %{{.*}}] : memref<3x4xf32>, vector<4xf32>
+// CHECK: %[[BK0:.*]] = affine.load %[[B]][0, %[[K]]]
+// CHECK: %[[BK1:.*]] = affine.load %[[B]][1, %[[K]]]
+// CHECK-NEXT: %[[SK1:.*]] = vector.broadcast %[[BK1]]
+// CHECK-NEXT: %[[PK0:.*]] = arith.mulf %[[AK]], %{{.*}} : vector<4xf32>
+// CHECK-NEXT: %[[N0:.*]] = arith.addf %[[ACC0]], %[[PK0]] : vector<4xf32>
+// CHECK-NEXT: %[[PK1:.*]] = arith.mulf %[[AK]], %[[SK1]] : vector<4xf32>
+// CHECK-NEXT: %[[N1:.*]] = arith.addf %[[ACC1]], %[[PK1]] : vector<4xf32>
+// CHECK-NEXT: affine.yield %[[N0]], %[[N1]]
+// CHECK: vector.store %[[SUM0]], %[[BUF]]
+// CHECK: vector.store %[[SUM1]], %[[BUF]]
+// CHECK-NOT: math.fma
+// CHECK-NOT: fastmath
+// CHECK: func.return
+func.func @matmul(%a: !matrix.matrix<4x3xf32>, %b: !matrix.matrix<3x2xf32>) -> !matrix.matrix<4x2xf32> {
+  %c = matrix.matmul %a, %b : !matrix.matrix<4x3xf32>, !matrix.matrix<3x2xf32> -> !matrix.matrix<4x2xf32>
+  return %c : !matrix.matrix<4x2xf32>
+}
+
+// With contract each step is one math.fma on vectors; matmul_add adds the
+// accumulator last. The loads are read in place (no copy), the result is
+// copied to memory column by column.
+// CHECK-LABEL: func.func @matmul_add_contract
+// CHECK: %[[P0:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : vector<8xf64>
+// CHECK: affine.for %{{.*}} = 1 to 2 iter_args(%[[ACC:.*]] = %[[P0]], %{{.*}} = %{{.*}}) -> (vector<8xf64>, vector<8xf64>) {
+// CHECK: %[[F:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC]] {fastmath = #arith.fastmath<contract>} : vector<8xf64>
+// CHECK: %[[C:.*]] = vector.load %{{.*}} : memref<?xf64>, vector<8xf64>
+// CHECK-NEXT: arith.addf %{{.*}}, %[[C]] fastmath<contract> : vector<8xf64>
+// CHECK: affine.for %[[COL:.*]] = 0 to 2 {
+// CHECK: vector.load %{{.*}}[%[[COL]], %{{.*}}] : memref<2x8xf64>, vector<8xf64>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf64>, vector<8xf64>
+func.func @matmul_add_contract(%mem: memref<?xf64>, %off: index) {
+  %a = matrix.column_major_load %mem[%off] : memref<?xf64> -> !matrix.matrix<8x2xf64>
+  %b = matrix.column_major_load %mem[0] : memref<?xf64> -> !matrix.matrix<2x2xf64>
+  %c = matrix.column_major_load %mem[4] : memref<?xf64> -> !matrix.matrix<8x2xf64>
+  %d = matrix.matmul_add %a, %b, %c fastmath<contract> : !matrix.matrix<8x2xf64>, !matrix.matrix<2x2xf64>, !matrix.matrix<8x2xf64> -> !matrix.matrix<8x2xf64>
+  matrix.column_major_store %d, %mem[%off] : !matrix.matrix<8x2xf64>, memref<?xf64>
+  return
+}
+
+// Register blocks: 32 rows (two 512-bit vectors) by 10 columns (20 vector
+// accumulators), four such column blocks in a loop; the 8 remaining rows by
+// 20 columns, twice. With 256-bit vectors: 16 rows by 10 columns, then 8 rows.
+// CHECK-LABEL: func.func @blocks
+// CHECK: affine.for %{{.*}} = 0 to 4 {
+// CHECK: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>) {
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// AVX2-LABEL: func.func @blocks
+// AVX2: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+func.func @blocks(%a: !matrix.matrix<40x40xf32>, %b: !matrix.matrix<40x40xf32>) -> !matrix.matrix<40x40xf32> {
+  %c = matrix.matmul %a, %b : !matrix.matrix<40x40xf32>, !matrix.matrix<40x40xf32> -> !matrix.matrix<40x40xf32>
+  return %c : !matrix.matrix<40x40xf32>
+}
+
+// Elementwise chains: one loop over the columns, one vector per block of
+// rows (16, then the 4 left), no intermediate buffer and no scalar loop.
+// CHECK-LABEL: func.func @axpy
+// CHECK-NOT: memref.alloca
+// CHECK: affine.for %[[COL:.*]] = 0 to 3 {
+// CHECK-NEXT: %[[S:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: %[[X:.*]] = vector.load %{{.*}}[%[[COL]], %{{.*}}] : memref<3x20xf32>, vector<16xf32>
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[S]], %[[X]] : vector<16xf32>
+// CHECK: %[[Y:.*]] = vector.load
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[M]], %[[Y]] : vector<16xf32>
+// CHECK: vector.store %[[R]]
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NOT: affine.for
+// CHECK: func.return
+func.func @axpy(%s: f32, %a: !matrix.matrix<20x3xf32>, %b: !matrix.matrix<20x3xf32>) -> !matrix.matrix<20x3xf32> {
+  %ss = matrix.splat %s : !matrix.matrix<20x3xf32>
+  %m = matrix.mul %ss, %a : !matrix.matrix<20x3xf32>
+  %r = matrix.add %m, %b : !matrix.matrix<20x3xf32>
+  return %r : !matrix.matrix<20x3xf32>
+}
+
+// matvec: the product by a one-column matrix; %x and the result go through
+// one-column buffers, the whole column of 64 rows is one block.
+// CHECK-LABEL: func.func @matvec
+// CHECK: %[[Y:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x64xf32>
+// CHECK: %[[X:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x64xf32>
+// CHECK: vector.store %{{.*}}, %[[X]]
+// CHECK: affine.for %{{.*}} = 1 to 64 iter_args(%{{.*}}) -> (vector<64xf32>) {
+// CHECK: arith.mulf %{{.*}} : vector<64xf32>
+// CHECK-NEXT: arith.addf %{{.*}} : vector<64xf32>
+// CHECK: vector.store %{{.*}}, %[[Y]]
+// CHECK: %[[R:.*]] = vector.load %[[Y]]{{.*}} vector<64xf32>
+// CHECK: func.return %[[R]]
+func.func @matvec(%m: !matrix.matrix<64x64xf32>, %x: vector<64xf32>) -> vector<64xf32> {
+  %y = matrix.matvec %m, %x : !matrix.matrix<64x64xf32>, vector<64xf32> -> vector<64xf32>
+  return %y : vector<64xf32>
+}
+
+// f16 stays scalar (its arithmetic rounds element by element in
+// convert-to-llvm).
+// CHECK-LABEL: func.func @half
+// CHECK-NOT: vector
+// CHECK: func.return
+func.func @half(%a: !matrix.matrix<4x4xf16>, %b: !matrix.matrix<4x4xf16>) -> !matrix.matrix<4x4xf16> {
+  %c = matrix.matmul %a, %b : !matrix.matrix<4x4xf16>, !matrix.matrix<4x4xf16> -> !matrix.matrix<4x4xf16>
+  return %c : !matrix.matrix<4x4xf16>
+}
