@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.interfaces import HasFolderInterface
+from xdsl.interfaces import HasCanonicalizationPatternsInterface, HasFolderInterface
 from xdsl.ir import (
     Attribute,
     Dialect,
@@ -44,11 +44,14 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from mx.dialects.matrix import FloatElement, MatrixType
+from mx.dialects.matrix import ConstantOp as MatrixConstantOp
+from mx.dialects.matrix import FloatElement, MatrixType, dense_matrix_value
+from mx.passes.canonicalization.matrix import MAX_FOLDED_ELEMENTS
 from mx.semantics.arbfp import (
     FLOAT_DTYPES,
     FORMATS,
@@ -100,7 +103,9 @@ def _shape_and_element(t: Attribute) -> tuple[str, tuple[int, ...], Attribute]:
     return "scalar", (), t
 
 
-class ConvertOp(IRDLOperation, HasFolderInterface):
+class ConvertOp(
+    IRDLOperation, HasFolderInterface, HasCanonicalizationPatternsInterface
+):
     """Shared structure and checks of the two conversions."""
 
     DECODES: ClassVar[bool]
@@ -178,6 +183,12 @@ class ConvertOp(IRDLOperation, HasFolderInterface):
         """
         raise NotImplementedError
 
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from mx.passes.canonicalization.arbfp import ConvertOfSplat
+
+        return (ConvertOfSplat(),)
+
     def fold(self) -> Sequence[SSAValue | Attribute] | None:
         constant = ConstantLike.get_constant_value(self.input)
         if isinstance(constant, IntegerAttr | FloatAttr):
@@ -186,13 +197,21 @@ class ConvertOp(IRDLOperation, HasFolderInterface):
             if isinstance(self.result.type, IntegerType):
                 return (IntegerAttr(result, self.result.type, truncate_bits=True),)
             return (FloatAttr(result, cast(FloatElement, self.result.type)),)
-        if isinstance(constant, DenseIntOrFPElementsAttr) and isinstance(
-            self.result.type, VectorType
-        ):
-            dense = cast(DenseIntOrFPElementsAttr, constant)
+        if not isinstance(constant, DenseIntOrFPElementsAttr):
+            return None
+        dense = cast(DenseIntOrFPElementsAttr, constant)
+        result_type = self.result.type
+        if isinstance(result_type, VectorType):
             results = self.evaluate(np.array(dense.get_values()))
-            result_type = cast(Any, self.result.type)  # a vector of int or float
-            return (DenseIntOrFPElementsAttr.from_list(result_type, results.tolist()),)
+            vector = cast(Any, result_type)  # a vector of int or float
+            return (DenseIntOrFPElementsAttr.from_list(vector, results.tolist()),)
+        if (
+            isinstance(result_type, MatrixType)
+            and result_type.num_elements <= MAX_FOLDED_ELEMENTS
+        ):
+            # A matrix.constant's value, row by row; materialized as one again.
+            results = self.evaluate(np.array(dense.get_values()))
+            return (dense_matrix_value(result_type, results.tolist()),)
         return None
 
 
@@ -275,13 +294,16 @@ class ConvertToOp(ConvertOp):
 
 
 class ArbfpConstantMaterialization(ConstantMaterializationInterface):
-    """Folded scalar and vector conversions become `arith.constant`s."""
+    """Folded scalar and vector conversions become `arith.constant`s, matrix
+    conversions `matrix.constant`s."""
 
     def materialize_constant(
         self, value: Attribute, type: Attribute
     ) -> Operation | None:
         if isinstance(type, MatrixType):
-            return None
+            if not isinstance(value, DenseIntOrFPElementsAttr):
+                return None
+            return MatrixConstantOp(cast(DenseIntOrFPElementsAttr, value), type)
         return arith.ConstantOp.build(properties={"value": value}, result_types=[type])
 
 

@@ -85,3 +85,59 @@ func.func @not_constant(%b: i8) -> f32 {
   %f = arbfp.convert_from f8e4m3fn %b : i8 to f32
   func.return %f : f32
 }
+
+// Matrix constants fold to matrix constants, element by element (row by row).
+// CHECK-LABEL: func.func @matrices
+func.func @matrices() -> (!matrix.matrix<2x3xf32>, !matrix.matrix<2x2xi4>, !matrix.matrix<1x2xi8>) {
+  // f8e4m3fn: 0x38 = 1.0, 0xFF = NaN, 0x00 = 0, 0x01 = 2^-9, 0x7F = NaN, 0x80 = -0
+  // CHECK-DAG: %[[A:.*]] = matrix.constant dense<{{\[}}[1.000000e+00, 0x7fc00000, 0.000000e+00], [0.001953125, 0x7fc00000, -0.000000e+00]]> : !matrix.matrix<2x3xf32>
+  // 5 ties to 4 (0x6), -0.2 rounds to -0 (0x8), 7 and 1e30 overflow to the max 6 (0x7)
+  // CHECK-DAG: %[[B:.*]] = matrix.constant dense<{{\[}}[6, -8], [7, 7]]> : !matrix.matrix<2x2xi4>
+  // toward_zero saturate into f8e5m2: 1e6 -> 57344 (0x7B), -1.5 -> 0xBE (printed -66)
+  // CHECK-DAG: %[[C:.*]] = matrix.constant dense<{{\[}}[123, -66]]> : !matrix.matrix<1x2xi8>
+  // CHECK-NOT: arbfp
+  // CHECK: func.return %[[A]], %[[B]], %[[C]]
+  %q = matrix.constant dense<[[56, -1, 0], [1, 127, -128]]> : !matrix.matrix<2x3xi8>
+  %a = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<2x3xi8> to !matrix.matrix<2x3xf32>
+  %x = matrix.constant dense<[[5.0, -0.2], [7.0, 1.0e30]]> : !matrix.matrix<2x2xf64>
+  %b = arbfp.convert_to f4e2m1fn %x : !matrix.matrix<2x2xf64> to !matrix.matrix<2x2xi4>
+  %y = matrix.constant dense<[[1.0e6, -1.5]]> : !matrix.matrix<1x2xbf16>
+  %c = arbfp.convert_to f8e5m2 %y rounding toward_zero saturate : !matrix.matrix<1x2xbf16> to !matrix.matrix<1x2xi8>
+  func.return %a, %b, %c : !matrix.matrix<2x3xf32>, !matrix.matrix<2x2xi4>, !matrix.matrix<1x2xi8>
+}
+
+// A conversion of a splat converts its one scalar, whatever the matrix's size.
+// CHECK-LABEL: func.func @splats
+func.func @splats(%x: f32) -> (!matrix.matrix<2x2xbf16>, !matrix.matrix<1000x1000xf16>, !matrix.matrix<3x3xi8>) {
+  // 0x21 in f6e2m3fn is -0.125
+  // CHECK-DAG: %[[S:.*]] = arith.constant -1.250000e-01 : bf16
+  // CHECK-DAG: %[[A:.*]] = matrix.splat %[[S]] : !matrix.matrix<2x2xbf16>
+  // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f16
+  // CHECK-DAG: %[[B:.*]] = matrix.splat %[[ONE]] : !matrix.matrix<1000x1000xf16>
+  // CHECK-DAG: %[[X:.*]] = arbfp.convert_to f8e4m3fn %x rounding upward : f32 to i8
+  // CHECK-DAG: %[[C:.*]] = matrix.splat %[[X]] : !matrix.matrix<3x3xi8>
+  // CHECK: func.return %[[A]], %[[B]], %[[C]]
+  %c21 = arith.constant -31 : i6
+  %s = matrix.splat %c21 : !matrix.matrix<2x2xi6>
+  %a = arbfp.convert_from f6e2m3fn %s : !matrix.matrix<2x2xi6> to !matrix.matrix<2x2xbf16>
+  %c38 = arith.constant 56 : i8
+  %big = matrix.splat %c38 : !matrix.matrix<1000x1000xi8>
+  %b = arbfp.convert_from f8e4m3fn %big : !matrix.matrix<1000x1000xi8> to !matrix.matrix<1000x1000xf16>
+  %xs = matrix.splat %x : !matrix.matrix<3x3xf32>
+  %c = arbfp.convert_to f8e4m3fn %xs rounding upward : !matrix.matrix<3x3xf32> to !matrix.matrix<3x3xi8>
+  func.return %a, %b, %c : !matrix.matrix<2x2xbf16>, !matrix.matrix<1000x1000xf16>, !matrix.matrix<3x3xi8>
+}
+
+// Matrix constants fold up to 4096 elements (as the matrix folds); larger ones stay.
+// CHECK-LABEL: func.func @size_limit
+// CHECK: %[[SMALL:.*]] = matrix.constant dense<{{.*}}> : !matrix.matrix<64x64xf32>
+// CHECK: %[[LARGE:.*]] = matrix.constant dense<56> : !matrix.matrix<65x64xi8>
+// CHECK: arbfp.convert_from f8e4m3fn %[[LARGE]] : !matrix.matrix<65x64xi8> to !matrix.matrix<65x64xf32>
+// CHECK-NOT: arbfp
+func.func @size_limit() -> (!matrix.matrix<64x64xf32>, !matrix.matrix<65x64xf32>) {
+  %q = matrix.constant dense<56> : !matrix.matrix<64x64xi8>
+  %a = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<64x64xi8> to !matrix.matrix<64x64xf32>
+  %r = matrix.constant dense<56> : !matrix.matrix<65x64xi8>
+  %b = arbfp.convert_from f8e4m3fn %r : !matrix.matrix<65x64xi8> to !matrix.matrix<65x64xf32>
+  func.return %a, %b : !matrix.matrix<64x64xf32>, !matrix.matrix<65x64xf32>
+}
