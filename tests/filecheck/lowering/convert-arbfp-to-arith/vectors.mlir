@@ -1,0 +1,87 @@
+// RUN: mx-opt %s -p convert-arbfp-to-arith | filecheck %s
+// RUN: mx-opt %s -p convert-arbfp-to-arith,convert-to-llvm | filecheck %s --check-prefix=LLVM
+
+// Vector operands lower to the scalar code's arithmetic on vectors: every
+// condition is an integer mask (no i1 compares or selects, which xDSL 0.75
+// cannot type for vectors); only the width changes (extui/trunci, scalar-only
+// in xDSL 0.75) go lane by lane through vector.extract/insert, which LLVM's
+// SLP vectorizer turns back into one vector zext/trunc.
+
+// CHECK-LABEL: func.func @from_f8e4m3fn
+// CHECK-NOT: arbfp
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: %[[Z:.*]] = arith.constant dense<0> : vector<4xi32>
+// CHECK: %[[L0:.*]] = vector.extract %v[0] : i8 from vector<4xi8>
+// CHECK: %[[W0:.*]] = arith.extui %[[L0]] : i8 to i32
+// CHECK: vector.insert %[[W0]], %[[Z]] [0] : i32 into vector<4xi32>
+// CHECK: vector.extract %v[3] : i8 from vector<4xi8>
+// CHECK: %[[X:.*]] = vector.insert %{{.*}} [3] : i32 into vector<4xi32>
+// CHECK: arith.andi %[[X]], %{{.*}} : vector<4xi32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: arith.shrsi %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK: %[[R:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: func.return %[[R]] : vector<4xf32>
+func.func @from_f8e4m3fn(%v: vector<4xi8>) -> vector<4xf32> {
+  %r = arbfp.convert_from f8e4m3fn %v : vector<4xi8> to vector<4xf32>
+  func.return %r : vector<4xf32>
+}
+
+// i6 in, bf16 out: the f32 bits' high halves, truncated lane by lane.
+// CHECK-LABEL: func.func @from_f6e3m2fn_bf16
+// CHECK: arith.extui %{{.*}} : i6 to i32
+// CHECK: arith.shrui %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+// CHECK: %[[H:.*]] = vector.insert %{{.*}} [1] : i16 into vector<2xi16>
+// CHECK: %[[R:.*]] = arith.bitcast %[[H]] : vector<2xi16> to vector<2xbf16>
+// CHECK: func.return %[[R]]
+func.func @from_f6e3m2fn_bf16(%v: vector<2xi6>) -> vector<2xbf16> {
+  %r = arbfp.convert_from f6e3m2fn %v : vector<2xi6> to vector<2xbf16>
+  func.return %r : vector<2xbf16>
+}
+
+// convert_to rounds in i64 lanes; the result is truncated lane by lane.
+// CHECK-LABEL: func.func @to_f4e2m1fn
+// CHECK-NOT: arith.cmpi
+// CHECK: arith.extf %x : vector<8xf16> to vector<8xf64>
+// CHECK: arith.bitcast %{{.*}} : vector<8xf64> to vector<8xi64>
+// CHECK: arith.subi %{{.*}}, %{{.*}} overflow<nsw> : vector<8xi64>
+// CHECK: arith.shrsi %{{.*}}, %{{.*}} : vector<8xi64>
+// CHECK: arith.minsi %{{.*}}, %{{.*}} : vector<8xi64>
+// CHECK: arith.trunci %{{.*}} : i64 to i4
+// CHECK: %[[R:.*]] = vector.insert %{{.*}} [7] : i4 into vector<8xi4>
+// CHECK-NOT: arith.select
+// CHECK: func.return %[[R]] : vector<8xi4>
+func.func @to_f4e2m1fn(%x: vector<8xf16>) -> vector<8xi4> {
+  %r = arbfp.convert_to f4e2m1fn %x rounding downward saturate : vector<8xf16> to vector<8xi4>
+  func.return %r : vector<8xi4>
+}
+
+// bf16 sources are widened with integer shifts (never an extf from bf16).
+// CHECK-LABEL: func.func @to_f8e5m2_from_bf16
+// CHECK-NOT: arith.extf {{.*}} bf16
+// CHECK: arith.bitcast %x : vector<2xbf16> to vector<2xi16>
+// CHECK: arith.extui %{{.*}} : i16 to i32
+// CHECK: arith.shli %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK: arith.extf %{{.*}} : vector<2xf32> to vector<2xf64>
+// CHECK: arith.trunci %{{.*}} : i64 to i8
+func.func @to_f8e5m2_from_bf16(%x: vector<2xbf16>) -> vector<2xi8> {
+  %r = arbfp.convert_to f8e5m2 %x : vector<2xbf16> to vector<2xi8>
+  func.return %r : vector<2xi8>
+}
+
+// Through convert-to-llvm: LLVM vector instructions, no compares or selects.
+// LLVM-LABEL: llvm.func @from_f8e4m3fn
+// LLVM-NOT: llvm.icmp
+// LLVM-NOT: llvm.select
+// LLVM: llvm.fmul %{{.*}}, %{{.*}} : vector<4xf32>
+// LLVM-NOT: llvm.icmp
+// LLVM-NOT: llvm.select
+// LLVM: llvm.return %{{.*}} : vector<4xf32>
+// LLVM-LABEL: llvm.func @to_f4e2m1fn
+// LLVM-NOT: llvm.icmp
+// LLVM-NOT: llvm.select
+// LLVM: llvm.ashr %{{.*}}, %{{.*}} : vector<8xi64>
+// LLVM: llvm.return %{{.*}} : vector<8xi4>
