@@ -363,6 +363,11 @@ def test_fma_property(case: tuple[str, Any, Any, Any]) -> None:
     result = run_body(f"  %r = matrix.fma %a0, %a1, %a2 : {m}", [m, m, m], m, a, b, c)
     expected = []
     for x, y, z in zip(a.reshape(-1), b.reshape(-1), c.reshape(-1), strict=True):
+        if not all(math.isfinite(float(v)) for v in (x, y, z)):
+            # A bf16 cast of a large finite f32 can give inf; IEEE inf/NaN
+            # results do not depend on rounding.
+            expected.append(float(x) * float(y) + float(z))
+            continue
         value = exact(x) * exact(y) + exact(z)
         if value == 0:  # IEEE: +0 unless both addends are -0 (exactly)
             product_negative = (math.copysign(1, x) * math.copysign(1, y)) < 0
