@@ -10,7 +10,8 @@ format and float type:
 - convert_to of every f16 and bf16 value and of fixed-seed f32/f64 samples with
   the format's edge cases (`arbfp_inputs`), in every rounding mode with and
   without saturation (see `_variants` for the scalar kernels), against the
-  exact reference, and nearest_even against ml_dtypes. MX_LONG_TESTS=1: 2*10^6 random f32 and f64 inputs per mode.
+  exact reference, and nearest_even against ml_dtypes. MX_LONG_TESTS=1: 2*10^6
+  random f32 and f64 inputs per mode.
 """
 
 from __future__ import annotations
