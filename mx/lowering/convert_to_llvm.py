@@ -12,15 +12,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import PatternRewriteWalker, RewritePattern
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import DiagnosticException
 
 from mx.dialects.llvm_ext import LLVMExt
+from mx.lowering.dispatch import OpTypeDispatchApplier
 from mx.lowering.llvm.affine import AFFINE_PATTERNS
 from mx.lowering.llvm.arith import ARITH_PATTERNS
 from mx.lowering.llvm.func import FUNC_PATTERNS
@@ -34,7 +31,7 @@ _LLVM_OPS = frozenset(op.name for op in (*llvm.LLVM.operations, *LLVMExt.operati
 
 
 def _walk(module: builtin.ModuleOp, patterns: tuple[RewritePattern, ...]) -> None:
-    PatternRewriteWalker(GreedyRewritePatternApplier(list(patterns))).rewrite_module(
+    PatternRewriteWalker(OpTypeDispatchApplier(patterns)).rewrite_module(
         module
     )
 

@@ -2,6 +2,7 @@
 
 import re
 
+from xdsl.ir import Operation, Region, RegionBlocks
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 # xDSL lexes string literals with `"(?:[^"...]+|escape)*"`: the nested `+`/`*`
@@ -11,7 +12,41 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 # and the regex accepts exactly the same strings in linear time.
 _STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
+# `Operation.verify` asks `len(region.blocks)` for every block's last op, and
+# `RegionBlocks.__len__` walks the region's block list: verifying a region of B
+# blocks takes O(B²) time (~1 s for the 1500 blocks of 500 lowered matrix adds).
+# Verification does not change the IR, so while the outermost `verify` runs,
+# each region's block count is computed once and remembered.
+_xdsl_verify = Operation.verify
+_xdsl_block_count = RegionBlocks.__len__
+_block_counts: dict[int, tuple[Region, int]] | None = None
+"""Region and block count by `id(region)` (the region is kept so that its id is
+not reused), during the outermost `Operation.verify` only."""
+
+
+def _verify(self: Operation, verify_nested_ops: bool = True) -> None:
+    global _block_counts
+    if _block_counts is not None:
+        return _xdsl_verify(self, verify_nested_ops)
+    _block_counts = {}
+    try:
+        _xdsl_verify(self, verify_nested_ops)
+    finally:
+        _block_counts = None
+
+
+def _block_count(self: RegionBlocks) -> int:
+    if _block_counts is None:
+        return _xdsl_block_count(self)
+    region = self._region  # pyright: ignore[reportPrivateUsage]
+    known = _block_counts.get(id(region))
+    if known is None:
+        known = _block_counts[id(region)] = (region, _xdsl_block_count(self))
+    return known[1]
+
 
 def apply_xdsl_fixes() -> None:
     """Patch the xDSL classes in this process (idempotent)."""
     MLIRLexer._unescaped_characters_regex = _STRING_LITERAL  # pyright: ignore[reportAttributeAccessIssue]
+    Operation.verify = _verify
+    RegionBlocks.__len__ = _block_count
