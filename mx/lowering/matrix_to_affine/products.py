@@ -10,14 +10,14 @@ accumulator operand starts the sum instead of ending it.
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, math, vector
+from xdsl.dialects import math, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import IntegerType, VectorType
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, SSAValue
 
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
-from mx.lowering.matrix_to_affine.vectors import for_each_segment
+from mx.lowering.matrix_to_affine.vectors import for_each_segment, offset
 
 Factor = Callable[[Emitter, Index], SSAValue]
 """Emits one factor of product k."""
@@ -103,12 +103,6 @@ def _column_block(cols: int, limit: int) -> int:
     return divisor if 2 * divisor >= limit else limit
 
 
-def _offset(e: Emitter, base: Index, offset: int) -> Index:
-    if isinstance(base, int):
-        return base + offset
-    return base if offset == 0 else e.emit(arith.AddiOp(base, e.index(offset)))
-
-
 def blocked_product(e: Emitter, p: Product) -> None:
     """D = A·B (+ Acc), register-blocked: for each block of rows (one vector
     of up to two machine vectors of a column of A) and each block of columns,
@@ -125,7 +119,7 @@ def blocked_product(e: Emitter, p: Product) -> None:
 
     def register_block(f: Emitter, r: Index, c0: Index, width: int, n: int) -> None:
         vt = VectorType(p.element_type, [width])
-        columns = [_offset(f, c0, j) for j in range(n)]
+        columns = [offset(f, c0, j) for j in range(n)]
 
         def broadcasts(g: Emitter, k: Index) -> list[SSAValue]:
             return [g.emit(vector.BroadcastOp(p.rhs(g, k, c), vt)) for c in columns]

@@ -15,7 +15,14 @@ i8..i64); everything else keeps the scalar loop nests.
 from collections.abc import Callable
 
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, VectorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    VectorType,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from mx.dialects.matrix import (
@@ -80,6 +87,13 @@ def block_start(e: Emitter, start: int, width: int, block: SSAValue) -> SSAValue
     """`start + block * width` as an index."""
     scaled = e.emit(arith.MuliOp(block, e.index(width)))
     return scaled if start == 0 else e.emit(arith.AddiOp(scaled, e.index(start)))
+
+
+def offset(e: Emitter, base: Index, by: int) -> Index:
+    """`base + by` as an index."""
+    if isinstance(base, int):
+        return base + by
+    return base if by == 0 else e.emit(arith.AddiOp(base, e.index(by)))
 
 
 def for_each_segment(
@@ -195,12 +209,14 @@ def copy_blocks(
     t = value.type
     assert isinstance(t, MatrixType)
     along_rows = not isinstance(target, StoreOp) or target.COLUMN_MAJOR
-    if (
-        vector_bits == 0
-        or not vectorizable(t.element_type)
-        or not readable(value, e.fused, along_rows)
-    ):
+    if vector_bits == 0 or not vectorizable(t.element_type):
         return False
+    if not readable(value, e.fused, along_rows):
+        tile = _tile(t, lanes(t.element_type, vector_bits))
+        if tile < 2 or not readable(value, e.fused, not along_rows):
+            return False
+        _copy_transposed(e, value, target, along_rows, tile)
+        return True
 
     def body(f: Emitter, i: Index, m: SSAValue, w: int) -> None:
         r, c = (i, m) if along_rows else (m, i)
@@ -208,3 +224,74 @@ def copy_blocks(
 
     for_each_block(e, t, along_rows, lanes(t.element_type, vector_bits), body)
     return True
+
+
+def _tile(t: MatrixType, lanes: int) -> int:
+    """The side of the square tiles a transposing copy works on: the largest
+    power of two within `lanes` dividing both dimensions."""
+    tile = 1
+    while 2 * tile <= lanes and t.rows % (2 * tile) == 0 and t.cols % (2 * tile) == 0:
+        tile *= 2
+    return tile
+
+
+def _transpose(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
+    """The columns of the square tile whose rows are `lines`: log2(n) rounds
+    of interleaving line i with line i + n/2 (a perfect shuffle)."""
+    n = len(lines)
+    half = n // 2
+    vt = lines[0].type
+    assert isinstance(vt, VectorType)
+    low = [x for j in range(half) for x in (j, n + j)]
+    high = [x for j in range(half, n) for x in (j, n + j)]
+    for _ in range(n.bit_length() - 1):
+        interleaved: list[SSAValue] = []
+        for i in range(half):
+            a, b = lines[i], lines[i + half]
+            for mask in (low, high):
+                shuffle = vector.ShuffleOp(
+                    a, b, DenseArrayBase.from_list(i64, mask), result_type=vt
+                )
+                interleaved.append(e.emit(shuffle))
+        lines = interleaved
+    return lines
+
+
+def _copy_transposed(
+    e: Emitter,
+    value: SSAValue,
+    target: SSAValue | StoreOp,
+    along_rows: bool,
+    tile: int,
+) -> None:
+    """Copy `value`, contiguous only across the direction `target` is, in
+    square tiles: read `tile` blocks one way, transpose them in registers,
+    write them the other way."""
+    t = value.type
+    assert isinstance(t, MatrixType)
+
+    def tiles(f: Emitter, rb: SSAValue, _: object) -> list[SSAValue]:
+        def one(g: Emitter, cb: SSAValue, _: object) -> list[SSAValue]:
+            r0 = block_start(g, 0, tile, rb)
+            c0 = block_start(g, 0, tile, cb)
+            # Line i of the tile is read across, line j of its transpose
+            # written along the target's direction.
+            across = [
+                (offset(g, r0, i), c0) if along_rows else (r0, offset(g, c0, i))
+                for i in range(tile)
+            ]
+            along = [
+                (r0, offset(g, c0, j)) if along_rows else (offset(g, r0, j), c0)
+                for j in range(tile)
+            ]
+            lines = [
+                read_block(g, value, r, c, tile, not along_rows) for r, c in across
+            ]
+            for (r, c), line in zip(along, _transpose(g, lines), strict=True):
+                write_block(g, line, target, r, c)
+            return []
+
+        f.loop(0, t.cols // tile, [], one)
+        return []
+
+    e.loop(0, t.rows // tile, [], tiles)

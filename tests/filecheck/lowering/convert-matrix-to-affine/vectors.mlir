@@ -119,3 +119,32 @@ func.func @half(%a: !matrix.matrix<4x4xf16>, %b: !matrix.matrix<4x4xf16>) -> !ma
   %c = matrix.matmul %a, %b : !matrix.matrix<4x4xf16>, !matrix.matrix<4x4xf16> -> !matrix.matrix<4x4xf16>
   return %c : !matrix.matrix<4x4xf16>
 }
+
+// A row-major factor of a product is copied into a column-major buffer in
+// 4x4 tiles: four rows loaded as vectors, transposed in registers by two
+// rounds of interleaving shuffles, stored as four columns.
+// CHECK-LABEL: func.func @row_major_factor
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4xf32>
+// CHECK: %[[R0:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK: %[[R1:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK: %[[R2:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK: %[[R3:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT: %[[L0:.*]] = vector.shuffle %[[R0]], %[[R2]] [0, 4, 1, 5]
+// CHECK-NEXT: %[[H0:.*]] = vector.shuffle %[[R0]], %[[R2]] [2, 6, 3, 7]
+// CHECK-NEXT: %[[L1:.*]] = vector.shuffle %[[R1]], %[[R3]] [0, 4, 1, 5]
+// CHECK-NEXT: %[[H1:.*]] = vector.shuffle %[[R1]], %[[R3]] [2, 6, 3, 7]
+// CHECK-NEXT: %[[C0:.*]] = vector.shuffle %[[L0]], %[[L1]] [0, 4, 1, 5]
+// CHECK-NEXT: %[[C1:.*]] = vector.shuffle %[[L0]], %[[L1]] [2, 6, 3, 7]
+// CHECK-NEXT: %[[C2:.*]] = vector.shuffle %[[H0]], %[[H1]] [0, 4, 1, 5]
+// CHECK-NEXT: %[[C3:.*]] = vector.shuffle %[[H0]], %[[H1]] [2, 6, 3, 7]
+// CHECK: vector.store %[[C0]], %[[BUF]]
+// CHECK: vector.store %[[C1]], %[[BUF]]
+// CHECK: vector.store %[[C2]], %[[BUF]]
+// CHECK: vector.store %[[C3]], %[[BUF]]
+// CHECK: vector.load %[[BUF]]
+func.func @row_major_factor(%mem: memref<?xf32>) -> !matrix.matrix<4x4xf32> {
+  %a = matrix.row_major_load %mem[0] : memref<?xf32> -> !matrix.matrix<4x4xf32>
+  %b = matrix.column_major_load %mem[16] : memref<?xf32> -> !matrix.matrix<4x4xf32>
+  %c = matrix.matmul %a, %b : !matrix.matrix<4x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>
+  return %c : !matrix.matrix<4x4xf32>
+}
