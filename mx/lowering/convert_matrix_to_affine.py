@@ -4,6 +4,11 @@ Buffer layout and allocation: `matrix_to_affine/buffers.py` (column-major
 `memref<CxRxT>`, stack up to 64 KiB, heap above, rejected above 4 GiB).
 Fusion: `matrix_to_affine/fusion.py` (elementwise chains and views emit no
 buffer; their elements are computed inside the consumer's loop nest).
+Vectors (`matrix_to_affine/vectors.py`, option `vector-bits`, default 512):
+f32/f64/i8..i64 elementwise nests and copies work on vector blocks along the
+contiguous dimension (transposing copies on square tiles in registers), and
+products are register-blocked (`matrix_to_affine/products.py`); other element
+types, and `vector-bits=0`, keep scalar loop nests.
 
 Functions: a matrix argument becomes a `memref<CxRxT>` argument (the caller's
 column-major buffer, never written by the callee); each matrix result becomes
@@ -260,8 +265,11 @@ class MaterializeConstant(MatrixPattern):
 
 @dataclass
 class LowerMatmul(MatrixPattern):
-    """%c = matrix.matmul %a, %b (or matmul_add %a, %b, %acc) -> a loop nest
-    over (c, r) around an affine.for over k carrying the sum (products.py)."""
+    """%c = matrix.matmul %a, %b (or matmul_add %a, %b, %acc) -> the
+    register-blocked vector product into a buffer (%a and %acc read as
+    column vectors, copied first if they cannot be); without vectors, a loop
+    nest over (c, r) around an affine.for over k carrying the sum
+    (products.py)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, MatmulOp | MatmulAddOp):

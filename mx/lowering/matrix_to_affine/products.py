@@ -5,6 +5,10 @@ an accumulator operand. Without `contract` every product and sum is a separate
 `arith.mulf`/`arith.addf` carrying the op's flags (so no `contract` flag); with
 `contract` each `acc + a(k)*b(k)` is one `math.fma`; with `reassoc` an
 accumulator operand starts the sum instead of ending it.
+
+`dot` emits one element's sum (the scalar loop nests); `blocked_product` the
+register-blocked vector kernel, whose lanes are rows of a column of the result,
+so the same sums are computed side by side in the same order.
 """
 
 from collections.abc import Callable, Sequence
