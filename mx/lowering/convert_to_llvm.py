@@ -30,10 +30,15 @@ from mx.lowering.llvm.vector import VECTOR_PATTERNS
 _LLVM_OPS = frozenset(op.name for op in (*llvm.LLVM.operations, *LLVMExt.operations))
 
 
-def _walk(module: builtin.ModuleOp, patterns: tuple[RewritePattern, ...]) -> None:
-    PatternRewriteWalker(OpTypeDispatchApplier(patterns)).rewrite_module(
-        module
-    )
+def _walk(
+    module: builtin.ModuleOp,
+    patterns: tuple[RewritePattern, ...],
+    *,
+    reverse: bool = False,
+) -> None:
+    PatternRewriteWalker(
+        OpTypeDispatchApplier(patterns), walk_reverse=reverse
+    ).rewrite_module(module)
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,9 @@ class ConvertToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         _walk(op, AFFINE_PATTERNS)
-        _walk(op, SCF_PATTERNS)
+        # Last op first: lowering a loop moves the ops after it to a new block,
+        # which must not hold the loops still to be lowered (O(n²) moves).
+        _walk(op, SCF_PATTERNS, reverse=True)
         _walk(op, NARROW_FLOAT_PATTERNS)
         _walk(
             op,

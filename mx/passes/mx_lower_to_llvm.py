@@ -17,6 +17,10 @@ PIPELINE: tuple[str, ...] = (
     "convert-arbfp-to-arith",
     # Index and scalar arithmetic left by the lowerings.
     "canonicalize",
+    # Repeated constants and loads of the lowered loop bodies: removed while the
+    # IR is structured (xDSL's cse skips multi-block regions), so that
+    # convert-to-llvm does not lower them one by one.
+    "cse",
     "convert-to-llvm",
     "cse",
 )
