@@ -109,7 +109,7 @@ def _column_block(cols: int, limit: int) -> int:
 
 def blocked_product(e: Emitter, p: Product) -> None:
     """D = A·B (+ Acc), register-blocked: for each block of rows (one vector
-    of up to two machine vectors of a column of A) and each block of columns,
+    of a column of A) and each block of columns,
     the accumulators of all their elements are vectors carried through one
     loop over k, so each element is still summed in matrix.md's order (k = 0,
     1, .., K-1, then + Acc) while the lanes compute rows side by side."""
@@ -160,9 +160,16 @@ def blocked_product(e: Emitter, p: Product) -> None:
             f, p.cols, n, lambda g, c0, m: register_block(g, r, c0, width, m)
         )
 
-    # Two machine vectors of a column per block, more for few columns (each
-    # accumulator is a chain of dependent adds: a matvec needs several).
-    vectors = 2
-    while vectors < 8 and 2 * vectors * _column_block(p.cols, 24) <= 24:
+    # One machine vector of a column per block, so that each broadcast of B
+    # feeds one multiply (LLVM folds it into the multiply's memory operand:
+    # on AVX-512 a separate broadcast competes with the arithmetic); more for
+    # few columns, since each accumulator is a chain of dependent adds (a
+    # matvec needs several).
+    vectors = 1
+    while (
+        vectors < 8
+        and 2 * vectors * _column_block(p.cols, ACCUMULATOR_REGISTERS)
+        <= ACCUMULATOR_REGISTERS
+    ):
         vectors *= 2
     for_each_segment(e, p.rows, vectors * p.lanes, rows)

@@ -56,16 +56,18 @@ func.func @matmul_add_contract(%mem: memref<?xf64>, %off: index) {
   return
 }
 
-// Register blocks: 32 rows (two 512-bit vectors) by 10 columns (20 vector
-// accumulators), four such column blocks in a loop; the 8 remaining rows by
-// 20 columns, twice. With 256-bit vectors: 16 rows by 10 columns, then 8 rows.
+// Register blocks: one 512-bit vector of 16 rows by 20 columns (20 vector
+// accumulators), for two blocks of rows and two of columns; then the 8
+// remaining rows by 20 columns. With 256-bit vectors: five blocks of 8 rows.
 // CHECK-LABEL: func.func @blocks
-// CHECK: affine.for %{{.*}} = 0 to 4 {
-// CHECK: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>) {
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: affine.for %{{.*}} = 0 to 2 {
 // CHECK: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // AVX2-LABEL: func.func @blocks
-// AVX2: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2: affine.for %{{.*}} = 0 to 5 {
+// AVX2: affine.for %{{.*}} = 0 to 2 {
 // AVX2: affine.for %{{.*}} = 1 to 40 iter_args(%{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 func.func @blocks(%a: !matrix.matrix<40x40xf32>, %b: !matrix.matrix<40x40xf32>) -> !matrix.matrix<40x40xf32> {
   %c = matrix.matmul %a, %b : !matrix.matrix<40x40xf32>, !matrix.matrix<40x40xf32> -> !matrix.matrix<40x40xf32>
