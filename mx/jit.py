@@ -95,6 +95,7 @@ class _Param:
             array = self._check_array(value, type_)
             return _pointer_to(array), array
         if isinstance(type_, VectorType):
+            _check_vector_elements(type_, f"argument {self.name}")
             dtype = numpy_dtype(type_.element_type)
             array = np.asarray(value)
             if array.dtype != dtype or array.shape != tuple(type_.get_shape()):
@@ -168,6 +169,17 @@ class _Param:
         return value
 
 
+def _check_vector_elements(type_: VectorType, what: str) -> None:
+    """LLVM packs vectors of sub-byte integers (`<8 x i4>` is 4 bytes), unlike the
+    byte-per-element arrays the JIT passes: such vectors must go through a memref."""
+    element = type_.element_type
+    if isinstance(element, IntegerType) and element.width.data not in (1, 8, 16, 32, 64):
+        raise TypeError(
+            f"{what}: {type_} cannot cross the JIT boundary (LLVM packs its "
+            "elements); pass the values through a memref instead"
+        )
+
+
 def _pointer_to(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return np.array([array.ctypes.data], dtype=np.uintp)
 
@@ -223,6 +235,7 @@ class JitFunction:
         result = None
         if self.result is not None:
             if isinstance(self.result, VectorType):
+                _check_vector_elements(self.result, f"the result of {self.name}")
                 result = np.zeros(
                     self.result.get_shape(), numpy_dtype(self.result.element_type)
                 )

@@ -76,3 +76,17 @@ func.func @f(%a: f32) -> f32 {
 """
     with pytest.raises(VerifyException, match="must be the last operation"):
         compile_module(source)
+
+
+def test_sub_byte_vectors_are_refused_at_the_boundary() -> None:
+    """LLVM packs `<4 x i4>` into 2 bytes: passing NumPy bytes would be wrong."""
+    module = compile_module(
+        """
+func.func @decode(%q: vector<4xi4>) -> vector<4xf32> {
+  %r = arbfp.convert_from f4e2m1fn %q : vector<4xi4> to vector<4xf32>
+  func.return %r : vector<4xf32>
+}
+"""
+    )
+    with pytest.raises(TypeError, match="cannot cross the JIT boundary"):
+        module.decode(np.zeros(4, np.int8))
