@@ -2,7 +2,7 @@
 
 Mutated inputs run through mx-opt with every pipeline of mx's registry must
 end with exit status 0 or 1, no traceback, no `internal error`, within
-`mx.testing.fuzz.TIMEOUT` seconds. A fixed-seed sample runs here in-process
+`mx.testing.fuzz.TIMEOUT` seconds of CPU time. A fixed-seed sample runs here in-process
 (`MX_FUZZ_COUNT=<n>` for more) plus a few through the real console script;
 `python -m mx.testing.fuzz --count 5000` runs many (docs/long-runs.md).
 Every crashing input found is kept in tests/fuzz_regressions/.

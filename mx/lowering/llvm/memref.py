@@ -8,7 +8,7 @@ since the other sizes are needed as strides). Addresses are computed with
 
 from collections.abc import Sequence
 
-from xdsl.dialects import llvm, memref
+from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -85,6 +85,18 @@ def _i64(value: int, rewriter: PatternRewriter) -> SSAValue:
     return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, i64), i64)).result
 
 
+def _is_zero(value: SSAValue) -> bool:
+    """Whether `value` is a constant 0 (whose index term adds nothing; fewer ops
+    to build is less compile time, LLVM would fold them anyway)."""
+    if not isinstance(value, OpResult):
+        return False
+    owner = value.op
+    if isinstance(owner, llvm.ConstantOp | arith.ConstantOp):
+        constant = owner.value
+        return isinstance(constant, IntegerAttr) and constant.value.data == 0
+    return False
+
+
 def element_pointer(
     base: SSAValue,
     indices: Sequence[SSAValue],
@@ -98,11 +110,12 @@ def element_pointer(
     linear: SSAValue | None = None
     for index, size in zip(indices, shape, strict=False):
         index = to_llvm(index, rewriter)
-        if linear is None:
+        if linear is None or _is_zero(linear):
             linear = index
             continue
-        scaled = rewriter.insert(llvm.MulOp(linear, _i64(size, rewriter))).res
-        linear = rewriter.insert(llvm.AddOp(scaled, index)).res
+        linear = rewriter.insert(llvm.MulOp(linear, _i64(size, rewriter))).res
+        if not _is_zero(index):
+            linear = rewriter.insert(llvm.AddOp(linear, index)).res
     element = convert_type(type_.element_type)
     if linear is None:  # a 0-D memref
         return pointer
