@@ -1,13 +1,16 @@
 """`convert-arbfp-to-arith`: branch-free integer lowering of arbfp's conversions.
 
-convert_from builds the f32 bits of the value: the encoding's exponent and
-mantissa fields are placed in an f32 and scaled by 2^(127 - bias) (an exact
-multiply that also produces subnormals), then NaN/inf/sign are patched in;
+convert_from places the bits of a format that is a native type's upper bits
+(f8e5m2 into f16) directly. Otherwise it builds the f32 bits of the value: the
+encoding's exponent and mantissa fields are placed in an f32 and scaled by
+2^(127 - bias) (an exact multiply that also produces subnormals), then
+NaN/inf/sign are patched in;
 f64 is an exact `extf`, f16 a single `truncf` (the only rounding arbfp.md
 allows), bf16 the high half of the (bf16-exact) f32 bits.
 
-convert_to extends the source exactly to f64 and rounds its integer significand
-with shifts, as `mx.semantics.arbfp.encode` does.
+convert_to rounds the source's integer significand with shifts, as
+`mx.semantics.arbfp.encode` does: in i32 for f16/bf16/f32 (extended exactly to
+f32), in i64 for f64 (narrowing it to f32 first would round twice).
 
 Every condition is an integer mask (`mx.lowering.bitwise`), never an
 `arith.cmpi`/`select` on `i1`, so the same ops lower scalars and vectors (xDSL
@@ -30,6 +33,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     VectorType,
+    bf16,
+    f16,
     f32,
     f64,
 )
@@ -53,12 +58,44 @@ def _element(t: Attribute) -> Attribute:
     return cast(VectorType, t).element_type if isinstance(t, VectorType) else t
 
 
+@dataclass(frozen=True)
+class _Binary:
+    """A native float type's layout: `width` bits, `mantissa` stored fraction
+    bits, exponent `bias`."""
+
+    type: Attribute
+    width: int
+    mantissa: int
+    bias: int
+
+    @property
+    def exponent(self) -> int:
+        return self.width - self.mantissa - 1
+
+
+_F16 = _Binary(f16, 16, 10, 15)
+_BF16 = _Binary(bf16, 16, 7, 127)
+_F32 = _Binary(f32, 32, 23, 127)
+_F64 = _Binary(f64, 64, 52, 1023)
+
+
 def emit_convert_from(
     fmt: FloatFormat, bits: SSAValue, float_type: Attribute
 ) -> tuple[list[Operation], SSAValue]:
     """Ops computing convert_from of `bits` (iN or a vector of iN) into
     `float_type` (f16/bf16/f32/f64, or a vector of the same shape)."""
     e = BitwiseEmitter(bits.type)
+    element = _element(float_type)
+    b = next(b for b in (_F16, _BF16, _F32, _F64) if b.type == element)
+    if (
+        (fmt.exponent_bits, fmt.bias) == (b.exponent, b.bias)
+        and fmt.has_inf
+        and fmt.signed
+    ):
+        # The format is the destination's upper bits (f8e5m2 of f16):
+        # subnormals, inf and NaN included, so placing the bits is exact.
+        placed = e.shl(e.ext_unsigned(bits, b.width), b.width - fmt.bits)
+        return e.ops, e.bitcast(placed, element)
     p = fmt.mantissa_bits
     x = e.ext_unsigned(bits, 32)
     magnitude = e.and_(x, (1 << fmt.magnitude_bits) - 1)
@@ -89,7 +126,6 @@ def emit_convert_from(
             is_nan = None
     if is_nan is not None:
         result = e.select(is_nan, 0x7FC00000, result)
-    element = _element(float_type)
     if isinstance(element, BFloat16Type):  # exact: every value fits bf16
         narrow = e.trunc(e.shr(result, 16), 16)
         return e.ops, e.bitcast(narrow, element)
@@ -137,24 +173,32 @@ def emit_convert_to(
         ops, value = extf_bf16_to_f32(value)
     e = BitwiseEmitter(value.type)
     e.ops = ops
-    if not isinstance(_element(value.type), Float64Type):
-        value = e.add(arith.ExtFOp(value, e.type(f64)))  # exact
+    # f16/bf16/f32 round in i32 (twice the vector lanes of i64). An f32
+    # subnormal's exponent field reads as emin(f32) = -126, which is only
+    # right where the format's own emin is at least -126 (not f8e8m0fnu).
+    narrow = not isinstance(_element(value.type), Float64Type) and fmt.emin >= 1 - 127
+    b = _F32 if narrow else _F64
+    if _element(value.type) != b.type:
+        value = e.add(arith.ExtFOp(value, e.type(b.type)))  # exact
     p = fmt.mantissa_bits
-    u = e.bitcast(value, IntegerType(64))
+    u = e.bitcast(value, IntegerType(b.width))
     negative = e.sign_mask(u)
-    a = e.and_(u, (1 << 63) - 1)
-    is_nan = e.less(0x7FF << 52, a)
-    is_inf = e.equal(a, 0x7FF << 52)
-    field = e.shr(a, 52)
-    significand = e.or_(e.and_(a, (1 << 52) - 1), e.shl(e.min(field, 1), 52))
-    # value = significand * 2^(exponent - 52); round at 2^(E - p), E = max(exponent, emin)
-    exponent = e.subi(e.max(field, 1), 1023)
+    a = e.and_(u, (1 << (b.width - 1)) - 1)
+    inf_bits = ((1 << (b.width - b.mantissa - 1)) - 1) << b.mantissa
+    is_nan = e.less(inf_bits, a)
+    is_inf = e.equal(a, inf_bits)
+    field = e.shr(a, b.mantissa)
+    significand = e.or_(
+        e.and_(a, (1 << b.mantissa) - 1), e.shl(e.min(field, 1), b.mantissa)
+    )
+    # value = significand * 2^(exponent - M); round at 2^(E - p), E = max(exponent, emin)
+    exponent = e.subi(e.max(field, 1), b.bias)
     target = e.max(exponent, fmt.emin)
-    shift = e.addi(e.subi(target, exponent), 52 - p)
-    shift = e.min(shift, 60)  # beyond 53 every bit is dropped anyway
+    shift = e.addi(e.subi(target, exponent), b.mantissa - p)
+    shift = e.min(shift, b.width - 4)  # beyond M + 1 every bit is dropped anyway
     n = e.shr(significand, shift)
-    remainder = e.and_(significand, e.subi(e.shl(e.const(1, 64), shift), 1))
-    half = e.shl(e.const(1, 64), e.subi(shift, 1))
+    remainder = e.and_(significand, e.subi(e.shl(e.const(1, b.width), shift), 1))
+    half = e.shl(e.const(1, b.width), e.subi(shift, 1))
     up = _round_up(e, rounding, n, remainder, half, negative)
     if up is not None:
         n = e.subi(n, up)  # the mask is -1 where rounding up
@@ -178,7 +222,7 @@ def emit_convert_to(
     elif fmt.inf_magnitude is not None:
         inf_code = e.or_(sign, fmt.inf_magnitude)
     elif fmt.nan_encoding is not None:
-        inf_code = e.const(fmt.nan_encoding, 64)
+        inf_code = e.const(fmt.nan_encoding, b.width)
     else:
         inf_code = max_code
     if not fmt.has_neg_zero:

@@ -25,11 +25,11 @@ func.func @dequantize(%q: !matrix.matrix<2x3xi4>) -> !matrix.matrix<2x3xf32> {
 // CHECK: affine.for
 // CHECK-NEXT: affine.for
 // CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %{{.*}} : f16
-// CHECK-NEXT: arith.extf %[[P]] : f16 to f64
+// CHECK-NEXT: arith.extf %[[P]] : f16 to f32
 // CHECK-NOT: arbfp
 // CHECK-NOT: arith.cmpi
 // CHECK-NOT: arith.select
-// CHECK: %[[E:.*]] = arith.trunci %{{.*}} : i64 to i8
+// CHECK: %[[E:.*]] = arith.trunci %{{.*}} : i32 to i8
 // CHECK-NEXT: affine.store %[[E]]
 func.func @scale_and_quantize(%a: !matrix.matrix<4x4xf16>, %s: !matrix.matrix<4x4xf16>) -> !matrix.matrix<4x4xi8> {
   %p = matrix.mul %a, %s : !matrix.matrix<4x4xf16>

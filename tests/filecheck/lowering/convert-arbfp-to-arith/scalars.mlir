@@ -18,6 +18,26 @@ func.func @from_f8e4m3fn_bf16(%b: i8) -> bf16 {
   func.return %r : bf16
 }
 
+// f8e5m2 is the upper byte of f16 (same exponent width and bias, IEEE inf and
+// NaN): its bits are placed, nothing else. f8e5m2fnuz (bias 16) is not.
+// CHECK-LABEL: func.func @from_f8e5m2_f16
+// CHECK-NEXT: %[[W:.*]] = arith.extui %b : i8 to i16
+// CHECK-NEXT: %[[S:.*]] = arith.constant 8 : i16
+// CHECK-NEXT: %[[P:.*]] = arith.shli %[[W]], %[[S]] : i16
+// CHECK-NEXT: %[[R:.*]] = arith.bitcast %[[P]] : i16 to f16
+// CHECK-NEXT: func.return %[[R]] : f16
+func.func @from_f8e5m2_f16(%b: i8) -> f16 {
+  %r = arbfp.convert_from f8e5m2 %b : i8 to f16
+  func.return %r : f16
+}
+// CHECK-LABEL: func.func @from_f8e5m2fnuz_f16
+// CHECK: arith.mulf
+// CHECK: arith.truncf {{.*}} : f32 to f16
+func.func @from_f8e5m2fnuz_f16(%b: i8) -> f16 {
+  %r = arbfp.convert_from f8e5m2fnuz %b : i8 to f16
+  func.return %r : f16
+}
+
 // f8e8m0fnu needs no scaling: its exponent field is f32's, bias 127.
 // CHECK-LABEL: func.func @from_f8e8m0fnu_f64
 // CHECK-NOT: arith.mulf
@@ -27,11 +47,12 @@ func.func @from_f8e8m0fnu_f64(%b: i8) -> f64 {
   func.return %r : f64
 }
 
+// f16/bf16/f32 sources round in i32 (exactly widened to f32), f64 in i64.
 // CHECK-LABEL: func.func @to_f4e2m1fn
 // CHECK-NOT: arbfp
-// CHECK: arith.extf %x : f16 to f64
-// CHECK: arith.bitcast {{.*}} : f64 to i64
-// CHECK: arith.trunci {{.*}} : i64 to i4
+// CHECK: arith.extf %x : f16 to f32
+// CHECK: arith.bitcast {{.*}} : f32 to i32
+// CHECK: arith.trunci {{.*}} : i32 to i4
 // CHECK-NOT: func.call
 func.func @to_f4e2m1fn(%x: f16) -> i4 {
   %r = arbfp.convert_to f4e2m1fn %x rounding toward_zero saturate : f16 to i4
@@ -42,9 +63,20 @@ func.func @to_f4e2m1fn(%x: f16) -> i4 {
 // CHECK-LABEL: func.func @to_f8e5m2_from_bf16
 // CHECK-NOT: arith.extf {{.*}} : bf16
 // CHECK: arith.bitcast %x : bf16 to i16
-// CHECK: arith.trunci {{.*}} : i64 to i8
+// CHECK-NOT: arith.extf
+// CHECK: arith.trunci {{.*}} : i32 to i8
 func.func @to_f8e5m2_from_bf16(%x: bf16) -> i8 {
   %r = arbfp.convert_to f8e5m2 %x : bf16 to i8
+  func.return %r : i8
+}
+
+// f8e8m0fnu reaches 2^-127, below f32's normal range, whose subnormals the
+// i32 rounding does not normalize: f32 sources take the i64 path.
+// CHECK-LABEL: func.func @to_f8e8m0fnu_from_f32
+// CHECK: arith.extf %x : f32 to f64
+// CHECK: arith.trunci {{.*}} : i64 to i8
+func.func @to_f8e8m0fnu_from_f32(%x: f32) -> i8 {
+  %r = arbfp.convert_to f8e8m0fnu %x rounding upward : f32 to i8
   func.return %r : i8
 }
 

@@ -42,15 +42,15 @@ func.func @from_f6e3m2fn_bf16(%v: vector<2xi6>) -> vector<2xbf16> {
   func.return %r : vector<2xbf16>
 }
 
-// convert_to rounds in i64 lanes; the result is truncated lane by lane.
+// convert_to rounds f16 in i32 lanes; the result is truncated lane by lane.
 // CHECK-LABEL: func.func @to_f4e2m1fn
 // CHECK-NOT: arith.cmpi
-// CHECK: arith.extf %x : vector<8xf16> to vector<8xf64>
-// CHECK: arith.bitcast %{{.*}} : vector<8xf64> to vector<8xi64>
-// CHECK: arith.subi %{{.*}}, %{{.*}} overflow<nsw> : vector<8xi64>
-// CHECK: arith.shrsi %{{.*}}, %{{.*}} : vector<8xi64>
-// CHECK: arith.minsi %{{.*}}, %{{.*}} : vector<8xi64>
-// CHECK: arith.trunci %{{.*}} : i64 to i4
+// CHECK: arith.extf %x : vector<8xf16> to vector<8xf32>
+// CHECK: arith.bitcast %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK: arith.subi %{{.*}}, %{{.*}} overflow<nsw> : vector<8xi32>
+// CHECK: arith.shrsi %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: arith.minsi %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: arith.trunci %{{.*}} : i32 to i4
 // CHECK: %[[R:.*]] = vector.insert %{{.*}} [7] : i4 into vector<8xi4>
 // CHECK-NOT: arith.select
 // CHECK: func.return %[[R]] : vector<8xi4>
@@ -65,8 +65,8 @@ func.func @to_f4e2m1fn(%x: vector<8xf16>) -> vector<8xi4> {
 // CHECK: arith.bitcast %x : vector<2xbf16> to vector<2xi16>
 // CHECK: arith.extui %{{.*}} : i16 to i32
 // CHECK: arith.shli %{{.*}}, %{{.*}} : vector<2xi32>
-// CHECK: arith.extf %{{.*}} : vector<2xf32> to vector<2xf64>
-// CHECK: arith.trunci %{{.*}} : i64 to i8
+// CHECK-NOT: arith.extf
+// CHECK: arith.trunci %{{.*}} : i32 to i8
 func.func @to_f8e5m2_from_bf16(%x: vector<2xbf16>) -> vector<2xi8> {
   %r = arbfp.convert_to f8e5m2 %x : vector<2xbf16> to vector<2xi8>
   func.return %r : vector<2xi8>
@@ -83,5 +83,5 @@ func.func @to_f8e5m2_from_bf16(%x: vector<2xbf16>) -> vector<2xi8> {
 // LLVM-LABEL: llvm.func @to_f4e2m1fn
 // LLVM-NOT: llvm.icmp
 // LLVM-NOT: llvm.select
-// LLVM: llvm.ashr %{{.*}}, %{{.*}} : vector<8xi64>
+// LLVM: llvm.ashr %{{.*}}, %{{.*}} : vector<8xi32>
 // LLVM: llvm.return %{{.*}} : vector<8xi4>
