@@ -160,6 +160,57 @@ def _round_up(
             return e.and_(e.nonzero(remainder), negative)
 
 
+def _round_with_shifts(
+    e: BitwiseEmitter,
+    fmt: FloatFormat,
+    b: _Binary,
+    a: SSAValue,
+    negative: SSAValue,
+    rounding: Rounding,
+) -> SSAValue:
+    """The encoding of |x| (bits `a` of layout `b`) rounded to the format's
+    precision with an unbounded exponent, in any mode."""
+    p = fmt.mantissa_bits
+    field = e.shr(a, b.mantissa)
+    significand = e.or_(
+        e.and_(a, (1 << b.mantissa) - 1), e.shl(e.min(field, 1), b.mantissa)
+    )
+    # value = significand * 2^(exponent - M); round at 2^(E - p), E = max(exponent, emin)
+    exponent = e.subi(e.max(field, 1), b.bias)
+    target = e.max(exponent, fmt.emin)
+    shift = e.addi(e.subi(target, exponent), b.mantissa - p)
+    shift = e.min(shift, b.width - 4)  # beyond M + 1 every bit is dropped anyway
+    n = e.shr(significand, shift)
+    remainder = e.and_(significand, e.subi(e.shl(e.const(1, b.width), shift), 1))
+    half = e.shl(e.const(1, b.width), e.subi(shift, 1))
+    up = _round_up(e, rounding, n, remainder, half, negative)
+    if up is not None:
+        n = e.subi(n, up)  # the mask is -1 where rounding up
+    encoded = e.addi(e.shl(e.addi(target, fmt.bias - 1), p), n)
+    if not fmt.has_zero:
+        encoded = e.max(encoded, 0)
+    return encoded
+
+
+def _round_f32_nearest_even(
+    e: BitwiseEmitter, fmt: FloatFormat, a: SSAValue
+) -> SSAValue:
+    """`_round_with_shifts` for f32 bits in nearest_even, with fixed shifts:
+    at or above 2^emin the f32 bits are rounded at the format's last mantissa
+    bit and rebiased; below it, adding 2^(emin - p + 23) as a float rounds
+    (to nearest even: the hardware's mode) to a multiple of 2^(emin - p),
+    the format's subnormal step, which then sits in that sum's low bits."""
+    p = fmt.mantissa_bits
+    s = _F32.mantissa - p
+    lsb = e.and_(e.shr(a, s), 1)
+    normal = e.shr(e.addi(e.addi(a, (1 << (s - 1)) - 1), lsb), s)  # a < 2^31: no wrap
+    normal = e.subi(normal, (_F32.bias - fmt.bias) << p)
+    magic = e.const((fmt.emin - p + _F32.mantissa + _F32.bias) << _F32.mantissa, 32)
+    total = e.add(arith.AddfOp(e.bitcast(a, f32), e.bitcast(magic, f32)))
+    tiny = e.subi(e.bitcast(total, IntegerType(32)), magic)
+    return e.select(e.less(a, (fmt.emin + _F32.bias) << _F32.mantissa), tiny, normal)
+
+
 def emit_convert_to(
     fmt: FloatFormat,
     value: SSAValue,
@@ -180,55 +231,46 @@ def emit_convert_to(
     b = _F32 if narrow else _F64
     if _element(value.type) != b.type:
         value = e.add(arith.ExtFOp(value, e.type(b.type)))  # exact
-    p = fmt.mantissa_bits
     u = e.bitcast(value, IntegerType(b.width))
     negative = e.sign_mask(u)
     a = e.and_(u, (1 << (b.width - 1)) - 1)
     inf_bits = ((1 << (b.width - b.mantissa - 1)) - 1) << b.mantissa
     is_nan = e.less(inf_bits, a)
-    is_inf = e.equal(a, inf_bits)
-    field = e.shr(a, b.mantissa)
-    significand = e.or_(
-        e.and_(a, (1 << b.mantissa) - 1), e.shl(e.min(field, 1), b.mantissa)
-    )
-    # value = significand * 2^(exponent - M); round at 2^(E - p), E = max(exponent, emin)
-    exponent = e.subi(e.max(field, 1), b.bias)
-    target = e.max(exponent, fmt.emin)
-    shift = e.addi(e.subi(target, exponent), b.mantissa - p)
-    shift = e.min(shift, b.width - 4)  # beyond M + 1 every bit is dropped anyway
-    n = e.shr(significand, shift)
-    remainder = e.and_(significand, e.subi(e.shl(e.const(1, b.width), shift), 1))
-    half = e.shl(e.const(1, b.width), e.subi(shift, 1))
-    up = _round_up(e, rounding, n, remainder, half, negative)
-    if up is not None:
-        n = e.subi(n, up)  # the mask is -1 where rounding up
-    encoded = e.addi(e.shl(e.addi(target, fmt.bias - 1), p), n)
-    if not fmt.has_zero:
-        encoded = e.max(encoded, 0)
-    overflow = e.less(fmt.max_magnitude, encoded)
-    match rounding:
-        case Rounding.NEAREST_EVEN | Rounding.NEAREST_AWAY:
-            to_inf = e.or_(is_inf, overflow)
-        case Rounding.TOWARD_ZERO:
-            to_inf = is_inf
-        case Rounding.UPWARD:
-            to_inf = e.or_(is_inf, e.and_(overflow, e.not_(negative)))
-        case Rounding.DOWNWARD:
-            to_inf = e.or_(is_inf, e.and_(overflow, negative))
+    if narrow and rounding is Rounding.NEAREST_EVEN:
+        encoded = _round_f32_nearest_even(e, fmt, a)
+    else:
+        encoded = _round_with_shifts(e, fmt, b, a, negative, rounding)
+    # ±inf always overflows (its encoding is beyond max_magnitude), so only
+    # the directed modes that keep other overflows finite test for it.
     sign = e.and_(negative, fmt.sign_bit)
-    max_code = e.or_(sign, fmt.max_magnitude)
     if saturate:
-        inf_code = max_code
+        inf_code = None
     elif fmt.inf_magnitude is not None:
         inf_code = e.or_(sign, fmt.inf_magnitude)
     elif fmt.nan_encoding is not None:
         inf_code = e.const(fmt.nan_encoding, b.width)
     else:
-        inf_code = max_code
+        inf_code = None
+    rounded_sign = sign
     if not fmt.has_neg_zero:
-        sign = e.and_(sign, e.nonzero(encoded))
-    result = e.select(overflow, max_code, e.or_(encoded, sign))
-    result = e.select(to_inf, inf_code, result)
+        rounded_sign = e.and_(sign, e.nonzero(encoded))
+    if inf_code is None:  # every overflow gives the largest finite value
+        result = e.or_(e.min(encoded, fmt.max_magnitude), rounded_sign)
+    else:
+        overflow = e.less(fmt.max_magnitude, encoded)
+        match rounding:
+            case Rounding.NEAREST_EVEN | Rounding.NEAREST_AWAY:
+                to_inf = overflow
+            case Rounding.TOWARD_ZERO:
+                to_inf = e.equal(a, inf_bits)
+            case Rounding.UPWARD:
+                to_inf = e.and_(overflow, e.not_(negative))
+                to_inf = e.or_(e.equal(a, inf_bits), to_inf)
+            case Rounding.DOWNWARD:
+                to_inf = e.or_(e.equal(a, inf_bits), e.and_(overflow, negative))
+        max_code = e.or_(sign, fmt.max_magnitude)
+        result = e.select(overflow, max_code, e.or_(encoded, rounded_sign))
+        result = e.select(to_inf, inf_code, result)
     invalid = 0 if saturate or fmt.nan_encoding is None else fmt.nan_encoding
     if not fmt.signed and fmt.has_zero:  # f8e5m3fnu
         result = e.select(e.and_(negative, e.nonzero(result)), invalid, result)
