@@ -70,6 +70,27 @@ func.func @to_f8e5m2_from_bf16(%x: bf16) -> i8 {
   func.return %r : i8
 }
 
+// nearest_even from f32: fixed shifts, and an f32 add (rounding to nearest
+// even) for the format's subnormal range; other modes shift by a variable.
+// CHECK-LABEL: func.func @to_f8e4m3fn_nearest_even
+// CHECK-NOT: arith.maxsi
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.maxsi
+// CHECK: arith.trunci {{.*}} : i32 to i8
+func.func @to_f8e4m3fn_nearest_even(%x: f32) -> i8 {
+  %r = arbfp.convert_to f8e4m3fn %x saturate : f32 to i8
+  func.return %r : i8
+}
+// CHECK-LABEL: func.func @to_f8e4m3fn_nearest_away
+// CHECK-NOT: arith.addf
+// CHECK: arith.maxsi
+// CHECK-NOT: arith.addf
+// CHECK: arith.trunci {{.*}} : i32 to i8
+func.func @to_f8e4m3fn_nearest_away(%x: f32) -> i8 {
+  %r = arbfp.convert_to f8e4m3fn %x rounding nearest_away saturate : f32 to i8
+  func.return %r : i8
+}
+
 // f8e8m0fnu reaches 2^-127, below f32's normal range, whose subnormals the
 // i32 rounding does not normalize: f32 sources take the i64 path.
 // CHECK-LABEL: func.func @to_f8e8m0fnu_from_f32
