@@ -192,23 +192,61 @@ def _round_with_shifts(
     return encoded
 
 
-def _round_f32_nearest_even(
-    e: BitwiseEmitter, fmt: FloatFormat, a: SSAValue
+def _round_f32(
+    e: BitwiseEmitter,
+    fmt: FloatFormat,
+    a: SSAValue,
+    negative: SSAValue,
+    rounding: Rounding,
 ) -> SSAValue:
-    """`_round_with_shifts` for f32 bits in nearest_even, with fixed shifts:
-    at or above 2^emin the f32 bits are rounded at the format's last mantissa
-    bit and rebiased; below it, adding 2^(emin - p + 23) as a float rounds
-    (to nearest even: the hardware's mode) to a multiple of 2^(emin - p),
-    the format's subnormal step, which then sits in that sum's low bits."""
+    """`_round_with_shifts` for f32 bits, with fixed shifts. At or above
+    2^emin, adding a mode's increment below the format's last mantissa bit
+    rounds the f32 bits there (a carry moves into the exponent), which are then
+    rebiased. Below it, adding C = 2^(emin - p + 23) as a float rounds |x| to
+    nearest even (the hardware's mode) at 2^(emin - p), the format's
+    subnormal step, which then sits in the sum's low bits; the exact
+    difference d = |x| - (sum - C) tells the other modes how to correct."""
     p = fmt.mantissa_bits
     s = _F32.mantissa - p
-    lsb = e.and_(e.shr(a, s), 1)
-    normal = e.shr(e.addi(e.addi(a, (1 << (s - 1)) - 1), lsb), s)  # a < 2^31: no wrap
+    ulp = (1 << s) - 1
+    match rounding:
+        case Rounding.NEAREST_EVEN:
+            increment = e.addi(e.and_(e.shr(a, s), 1), (1 << (s - 1)) - 1)
+        case Rounding.NEAREST_AWAY:
+            increment = e.const(1 << (s - 1), 32)
+        case Rounding.TOWARD_ZERO:
+            increment = e.const(0, 32)
+        case Rounding.UPWARD:
+            increment = e.and_(e.not_(negative), ulp)
+        case Rounding.DOWNWARD:
+            increment = e.and_(negative, ulp)
+    normal = e.shr(e.addi(a, increment), s)  # (only a NaN nears 2^31)
     normal = e.subi(normal, (_F32.bias - fmt.bias) << p)
-    magic = e.const((fmt.emin - p + _F32.mantissa + _F32.bias) << _F32.mantissa, 32)
-    total = e.add(arith.AddfOp(e.bitcast(a, f32), e.bitcast(magic, f32)))
-    tiny = e.subi(e.bitcast(total, IntegerType(32)), magic)
-    return e.select(e.less(a, (fmt.emin + _F32.bias) << _F32.mantissa), tiny, normal)
+
+    def f32_bits(exponent: int) -> int:
+        assert 1 - _F32.bias <= exponent <= _F32.bias
+        return (exponent + _F32.bias) << _F32.mantissa
+
+    magic = e.bitcast(e.const(f32_bits(fmt.emin - p + _F32.mantissa), 32), f32)
+    x = e.bitcast(a, f32)
+    total = e.add(arith.AddfOp(x, magic))
+    tiny = e.subi(e.bitcast(total, IntegerType(32)), e.bitcast(magic, IntegerType(32)))
+    if rounding is not Rounding.NEAREST_EVEN:
+        # Both subtractions are exact (Sterbenz; then multiples of ulp(|x|)
+        # at most half a step apart), and d is never -0.
+        nearest = e.add(arith.SubfOp(total, magic))
+        d = e.bitcast(e.add(arith.SubfOp(x, nearest)), IntegerType(32))
+        below = e.sign_mask(d)  # rounded up: one less toward zero
+        match rounding:
+            case Rounding.NEAREST_AWAY:  # a tie went to the even one below
+                tiny = e.subi(tiny, e.equal(d, f32_bits(fmt.emin - p - 1)))
+            case Rounding.TOWARD_ZERO:
+                tiny = e.addi(tiny, below)
+            case Rounding.UPWARD | Rounding.DOWNWARD:
+                away = negative if rounding is Rounding.DOWNWARD else e.not_(negative)
+                tiny = e.addi(tiny, e.and_(below, e.not_(away)))
+                tiny = e.subi(tiny, e.and_(e.less(0, d), away))
+    return e.select(e.less(a, f32_bits(fmt.emin)), tiny, normal)
 
 
 def emit_convert_to(
@@ -236,8 +274,8 @@ def emit_convert_to(
     a = e.and_(u, (1 << (b.width - 1)) - 1)
     inf_bits = ((1 << (b.width - b.mantissa - 1)) - 1) << b.mantissa
     is_nan = e.less(inf_bits, a)
-    if narrow and rounding is Rounding.NEAREST_EVEN:
-        encoded = _round_f32_nearest_even(e, fmt, a)
+    if narrow:
+        encoded = _round_f32(e, fmt, a, negative, rounding)
     else:
         encoded = _round_with_shifts(e, fmt, b, a, negative, rounding)
     # ±inf always overflows (its encoding is beyond max_magnitude), so only

@@ -70,8 +70,9 @@ func.func @to_f8e5m2_from_bf16(%x: bf16) -> i8 {
   func.return %r : i8
 }
 
-// nearest_even from f32: fixed shifts, and an f32 add (rounding to nearest
-// even) for the format's subnormal range; other modes shift by a variable.
+// From f32 every mode rounds with fixed shifts, and an f32 add (rounding to
+// nearest even) for the format's subnormal range, corrected by the exact
+// difference in the other modes; f64 shifts by a variable amount.
 // CHECK-LABEL: func.func @to_f8e4m3fn_nearest_even
 // CHECK-NOT: arith.maxsi
 // CHECK: arith.addf %{{.*}}, %{{.*}} : f32
@@ -81,13 +82,24 @@ func.func @to_f8e4m3fn_nearest_even(%x: f32) -> i8 {
   %r = arbfp.convert_to f8e4m3fn %x saturate : f32 to i8
   func.return %r : i8
 }
-// CHECK-LABEL: func.func @to_f8e4m3fn_nearest_away
+// CHECK-LABEL: func.func @to_f8e4m3fn_upward
+// CHECK-NOT: arith.maxsi
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.subf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.subf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.maxsi
+// CHECK: arith.trunci {{.*}} : i32 to i8
+func.func @to_f8e4m3fn_upward(%x: f32) -> i8 {
+  %r = arbfp.convert_to f8e4m3fn %x rounding upward : f32 to i8
+  func.return %r : i8
+}
+// CHECK-LABEL: func.func @to_f8e4m3fn_from_f64
 // CHECK-NOT: arith.addf
 // CHECK: arith.maxsi
 // CHECK-NOT: arith.addf
-// CHECK: arith.trunci {{.*}} : i32 to i8
-func.func @to_f8e4m3fn_nearest_away(%x: f32) -> i8 {
-  %r = arbfp.convert_to f8e4m3fn %x rounding nearest_away saturate : f32 to i8
+// CHECK: arith.trunci {{.*}} : i64 to i8
+func.func @to_f8e4m3fn_from_f64(%x: f64) -> i8 {
+  %r = arbfp.convert_to f8e4m3fn %x rounding nearest_away saturate : f64 to i8
   func.return %r : i8
 }
 
