@@ -4,13 +4,18 @@ convert_from places the bits of a format that is a native type's upper bits
 (f8e5m2 into f16) directly. Otherwise it builds the f32 bits of the value: the
 encoding's exponent and mantissa fields are placed in an f32 and scaled by
 2^(127 - bias) (an exact multiply that also produces subnormals), then
-NaN/inf/sign are patched in;
-f64 is an exact `extf`, f16 a single `truncf` (the only rounding arbfp.md
-allows), bf16 the high half of the (bf16-exact) f32 bits.
+NaN/inf/sign are patched in; f64 is an exact `extf`, f16 a single `truncf`
+(the only rounding arbfp.md allows), bf16 the high half of the (bf16-exact)
+f32 bits.
 
-convert_to rounds the source's integer significand with shifts, as
-`mx.semantics.arbfp.encode` does: in i32 for f16/bf16/f32 (extended exactly to
-f32), in i64 for f64 (narrowing it to f32 first would round twice).
+convert_to rounds with an unbounded exponent, then settles overflow, inf,
+NaN and sign. f16/bf16/f32 sources (extended exactly to f32) round in i32 with
+fixed shifts, and with one f32 add in the format's subnormal range
+(`_round_f32`); f64 sources (narrowing them to f32 would round twice) and
+f8e8m0fnu round the integer significand with variable i64 shifts, as
+`mx.semantics.arbfp.encode` does (`_round_with_shifts`). The f32 add, like
+convert_from's multiply, assumes the default floating-point environment
+(round to nearest even, no flush of subnormals to zero).
 
 Every condition is an integer mask (`mx.lowering.bitwise`), never an
 `arith.cmpi`/`select` on `i1`, so the same ops lower scalars and vectors (xDSL
