@@ -9,11 +9,11 @@ NaN/inf/sign are patched in; f64 is an exact `extf`, f16 a single `truncf`
 f32 bits.
 
 convert_to rounds with an unbounded exponent, then settles overflow, inf,
-NaN and sign. f16/bf16/f32 sources (extended exactly to f32) round in i32 with
-fixed shifts, and with one f32 add in the format's subnormal range
-(`_round_f32`); f64 sources (narrowing them to f32 would round twice) and
-f8e8m0fnu round the integer significand with variable i64 shifts, as
-`mx.semantics.arbfp.encode` does (`_round_with_shifts`). The f32 add, like
+NaN and sign. It rounds the bits of f16/bf16/f32 sources (extended exactly to
+f32) in i32, of f64 sources (narrowing them would round twice) in i64, with
+fixed shifts and one float add in the format's subnormal range
+(`_round_fixed`); f8e8m0fnu rounds f64 bits with variable shifts, as
+`mx.semantics.arbfp.encode` does (`_round_with_shifts`). The float add, like
 convert_from's multiply, assumes the default floating-point environment
 (round to nearest even, no flush of subnormals to zero).
 
@@ -174,7 +174,8 @@ def _round_with_shifts(
     rounding: Rounding,
 ) -> SSAValue:
     """The encoding of |x| (bits `a` of layout `b`) rounded to the format's
-    precision with an unbounded exponent, in any mode."""
+    precision with an unbounded exponent, in any mode, for f8e8m0fnu (used
+    for no other format)."""
     p = fmt.mantissa_bits
     field = e.shr(a, b.mantissa)
     significand = e.or_(
@@ -192,66 +193,68 @@ def _round_with_shifts(
     if up is not None:
         n = e.subi(n, up)  # the mask is -1 where rounding up
     encoded = e.addi(e.shl(e.addi(target, fmt.bias - 1), p), n)
-    if not fmt.has_zero:
-        encoded = e.max(encoded, 0)
-    return encoded
+    return e.max(encoded, 0)  # no zero: below 2^emin is 2^emin
 
 
-def _round_f32(
+def _round_fixed(
     e: BitwiseEmitter,
     fmt: FloatFormat,
+    b: _Binary,
     a: SSAValue,
     negative: SSAValue,
     rounding: Rounding,
 ) -> SSAValue:
-    """`_round_with_shifts` for f32 bits, with fixed shifts. At or above
-    2^emin, adding a mode's increment below the format's last mantissa bit
-    rounds the f32 bits there (a carry moves into the exponent), which are then
-    rebiased. Below it, adding C = 2^(emin - p + 23) as a float rounds |x| to
-    nearest even (the hardware's mode) at 2^(emin - p), the format's
-    subnormal step, which then sits in the sum's low bits; the exact
-    difference d = |x| - (sum - C) tells the other modes how to correct."""
+    """`_round_with_shifts` with fixed shifts, for formats with subnormals and
+    layouts whose normal range contains 2^(emin - p - 1). At or above 2^emin,
+    adding a mode's increment below the format's last mantissa bit rounds the
+    bits there (a carry moves into the exponent), which are then rebiased.
+    Below it, adding C = 2^(emin - p + M) as a float rounds |x| to nearest
+    even (the hardware's mode) at 2^(emin - p), the format's subnormal step,
+    which then sits in the sum's low bits; the exact difference
+    d = |x| - (sum - C) tells the other modes how to correct."""
     p = fmt.mantissa_bits
-    s = _F32.mantissa - p
+    s = b.mantissa - p
     ulp = (1 << s) - 1
     match rounding:
         case Rounding.NEAREST_EVEN:
             increment = e.addi(e.and_(e.shr(a, s), 1), (1 << (s - 1)) - 1)
         case Rounding.NEAREST_AWAY:
-            increment = e.const(1 << (s - 1), 32)
+            increment = e.const(1 << (s - 1), b.width)
         case Rounding.TOWARD_ZERO:
-            increment = e.const(0, 32)
+            increment = e.const(0, b.width)
         case Rounding.UPWARD:
             increment = e.and_(e.not_(negative), ulp)
         case Rounding.DOWNWARD:
             increment = e.and_(negative, ulp)
-    normal = e.shr(e.addi(a, increment), s)  # (only a NaN nears 2^31)
-    normal = e.subi(normal, (_F32.bias - fmt.bias) << p)
+    normal = e.shr(e.addi(a, increment), s)  # (only a NaN may wrap the sign bit)
+    normal = e.subi(normal, (b.bias - fmt.bias) << p)
 
-    def f32_bits(exponent: int) -> int:
-        assert 1 - _F32.bias <= exponent <= _F32.bias
-        return (exponent + _F32.bias) << _F32.mantissa
+    def power_bits(exponent: int) -> int:
+        assert 1 - b.bias <= exponent <= b.bias
+        return (exponent + b.bias) << b.mantissa
 
-    magic = e.bitcast(e.const(f32_bits(fmt.emin - p + _F32.mantissa), 32), f32)
-    x = e.bitcast(a, f32)
+    bits_type = IntegerType(b.width)
+    magic_bits = e.const(power_bits(fmt.emin - p + b.mantissa), b.width)
+    magic = e.bitcast(magic_bits, b.type)
+    x = e.bitcast(a, b.type)
     total = e.add(arith.AddfOp(x, magic))
-    tiny = e.subi(e.bitcast(total, IntegerType(32)), e.bitcast(magic, IntegerType(32)))
+    tiny = e.subi(e.bitcast(total, bits_type), magic_bits)
     if rounding is not Rounding.NEAREST_EVEN:
         # Both subtractions are exact (Sterbenz; then multiples of ulp(|x|)
         # at most half a step apart), and d is never -0.
         nearest = e.add(arith.SubfOp(total, magic))
-        d = e.bitcast(e.add(arith.SubfOp(x, nearest)), IntegerType(32))
+        d = e.bitcast(e.add(arith.SubfOp(x, nearest)), bits_type)
         below = e.sign_mask(d)  # rounded up: one less toward zero
         match rounding:
             case Rounding.NEAREST_AWAY:  # a tie went to the even one below
-                tiny = e.subi(tiny, e.equal(d, f32_bits(fmt.emin - p - 1)))
+                tiny = e.subi(tiny, e.equal(d, power_bits(fmt.emin - p - 1)))
             case Rounding.TOWARD_ZERO:
                 tiny = e.addi(tiny, below)
             case Rounding.UPWARD | Rounding.DOWNWARD:
                 away = negative if rounding is Rounding.DOWNWARD else e.not_(negative)
                 tiny = e.addi(tiny, e.and_(below, e.not_(away)))
                 tiny = e.subi(tiny, e.and_(e.less(0, d), away))
-    return e.select(e.less(a, f32_bits(fmt.emin)), tiny, normal)
+    return e.select(e.less(a, power_bits(fmt.emin)), tiny, normal)
 
 
 def emit_convert_to(
@@ -267,11 +270,11 @@ def emit_convert_to(
         ops, value = extf_bf16_to_f32(value)
     e = BitwiseEmitter(value.type)
     e.ops = ops
-    # f16/bf16/f32 round in i32 (twice the vector lanes of i64). An f32
-    # subnormal's exponent field reads as emin(f32) = -126, which is only
-    # right where the format's own emin is at least -126 (not f8e8m0fnu).
-    narrow = not isinstance(_element(value.type), Float64Type) and fmt.emin >= 1 - 127
-    b = _F32 if narrow else _F64
+    # f16/bf16/f32 round in i32 (twice the vector lanes of i64), f64 in i64.
+    # f8e8m0fnu (no subnormals, a 1-bit significand whose ties go up, 2^-127
+    # below f32's normal range) takes variable shifts on f64 bits.
+    wide = isinstance(_element(value.type), Float64Type) or not fmt.has_zero
+    b = _F64 if wide else _F32
     if _element(value.type) != b.type:
         value = e.add(arith.ExtFOp(value, e.type(b.type)))  # exact
     u = e.bitcast(value, IntegerType(b.width))
@@ -279,8 +282,8 @@ def emit_convert_to(
     a = e.and_(u, (1 << (b.width - 1)) - 1)
     inf_bits = ((1 << (b.width - b.mantissa - 1)) - 1) << b.mantissa
     is_nan = e.less(inf_bits, a)
-    if narrow:
-        encoded = _round_f32(e, fmt, a, negative, rounding)
+    if fmt.has_zero:
+        encoded = _round_fixed(e, fmt, b, a, negative, rounding)
     else:
         encoded = _round_with_shifts(e, fmt, b, a, negative, rounding)
     # ±inf always overflows (its encoding is beyond max_magnitude), so only

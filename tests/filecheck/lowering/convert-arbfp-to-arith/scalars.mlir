@@ -70,9 +70,9 @@ func.func @to_f8e5m2_from_bf16(%x: bf16) -> i8 {
   func.return %r : i8
 }
 
-// From f32 every mode rounds with fixed shifts, and an f32 add (rounding to
-// nearest even) for the format's subnormal range, corrected by the exact
-// difference in the other modes; f64 shifts by a variable amount.
+// Every mode rounds with fixed shifts, and a float add (rounding to nearest
+// even) for the format's subnormal range, corrected by the exact difference
+// in the other modes: in i32/f32 from f32, in i64/f64 from f64.
 // CHECK-LABEL: func.func @to_f8e4m3fn_nearest_even
 // CHECK-NOT: arith.maxsi
 // CHECK: arith.addf %{{.*}}, %{{.*}} : f32
@@ -94,19 +94,22 @@ func.func @to_f8e4m3fn_upward(%x: f32) -> i8 {
   func.return %r : i8
 }
 // CHECK-LABEL: func.func @to_f8e4m3fn_from_f64
-// CHECK-NOT: arith.addf
-// CHECK: arith.maxsi
-// CHECK-NOT: arith.addf
+// CHECK-NOT: arith.maxsi
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK-NOT: arith.maxsi
 // CHECK: arith.trunci {{.*}} : i64 to i8
 func.func @to_f8e4m3fn_from_f64(%x: f64) -> i8 {
   %r = arbfp.convert_to f8e4m3fn %x rounding nearest_away saturate : f64 to i8
   func.return %r : i8
 }
 
-// f8e8m0fnu reaches 2^-127, below f32's normal range, whose subnormals the
-// i32 rounding does not normalize: f32 sources take the i64 path.
+// f8e8m0fnu (no subnormals, 2^-127 below f32's normal range, ties up with a
+// 1-bit significand) shifts f64 bits by a variable amount.
 // CHECK-LABEL: func.func @to_f8e8m0fnu_from_f32
 // CHECK: arith.extf %x : f32 to f64
+// CHECK-NOT: arith.addf
+// CHECK: arith.maxsi
+// CHECK-NOT: arith.addf
 // CHECK: arith.trunci {{.*}} : i64 to i8
 func.func @to_f8e8m0fnu_from_f32(%x: f32) -> i8 {
   %r = arbfp.convert_to f8e8m0fnu %x rounding upward : f32 to i8
