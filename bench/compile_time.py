@@ -179,7 +179,7 @@ def _in_process(text: str, funcs: int, out: Path) -> dict[str, str]:
         "compile time by step": breakdown,
     }
     try:
-        from pyinstrument import Profiler
+        from pyinstrument import Profiler  # pyright: ignore[reportMissingImports]
     except ImportError:  # pyinstrument comes with the optional `bench` extra
         return notes
     part = module_text(max(1, funcs // 5))
