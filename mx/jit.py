@@ -10,8 +10,8 @@ rules. Compiled modules are cached per (text, pipeline) for the process.
 import ctypes
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from functools import cache, cached_property
+from typing import Any, cast
 
 import llvmlite.binding as binding
 import ml_dtypes
@@ -83,9 +83,42 @@ class _Param:
     name: str
     type_: Attribute
 
+    @cached_property
+    def _fast_check(self) -> tuple[str, np.dtype[Any] | None, object]:
+        """(kind, dtype, shape or minimum size) for the per-call fast path: the
+        common, valid arguments skip the xDSL type inspection of `storage`."""
+        type_ = self.type_
+        if isinstance(type_, MatrixType):
+            return "matrix", numpy_dtype(type_.element_type), type_.shape
+        if isinstance(type_, MemRefType):
+            size = type_.element_count() if type_.has_static_shape() else 0
+            return "memref", numpy_dtype(type_.element_type), size
+        if isinstance(type_, VectorType):
+            return "vector", None, None
+        return "scalar", numpy_dtype(type_), None
+
     def storage(self, value: object) -> tuple[np.ndarray[Any, Any], object]:
         """A buffer holding the argument's value as the wrapper loads it, and
         what must stay alive while the call runs."""
+        kind, dtype, extent = self._fast_check
+        if type(value) is np.ndarray and value.dtype == dtype:
+            if kind == "matrix" and value.shape == extent:
+                column_major = np.ascontiguousarray(value.T)
+                return _pointer_to(column_major), column_major
+            if (
+                kind == "memref"
+                and value.flags.c_contiguous
+                and value.size >= cast(int, extent)
+            ):
+                return _pointer_to(value), value
+        elif (
+            kind == "scalar" and isinstance(value, np.generic) and value.dtype == dtype
+        ):
+            return np.array([value], dtype=dtype), None
+        return self._checked_storage(value)
+
+    def _checked_storage(self, value: object) -> tuple[np.ndarray[Any, Any], object]:
+        """`storage` for any argument: checks it, and says what is wrong."""
         type_ = self.type_
         if isinstance(type_, MatrixType):
             # The lowered callee reads a column-major buffer (convert-matrix-to-affine).
@@ -104,7 +137,7 @@ class _Param:
                     f"{dtype}, got {array.dtype} {array.shape}"
                 )
             return np.ascontiguousarray(array), None
-        return np.array([self._scalar(value)], dtype=numpy_dtype(type_)), None
+        return np.array([self._scalar(value)], dtype=self._fast_check[1]), None
 
     def _check_matrix(self, value: object, type_: MatrixType) -> np.ndarray[Any, Any]:
         dtype = numpy_dtype(type_.element_type)
@@ -140,7 +173,7 @@ class _Param:
 
     def _scalar(self, value: object) -> object:
         type_ = self.type_
-        dtype = numpy_dtype(type_)
+        dtype = self._fast_check[1]
         if isinstance(value, np.generic):
             if value.dtype != dtype:
                 raise TypeError(
@@ -173,7 +206,13 @@ def _check_vector_elements(type_: VectorType, what: str) -> None:
     """LLVM packs vectors of sub-byte integers (`<8 x i4>` is 4 bytes), unlike the
     byte-per-element arrays the JIT passes: such vectors must go through a memref."""
     element = type_.element_type
-    if isinstance(element, IntegerType) and element.width.data not in (1, 8, 16, 32, 64):
+    if isinstance(element, IntegerType) and element.width.data not in (
+        1,
+        8,
+        16,
+        32,
+        64,
+    ):
         raise TypeError(
             f"{what}: {type_} cannot cross the JIT boundary (LLVM packs its "
             "elements); pass the values through a memref instead"
@@ -201,8 +240,12 @@ class JitFunction:
         self.name = name
         self.params = tuple(params)
         self.result = result
-        # Matrix results are out-parameters appended to the lowered arguments.
+        # Matrix results are out-parameters appended to the lowered arguments,
+        # column-major: (C, R) arrays.
         self.matrix_results = [t for t in original_results if isinstance(t, MatrixType)]
+        self._out_buffers = [
+            ((t.cols, t.rows), numpy_dtype(t.element_type)) for t in self.matrix_results
+        ]
         self.original_results = tuple(original_results)
         self._call = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(address)
         self._keepalive = keepalive
@@ -213,10 +256,7 @@ class JitFunction:
                 f"{self.name}() takes {len(self.params)} arguments, got {len(args)}"
             )
         slots = [p.storage(a) for p, a in zip(self.params, args, strict=True)]
-        outs = [
-            np.zeros((t.cols, t.rows), numpy_dtype(t.element_type))
-            for t in self.matrix_results
-        ]
+        outs = [np.zeros(shape, dtype) for shape, dtype in self._out_buffers]
         pointers = [slot.ctypes.data for slot, _ in slots]
         out_slots = [_pointer_to(out) for out in outs]
         pointers += [slot.ctypes.data for slot in out_slots]
