@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 
 import ml_dtypes
@@ -24,26 +23,7 @@ from threadpoolctl import (  # pyright: ignore[reportMissingImports]  (optional 
 )
 
 from bench.kernels import FP8_FAMILIES, Family, Kernel, all_kernels
-
-
-def _time(fn: Callable[[], object], ops: int, reps: int, min_ms: float) -> list[float]:
-    """Per-op thread CPU time (ns) of `reps` reps, each repeating `fn` for at least `min_ms`."""
-    iters = 1
-    while True:
-        t0 = time.thread_time_ns()
-        for _ in range(iters):
-            fn()
-        t = time.thread_time_ns() - t0
-        if t >= min_ms * 1e6:
-            break
-        iters = int(iters * min(2 * min_ms * 1e6 / max(t, 1), 1000)) + 1
-    out: list[float] = []
-    for _ in range(reps):
-        t0 = time.thread_time_ns()
-        for _ in range(iters):
-            fn()
-        out.append((time.thread_time_ns() - t0) / (iters * ops))
-    return out
+from bench.timing import time_per_op
 
 
 def _setup(
@@ -149,7 +129,7 @@ def main() -> None:
             run, check = _setup(k, rng)
             e = check()
             ok = int(e <= max(k.tolerance, 1e-6))
-            ts = sorted(_time(run, k.per_call_ops, args.reps, args.min_ms))
+            ts = sorted(time_per_op(run, k.per_call_ops, args.reps, args.min_ms))
             impl = "ml_dtypes" if k.family in FP8_FAMILIES else "numpy"
             print(
                 f"{k.name}\t{impl}\t{statistics.median(ts):.4f}\t{ts[0]:.4f}\t{ts[-1]:.4f}\t{args.reps}\t1\t0\t{e:.3g}\t{ok}",

@@ -44,6 +44,7 @@ from bench.kernels import (
     mx_impls,
     symbol,
 )
+from bench.timing import time_per_op
 
 ROOT = BENCH.parent
 PEER_LABELS = {
@@ -173,25 +174,6 @@ def run_numpy(
     return notes
 
 
-def _time_call(fn: Callable[[], object], ops: int, reps: int, min_ms: float) -> float:
-    iters = 1
-    while True:
-        t0 = time.thread_time_ns()
-        for _ in range(iters):
-            fn()
-        t = time.thread_time_ns() - t0
-        if t >= min_ms * 1e6:
-            break
-        iters = int(iters * min(2 * min_ms * 1e6 / max(t, 1), 1000)) + 1
-    ts: list[float] = []
-    for _ in range(reps):
-        t0 = time.thread_time_ns()
-        for _ in range(iters):
-            fn()
-        ts.append((time.thread_time_ns() - t0) / (iters * ops))
-    return statistics.median(ts)
-
-
 JIT_VIEWS: dict[np.dtype[Any], Callable[[NDArray[Any]], NDArray[Any]]] = {
     np.dtype(np.uint8): lambda x: x.view(np.int8),
     np.dtype(np.uint16): lambda x: x.view(np.float16),
@@ -254,7 +236,11 @@ def run_jit(
         row = Row([], ok, False, 0.0)
         for _ in range(runs):
             row.runs.append(
-                _time_call(functools.partial(fn, *args), k.per_call_ops, reps, min_ms)
+                statistics.median(
+                    time_per_op(
+                        functools.partial(fn, *args), k.per_call_ops, reps, min_ms
+                    )
+                )
             )
         results[(k.name, "mx_jit")] = row
     return notes
