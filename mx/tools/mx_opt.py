@@ -29,11 +29,9 @@ import dataclasses
 import difflib
 import gc
 import inspect
-import os
 import re
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -65,6 +63,7 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mx.diagnostics import OpDiagnostic
+from mx.tools.exit_status import run_tool
 from mx.tools.xdsl_fixes import apply_xdsl_fixes
 
 Severity = Literal["error", "warning", "note", "remark"]
@@ -629,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     thresholds = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        return _main(argv)
+        return run_tool("mx-opt", lambda: _main(argv))
     finally:
         gc.set_threshold(*thresholds)
 
@@ -642,15 +641,6 @@ def _main(argv: Sequence[str] | None) -> int:
     except UsageError as err:
         print(f"{err.where}: error: {err}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        # The reader went away (`mx-opt ... | head`): not a bug, nothing left to say.
-        # Point stdout at devnull so the interpreter's final flush stays quiet.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except Exception as err:
-        print(f"mx-opt: internal error: {type(err).__name__}: {err}", file=sys.stderr)
-        traceback.print_exc()
-        return 2
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ by row, one row per line, in the order of `matrix.constant`'s literal.
 
 from __future__ import annotations
 
-import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -39,6 +37,7 @@ from mx.semantics.matrix import (
     element_dtype,
     row_major_values,
 )
+from mx.tools.exit_status import run_tool
 from mx.tools.mx_opt import (
     TOO_DEEP,
     Diag,
@@ -226,22 +225,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = arg_parser.parse_args(argv)
     source = Source(args.input_file, [])
-    try:
-        source = _read(args.input_file)
-        print("\n".join(run(source, args.entry)))
-        return 0
-    except _Failed as failed:
-        for diag in failed.diags:
-            print(source.render(diag), file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        # The reader went away (`mx-run ... | head`), as in mx-opt: not a bug.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except Exception as err:
-        print(f"mx-run: internal error: {type(err).__name__}: {err}", file=sys.stderr)
-        traceback.print_exc()
-        return 2
+
+    def body() -> int:
+        nonlocal source
+        try:
+            source = _read(args.input_file)
+            print("\n".join(run(source, args.entry)))
+            return 0
+        except _Failed as failed:
+            for diag in failed.diags:
+                print(source.render(diag), file=sys.stderr)
+            return 1
+
+    return run_tool("mx-run", body)
 
 
 if __name__ == "__main__":

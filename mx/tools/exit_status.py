@@ -1,0 +1,26 @@
+"""The exit-status convention shared by mx's command-line tools.
+
+0: success; 1: bad input, reported by the tool itself as a located
+diagnostic; 2: an unexpected exception, i.e. a bug in mx, reported as
+`<tool>: internal error` with its traceback, so fuzzing can tell them apart.
+"""
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+
+
+def run_tool(tool: str, body: Callable[[], int]) -> int:
+    """Run `body` (which returns 0 or 1) and turn what escapes it into a status."""
+    try:
+        return body()
+    except BrokenPipeError:
+        # The reader went away (`mx-opt ... | head`): not a bug, nothing left to say.
+        # Point stdout at devnull so the interpreter's final flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as err:
+        print(f"{tool}: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        traceback.print_exc()
+        return 2
