@@ -1134,7 +1134,6 @@ class MemoryAccessOp(MatrixOp, ABC):
     [offset, stride] with dynamic entries taken from `dynamic_layout`."""
 
     COLUMN_MAJOR: ClassVar[bool]
-    IS_STORE: ClassVar[bool]
 
     static_layout = prop_def(DenseArrayBase.constr(i64))
     dynamic_layout = var_operand_def(IndexType)
@@ -1236,7 +1235,6 @@ def _matrix_type_of(t: Attribute) -> MatrixType:
 
 
 class LoadOp(MemoryAccessOp, ABC):
-    IS_STORE: ClassVar[bool] = False
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     memref = operand_def(MemRefType)
     result = result_def(MatrixType)
@@ -1299,7 +1297,6 @@ class LoadOp(MemoryAccessOp, ABC):
 
 
 class StoreOp(MemoryAccessOp, ABC):
-    IS_STORE: ClassVar[bool] = True
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     value = operand_def(MatrixType)
     memref = operand_def(MemRefType)
