@@ -121,8 +121,8 @@ def _in_process(text: str, funcs: int, out: Path) -> dict[str, str]:
     from xdsl.printer import Printer
     from xdsl.universe import Universe
 
-    from mx.lowering.llvm_ir import module_to_llvm_ir
     from mx.passes.mx_lower_to_llvm import PIPELINE
+    from mx.targets.llvm_ir import module_to_llvm_ir
     from mx.tools.mx_opt import GC_THRESHOLDS
     from mx.tools.xdsl_fixes import apply_xdsl_fixes
 

@@ -36,7 +36,7 @@ from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
 
 from mx.dialects.matrix import MatrixType
-from mx.lowering.llvm_ir import host_target, module_to_llvm_ir, type_str
+from mx.targets.llvm_ir import host_target, module_to_llvm_ir, type_str
 
 DEFAULT_PIPELINE = "mx-lower-to-llvm"
 

@@ -31,7 +31,7 @@ ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {
 
 
 def _convert_to_llvm() -> type[ModulePass]:
-    from mx.lowering.convert_to_llvm import ConvertToLLVMPass
+    from mx.lowering.llvm.convert_to_llvm import ConvertToLLVMPass
 
     return ConvertToLLVMPass
 
@@ -69,7 +69,9 @@ ALL_PASSES["convert-to-llvm"] = _convert_to_llvm
 
 
 def _convert_matrix_to_affine() -> type[ModulePass]:
-    from mx.lowering.convert_matrix_to_affine import ConvertMatrixToAffinePass
+    from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+        ConvertMatrixToAffinePass,
+    )
 
     return ConvertMatrixToAffinePass
 

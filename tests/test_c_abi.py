@@ -11,8 +11,8 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 from xdsl.universe import Universe
 
-from mx.lowering.convert_to_llvm import ConvertToLLVMPass
-from mx.lowering.llvm_ir import module_to_llvm_ir
+from mx.lowering.llvm.convert_to_llvm import ConvertToLLVMPass
+from mx.targets.llvm_ir import module_to_llvm_ir
 
 
 def _tool(name: str) -> str:

@@ -335,7 +335,7 @@ def verify_module(module: ModuleOp) -> Diag | None:
 def _llvm_target() -> type[Target]:
     # mx's LLVM IR printer (LLVM 16+ text, host triple) replaces xDSL's `llvm`
     # target, which only prints the llvm dialect. Imported lazily: it loads llvmlite.
-    from mx.lowering.llvm_ir import LLVMIRTarget
+    from mx.targets.llvm_ir import LLVMIRTarget
 
     return LLVMIRTarget
 

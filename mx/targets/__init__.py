@@ -1,0 +1,1 @@
+"""Targets of `mx-opt -t`: translations of the `llvm` dialect out of MLIR."""
