@@ -191,8 +191,13 @@ _MALLOC = llvm.LLVMFunctionType([i64], llvm.LLVMPointerType())
 _FREE = llvm.LLVMFunctionType([llvm.LLVMPointerType()], llvm.LLVMVoidType())
 
 
+_ALIGNED_ALLOC = llvm.LLVMFunctionType([i64, i64], llvm.LLVMPointerType())
+
+
 class AllocLowering(RewritePattern):
-    """memref.alloc -> llvm.call @malloc(count * element size)."""
+    """memref.alloc -> llvm.call @malloc(count * element size); with an
+    alignment beyond malloc's 16 bytes, @aligned_alloc(alignment, that size
+    rounded up to a multiple of the alignment)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter, /):
@@ -200,10 +205,28 @@ class AllocLowering(RewritePattern):
         count = _element_count(type_, op.dynamic_sizes, rewriter)
         size = _i64(store_size(type_.element_type), rewriter)
         bytes_ = rewriter.insert(llvm.MulOp(count, size)).res
-        _declare(op, "malloc", _MALLOC)
-        call = rewriter.insert(
-            llvm.CallOp("malloc", bytes_, return_type=llvm.LLVMPointerType())
-        )
+        alignment = op.alignment.value.data if op.alignment is not None else 0
+        if alignment > 16:
+            padded = rewriter.insert(
+                llvm.AddOp(bytes_, _i64(alignment - 1, rewriter))
+            ).res
+            rounded = rewriter.insert(
+                llvm.AndOp(padded, _i64(-alignment, rewriter))
+            ).res
+            _declare(op, "aligned_alloc", _ALIGNED_ALLOC)
+            call = rewriter.insert(
+                llvm.CallOp(
+                    "aligned_alloc",
+                    _i64(alignment, rewriter),
+                    rounded,
+                    return_type=llvm.LLVMPointerType(),
+                )
+            )
+        else:
+            _declare(op, "malloc", _MALLOC)
+            call = rewriter.insert(
+                llvm.CallOp("malloc", bytes_, return_type=llvm.LLVMPointerType())
+            )
         assert call.returned is not None
         rewriter.replace(op, [], [_cast_back(call.returned, op, rewriter)])
 

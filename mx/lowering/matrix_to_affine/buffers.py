@@ -80,7 +80,9 @@ class Allocator:
         function = enclosing_function(at)
         on_heap = size > STACK_LIMIT_BYTES
         op: Operation = (
-            memref.AllocOp.get(t.element_type, shape=buffer_type(t).get_shape())
+            memref.AllocOp.get(
+                t.element_type, alignment=64, shape=buffer_type(t).get_shape()
+            )
             if on_heap
             else memref.AllocaOp.get(
                 t.element_type, alignment=64, shape=buffer_type(t).get_shape()

@@ -65,6 +65,7 @@ from mx.dialects.matrix import (
     OuterProductOp,
     StoreOp,
 )
+from mx.lowering.matrix_to_affine.blocked import Blocking, Gemm, blocked_gemm
 from mx.lowering.matrix_to_affine.buffers import Allocator, buffer_type
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
@@ -91,6 +92,7 @@ class LoweringState:
     plan: FusionPlan
     vector_bits: int
     """Bits of a machine vector (0: scalar loop nests only)."""
+    blocking: Blocking
     allocator: Allocator = field(default_factory=Allocator)
     owned: set[SSAValue] = field(default_factory=set[SSAValue])
     """Buffers of op results that nothing else refers to (insert may update
@@ -281,6 +283,27 @@ class LowerMatmul(MatrixPattern):
         if lanes := self.state.lanes(t):
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
+            if self.state.blocking.applies(t.rows, t.cols, depth, t.element_type):
+                gemm = Gemm(
+                    t.rows,
+                    t.cols,
+                    depth,
+                    lhs,
+                    op.rhs,
+                    acc,
+                    buffer,
+                    t.element_type,
+                    op.fastmath,
+                    lanes,
+                )
+                blocked_gemm(
+                    self.state.emitter(op),
+                    gemm,
+                    self.state.blocking,
+                    lambda m: self.state.buffer(m, op),
+                )
+                rewriter.replace(op, as_matrix(buffer, t))
+                return
             product = Product(
                 t.rows,
                 t.cols,
@@ -730,10 +753,29 @@ class ConvertMatrixToAffinePass(ModulePass):
     nests, copies and products of f32/f64/i8..i64 matrices work on vectors of
     that many bits (0: scalar loop nests only)."""
 
+    l1_bytes: int = 48 * 1024
+    """Bytes of the L1 data cache of one core. This and the next three
+    options shape the cache-blocked products (`matrix_to_affine/blocked.py`):
+    a KC x NR panel of packed B takes half of L1."""
+
+    l2_bytes: int = 2 * 1024 * 1024
+    """Bytes of one core's L2: an MC x KC block of packed A takes half."""
+
+    l3_bytes: int = 32 * 1024 * 1024
+    """Bytes of L3 one core may use: a KC x NC block of packed B takes half."""
+
+    blocked_min_bytes: int = 256 * 1024
+    """Products (matmul, matmul_add) whose operands and result take at least
+    this many bytes are cache-blocked and packed; smaller ones keep the
+    register-blocked kernel."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plan = FusionPlan()
         plan.analyze(op)
-        state = LoweringState(plan, self.vector_bits)
+        blocking = Blocking(
+            self.l1_bytes, self.l2_bytes, self.l3_bytes, self.blocked_min_bytes
+        )
+        state = LoweringState(plan, self.vector_bits, blocking)
         applier = GreedyRewritePatternApplier(_patterns(state))
         for child in list(op.walk()):
             if child is op or child.parent is None:

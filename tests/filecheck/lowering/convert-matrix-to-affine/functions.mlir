@@ -57,7 +57,7 @@ func.func @loop(%a: !matrix.matrix<2x2xf32>, %n: index) -> !matrix.matrix<2x2xf3
 
 // Large buffers go to the heap and are freed before each return.
 // CHECK-LABEL: func.func @large
-// CHECK: %[[H:.*]] = memref.alloc() : memref<128x128xf64>
+// CHECK: %[[H:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x128xf64>
 // CHECK: memref.dealloc %[[H]] : memref<128x128xf64>
 // CHECK-NEXT: func.return
 func.func @large(%a: !matrix.matrix<128x128xf64>) -> !matrix.matrix<128x128xf64> {

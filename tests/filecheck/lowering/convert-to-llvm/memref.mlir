@@ -46,6 +46,24 @@ func.func @buffers(%n: index) {
 
 // -----
 
+// An alignment beyond malloc's 16 bytes: aligned_alloc, of the size rounded
+// up to a multiple of the alignment (24 bytes -> 64).
+// CHECK-LABEL: llvm.func @aligned
+func.func @aligned() {
+  // CHECK: %[[BYTES:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+  // CHECK-NEXT: %[[C63:.*]] = llvm.mlir.constant(63) : i64
+  // CHECK-NEXT: %[[UP:.*]] = llvm.add %[[BYTES]], %[[C63]] : i64
+  // CHECK-NEXT: %[[MASK:.*]] = llvm.mlir.constant(-64) : i64
+  // CHECK-NEXT: %[[SIZE:.*]] = llvm.and %[[UP]], %[[MASK]] : i64
+  // CHECK-NEXT: %[[C64:.*]] = llvm.mlir.constant(64) : i64
+  // CHECK-NEXT: llvm.call @aligned_alloc(%[[C64]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
+  %h = memref.alloc() {alignment = 64 : i64} : memref<3x2xf32>
+  memref.dealloc %h : memref<3x2xf32>
+  func.return
+}
+
+// -----
+
 // CHECK-LABEL: llvm.func @copy
 func.func @copy(%a: memref<8xf16>, %b: memref<8xf16>) {
   // 8 halves are 16 bytes.

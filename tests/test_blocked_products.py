@@ -1,0 +1,193 @@
+"""JIT tests of the cache-blocked, packed products (matmul, matmul_add):
+compiled with small cache sizes, so that every block and panel boundary of
+the blocking is crossed by small matrices, and with the default sizes on
+large ones; compared with the interpreter bit for bit (without `contract`
+and `reassoc`), or with the exact result within the error bound of a dot
+product (with them).
+
+The hypothesis property test draws shapes up to 400 and cache sizes;
+MX_BLOCKED_EXAMPLES=N runs N examples instead of the CI sample.
+"""
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.parser import Parser
+from xdsl.universe import Universe
+
+from mx.interpreters import run_function
+from mx.jit import compile_module
+
+DTYPES: dict[str, Any] = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
+SMALL_CACHES = "l1-bytes=2048 l2-bytes=16384 l3-bytes=8192 blocked-min-bytes=0"
+"""f32: depth blocks of 21, row blocks of 3 panels of 32, column blocks of 4
+panels of 12; f64: 10, 6 panels of 16, 4 panels of 12."""
+
+
+def _pipeline(options: str) -> str:
+    return (
+        "matrix-fold-transposes,matrix-fuse-contractions,"
+        f"convert-matrix-to-affine{{{options}}},canonicalize,convert-to-llvm,cse"
+    )
+
+
+def _module(t: str, r: int, k: int, c: int, flags: str) -> str:
+    def m(rows: int, cols: int) -> str:
+        return f"!matrix.matrix<{rows}x{cols}x{t}>"
+
+    fm = f" fastmath<{flags}>" if flags else ""
+    a, b, s, at = m(r, k), m(k, c), m(r, c), m(k, r)
+    return f"""
+func.func @matmul(%x: {a}, %y: {b}) -> {s} {{
+  %r = matrix.matmul %x, %y{fm} : {a}, {b} -> {s}
+  func.return %r : {s}
+}}
+func.func @matmul_add(%x: {a}, %y: {b}, %z: {s}) -> {s} {{
+  %r = matrix.matmul_add %x, %y, %z{fm} : {a}, {b}, {s} -> {s}
+  func.return %r : {s}
+}}
+func.func @transposed_lhs(%x: {at}, %y: {b}) -> {s} {{
+  %t = matrix.transpose %x : {at} -> {a}
+  %r = matrix.matmul %t, %y{fm} : {a}, {b} -> {s}
+  func.return %r : {s}
+}}
+"""
+
+
+def _context() -> Context:
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def _values(rng: np.random.Generator, t: str, shape: tuple[int, int]) -> np.ndarray:
+    """Normal values of mixed magnitudes with some +0 and -0 (a sum of -0
+    products must stay -0); small integers."""
+    if t.startswith("i"):
+        return rng.integers(-100, 101, shape).astype(DTYPES[t])
+    values = rng.standard_normal(shape) * 4.0 ** rng.integers(-3, 4, shape)
+    zeros = rng.random(shape)
+    values[zeros < 0.05] = 0.0
+    values[zeros > 0.95] = -0.0
+    return values.astype(DTYPES[t])
+
+
+def _same_bits(x: np.ndarray, y: np.ndarray) -> bool:
+    if x.dtype.kind != "f":
+        return bool(np.array_equal(x, y))
+    unsigned = f"u{x.itemsize}"
+    nan = np.isnan(x) & np.isnan(y)
+    return bool(np.all(nan | (x.view(unsigned) == y.view(unsigned))))
+
+
+def _within_bound(
+    got: np.ndarray, a: np.ndarray, b: np.ndarray, acc: np.ndarray | None
+) -> bool:
+    """|got - exact| <= 2(K + 2) eps (|A||B| + |Acc|): the bound of a dot
+    product summed in any order, with or without fused multiply-adds."""
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    exact = wide_a @ wide_b
+    magnitude = np.abs(wide_a) @ np.abs(wide_b)
+    if acc is not None:
+        exact = exact + acc.astype(np.float64)
+        magnitude = magnitude + np.abs(acc.astype(np.float64))
+    eps = float(np.finfo(a.dtype).eps)
+    error = np.abs(got.astype(np.float64) - exact)
+    return bool(np.all(error <= 2 * (a.shape[1] + 2) * eps * magnitude))
+
+
+def _check(
+    t: str, shape: tuple[int, int, int], flags: str, options: str, seed: int
+) -> None:
+    r, k, c = shape
+    text = _module(t, r, k, c, flags)
+    compiled = compile_module(text, _pipeline(options))
+    module = Parser(_context(), text).parse_module()
+    rng = np.random.default_rng(seed)
+    a, b, acc = _values(rng, t, (r, k)), _values(rng, t, (k, c)), _values(rng, t, (r, c))
+    if seed % 3 == 0 and t.startswith("f"):
+        # Every product -0, so every sum must stay -0 (not +0).
+        a, b = np.full_like(a, -0.0), np.abs(b)
+    for name, args, addend, lhs in (
+        ("matmul", (a, b), None, a),
+        ("matmul_add", (a, b, acc), acc, a),
+        ("transposed_lhs", (np.ascontiguousarray(a.T), b), None, a),
+    ):
+        got = np.asarray(compiled[name](*(x.copy() for x in args)))
+        if flags and t.startswith("f"):
+            assert _within_bound(got, lhs, b, addend), (name, shape, flags)
+        else:
+            (want,) = run_function(module, name, *(x.copy() for x in args))
+            assert _same_bits(got, np.asarray(want)), (name, shape, flags, got - want)
+
+
+TILED_CASES = [
+    ("f32", (1, 7, 1), ""),
+    ("f32", (33, 65, 7), "contract"),
+    ("f32", (97, 43, 49), ""),
+    ("f32", (1, 64, 100), "reassoc"),
+    ("f64", (7, 7, 7), ""),
+    ("f64", (65, 33, 40), ""),
+    ("f64", (200, 3, 1), "contract"),
+    ("i32", (65, 33, 40), ""),
+]
+
+
+@pytest.mark.parametrize("t, shape, flags", TILED_CASES, ids=str)
+def test_small_caches_cross_every_block(
+    t: str, shape: tuple[int, int, int], flags: str
+) -> None:
+    _check(t, shape, flags, SMALL_CACHES, sum(shape))
+
+
+@pytest.mark.parametrize(
+    "t, shape, flags",
+    [
+        ("f32", (333, 333, 333), ""),
+        ("f64", (333, 200, 100), "contract"),
+        ("f32", (1000, 40, 7), ""),
+        ("f32", (65, 1000, 70), "contract,reassoc"),
+    ],
+    ids=str,
+)
+def test_default_caches_large(t: str, shape: tuple[int, int, int], flags: str) -> None:
+    _check(t, shape, flags, "", 1)
+
+
+_EXAMPLES = int(os.environ.get("MX_BLOCKED_EXAMPLES", "5"))
+_sizes = st.one_of(st.integers(1, 70), st.sampled_from([1, 7, 33, 65, 129, 333, 400]))
+
+
+@settings(
+    max_examples=_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    t=st.sampled_from(["f32", "f64"]),
+    shape=st.tuples(_sizes, st.integers(2, 400), _sizes),
+    flags=st.sampled_from(["", "", "contract", "reassoc", "contract,reassoc"]),
+    caches=st.tuples(
+        st.sampled_from([1024, 4096, 48 * 1024]),
+        st.sampled_from([8192, 65536, 2 * 1024 * 1024]),
+        st.sampled_from([4096, 1 << 20, 32 << 20]),
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_blocked_property(
+    t: str,
+    shape: tuple[int, int, int],
+    flags: str,
+    caches: tuple[int, int, int],
+    seed: int,
+) -> None:
+    l1, l2, l3 = caches
+    options = f"l1-bytes={l1} l2-bytes={l2} l3-bytes={l3} blocked-min-bytes=0"
+    _check(t, shape, flags, options, seed)
