@@ -1,8 +1,8 @@
 """Running mx programs with xDSL's interpreter (the reference semantics).
 
 `make_interpreter(module)` registers the interpreter functions of builtin,
-func, arith (plus mx's additions), math, memref, scf, cf, affine, matrix and,
-when present, arbfp. `run_function(module, name, *args)` calls one function
+func, arith (plus mx's additions), math, memref, scf, cf, affine, matrix and
+arbfp. `run_function(module, name, *args)` calls one function
 with Python/NumPy arguments and returns Python/NumPy results.
 
 Values (see `mx.interpreters.matrix`): scalars are xDSL `IntegerAttr` /
@@ -14,9 +14,7 @@ into the caller's array).
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any, cast
 
 import numpy as np
@@ -28,7 +26,7 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues
+from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.interpreters.affine import AffineFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.cf import CfFunctions
@@ -41,6 +39,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mx.dialects.matrix import MatrixType
+from mx.interpreters.arbfp import ArbfpFunctions
 from mx.interpreters.arith import MxArithFunctions, MxMathFunctions
 from mx.interpreters.matrix import (
     MatrixFunctions,
@@ -70,21 +69,6 @@ class CurrentOp(Interpreter.Listener):
         self.op = op
 
 
-def _optional_functions(module_name: str) -> list[InterpreterFunctions]:
-    """The InterpreterFunctions classes defined in an optional module."""
-    try:
-        module = import_module(module_name)
-    except ModuleNotFoundError as err:
-        if err.name != module_name:
-            raise
-        return []
-    return [
-        cls()
-        for _, cls in inspect.getmembers(module, inspect.isclass)
-        if issubclass(cls, InterpreterFunctions) and cls.__module__ == module_name
-    ]
-
-
 def make_interpreter(module: ModuleOp) -> Interpreter:
     """An interpreter for `module` with every dialect mx programs use."""
     interpreter = Interpreter(module, listeners=(CurrentOp(),))
@@ -98,7 +82,7 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
         CfFunctions(),
         AffineFunctions(),
         MatrixFunctions(),
-        *_optional_functions("mx.interpreters.arbfp"),
+        ArbfpFunctions(),
     ):
         interpreter.register_implementations(functions)
     return interpreter

@@ -37,7 +37,6 @@ class FloatFormat:
     """One small floating-point format, as in arbfp.md's table."""
 
     keyword: str
-    apfloat_name: str
     bits: int
     exponent_bits: int
     mantissa_bits: int
@@ -112,22 +111,15 @@ class FloatFormat:
 FORMATS: dict[str, FloatFormat] = {
     f.keyword: f
     for f in (
-        FloatFormat("f8e5m2", "Float8E5M2", 8, 5, 2, 15, True, NanEncoding.IEEE),
-        FloatFormat("f8e4m3fn", "Float8E4M3FN", 8, 4, 3, 7, True, NanEncoding.ALL_ONES),
-        FloatFormat(
-            "f8e5m3fnu", "Float8E5M3FNU", 8, 5, 3, 15, False, NanEncoding.ALL_ONES
-        ),
-        FloatFormat(
-            "f8e5m2fnuz", "Float8E5M2FNUZ", 8, 5, 2, 16, True, NanEncoding.NEG_ZERO
-        ),
-        FloatFormat(
-            "f8e4m3fnuz", "Float8E4M3FNUZ", 8, 4, 3, 8, True, NanEncoding.NEG_ZERO
-        ),
-        FloatFormat("f8e4m3", "Float8E4M3", 8, 4, 3, 7, True, NanEncoding.IEEE),
-        FloatFormat("f8e3m4", "Float8E3M4", 8, 3, 4, 3, True, NanEncoding.IEEE),
+        FloatFormat("f8e5m2", 8, 5, 2, 15, True, NanEncoding.IEEE),
+        FloatFormat("f8e4m3fn", 8, 4, 3, 7, True, NanEncoding.ALL_ONES),
+        FloatFormat("f8e5m3fnu", 8, 5, 3, 15, False, NanEncoding.ALL_ONES),
+        FloatFormat("f8e5m2fnuz", 8, 5, 2, 16, True, NanEncoding.NEG_ZERO),
+        FloatFormat("f8e4m3fnuz", 8, 4, 3, 8, True, NanEncoding.NEG_ZERO),
+        FloatFormat("f8e4m3", 8, 4, 3, 7, True, NanEncoding.IEEE),
+        FloatFormat("f8e3m4", 8, 3, 4, 3, True, NanEncoding.IEEE),
         FloatFormat(
             "f8e8m0fnu",
-            "Float8E8M0FNU",
             8,
             8,
             0,
@@ -136,9 +128,9 @@ FORMATS: dict[str, FloatFormat] = {
             NanEncoding.ALL_ONES,
             has_zero=False,
         ),
-        FloatFormat("f6e3m2fn", "Float6E3M2FN", 6, 3, 2, 3, True, NanEncoding.NONE),
-        FloatFormat("f6e2m3fn", "Float6E2M3FN", 6, 2, 3, 1, True, NanEncoding.NONE),
-        FloatFormat("f4e2m1fn", "Float4E2M1FN", 4, 2, 1, 1, True, NanEncoding.NONE),
+        FloatFormat("f6e3m2fn", 6, 3, 2, 3, True, NanEncoding.NONE),
+        FloatFormat("f6e2m3fn", 6, 2, 3, 1, True, NanEncoding.NONE),
+        FloatFormat("f4e2m1fn", 4, 2, 1, 1, True, NanEncoding.NONE),
     )
 }
 
@@ -287,20 +279,3 @@ def encode(
         encoded = np.where(negative | (x == 0), invalid, encoded)
     encoded = np.where(is_nan, fmt.nan_encoding or 0, encoded)
     return encoded.astype(np.uint8)
-
-
-def encode_scalar(
-    fmt: FloatFormat,
-    value: float,
-    source_type: str,
-    rounding: Rounding = Rounding.NEAREST_EVEN,
-    saturate: bool = False,
-) -> int:
-    """`encode` of one value of float type `source_type` ("f16", ..., "f64")."""
-    source = np.array([value], dtype=np.float64).astype(FLOAT_DTYPES[source_type])
-    return int(encode(fmt, source, rounding, saturate)[0])
-
-
-def decode_to_float(fmt: FloatFormat, bits: int, destination_type: str) -> float:
-    """`decode` of one encoding into float type `destination_type`, as a Python float."""
-    return float(decode(fmt, np.array([bits]), FLOAT_DTYPES[destination_type])[0])
