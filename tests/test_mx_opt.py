@@ -214,7 +214,7 @@ BAD_INPUTS = {
         r"input\.mlir:2:3: error: 'arith\.addi' op uses value %x, which is not defined",
     ),
     "deep nesting": (
-        "builtin.module {" * 2000 + "}" * 2000,
+        "builtin.module {" * 100_000 + "}" * 100_000,
         r"input\.mlir:1:\d+: error: input nests too deeply",
     ),
 }

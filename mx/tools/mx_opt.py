@@ -13,13 +13,8 @@ entry point, so nothing is registered here twice) this driver
   (`// expected-error@+1 {{...}}` and friends);
 - replaces xDSL's `-t llvm` target with mx's LLVM IR printer.
 
-Locating verifier errors: xDSL's `VerifyException` does not say which op
-failed, and parsed ops keep no source position. `_LocatingParser` therefore
-gives every parsed op without an explicit `loc(...)` a `file:line:col`
-location, as mlir-opt does. When the module fails to verify, the ops are
-re-verified innermost-first; the first op whose own `verify()` fails is the
-culprit (its children have already passed), and the error is reported at its
-location, or at its nearest located ancestor if a pass created it.
+Parsing, locating and verification are `mx.frontend`'s; the rendering of
+diagnostics is `mx.diagnostics`'.
 """
 
 from __future__ import annotations
@@ -35,18 +30,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import IO, ClassVar, Literal, NoReturn, TypeVar, cast
+from typing import IO, ClassVar, NoReturn, TypeVar, cast
 
-from xdsl.context import Context
 from xdsl.dialects.builtin import (
-    FileLineColLoc,
-    IntAttr,
     ModuleOp,
-    StringAttr,
-    UnknownLoc,
 )
-from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline, parse_spec
@@ -54,21 +42,20 @@ from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
-    MultipleSpansParseError,
-    ParseError,
-    VerifyException,
 )
-from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from mx.diagnostics import OpDiagnostic
+from mx.diagnostics import Diag, OpDiagnostic, Severity, Source, op_diag
+from mx.frontend import (
+    FrontendError,
+    deep_recursion,
+    mx_context,
+    parse_source,
+    verify_module,
+)
 from mx.tools.exit_status import run_tool
-from mx.tools.xdsl_fixes import apply_xdsl_fixes
-
-Severity = Literal["error", "warning", "note", "remark"]
-
-TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
+from mx.tools.xdsl_fixes import xdsl_fixes
 
 
 class UsageError(Exception):
@@ -81,42 +68,6 @@ class UsageError(Exception):
 
 class InternalError(Exception):
     """A failure that is the compiler's fault, not the input's; exit status 2."""
-
-
-@dataclass(frozen=True)
-class Diag:
-    """One diagnostic; `line` is 1-based in the whole input file, None if unknown."""
-
-    severity: Severity
-    line: int | None
-    column: int
-    message: str
-
-
-class _ChunkFailed(Exception):
-    """Processing of one input chunk stopped with these diagnostics."""
-
-    def __init__(self, diags: list[Diag]) -> None:
-        super().__init__(diags)
-        self.diags = diags
-
-
-@dataclass(frozen=True)
-class Source:
-    """The input text, for printing diagnostics with their source line."""
-
-    name: str
-    lines: list[str]
-
-    def render(self, diag: Diag) -> str:
-        if diag.line is None:
-            return f"{self.name}: {diag.severity}: {diag.message}"
-        text = f"{self.name}:{diag.line}:{diag.column}: {diag.severity}: {diag.message}"
-        if diag.line <= len(self.lines) and (
-            source := self.lines[diag.line - 1].rstrip("\r")
-        ):
-            text += f"\n{source}\n{' ' * (diag.column - 1)}^"
-        return text
 
 
 # -- expected-* directives (mlir-opt's --verify-diagnostics) -----------------
@@ -255,83 +206,6 @@ def split_input(text: str) -> list[tuple[str, int]]:
     return chunks
 
 
-# -- parsing and verification with locations ---------------------------------
-
-
-class _LocatingParser(Parser):
-    """Gives each op parsed without `loc(...)` a file:line:col location, as mlir-opt does."""
-
-    def __init__(self, ctx: Context, text: str, name: str, line_offset: int) -> None:
-        super().__init__(ctx, text, name)
-        self.file_name = StringAttr(name)
-        self.line_offset = line_offset
-
-    def parse_operation(self) -> Operation:
-        start = self._current_token.span.get_location()
-        op = super().parse_operation()
-        if isinstance(op.location, UnknownLoc):
-            op.location = FileLineColLoc(
-                self.file_name,
-                IntAttr(start.line + self.line_offset),
-                IntAttr(start.col),
-            )
-        return op
-
-    def undefined_value_diags(self) -> list[Diag]:
-        """xDSL reports values used but never defined at the end of the input;
-        mlir-opt reports each at its first use."""
-        return [
-            op_diag(use.operation, f"uses value %{name}, which is not defined")
-            for name, values in self.forward_ssa_references.items()
-            for value in values.values()
-            for use in list(value.uses)[:1]
-        ]
-
-    def diag_here(self, message: str) -> Diag:
-        loc = self._current_token.span.get_location()
-        return Diag("error", loc.line + self.line_offset, loc.col, message)
-
-
-def _parse_error_diags(err: ParseError, line_offset: int) -> list[Diag]:
-    def at(span_loc_line: int, column: int, severity: Severity, message: str) -> Diag:
-        return Diag(severity, span_loc_line + line_offset, column, message)
-
-    loc = err.span.get_location()
-    diags = [at(loc.line, loc.col, "error", err.msg)]
-    if isinstance(err, MultipleSpansParseError):
-        for span, note in err.refs:
-            ref = span.get_location()
-            diags.append(at(ref.line, ref.col, "note", note or err.ref_text or ""))
-    return diags
-
-
-def op_diag(op: Operation, message: str, severity: Severity = "error") -> Diag:
-    """A diagnostic at `op`'s location, or its nearest located ancestor's."""
-    located: Operation | None = op
-    while located is not None and not isinstance(located.location, FileLineColLoc):
-        located = located.parent_op()
-    text = f"'{op.name}' op {message}"
-    if located is None:
-        return Diag(severity, None, 1, text)
-    loc = cast(FileLineColLoc, located.location)
-    return Diag(severity, loc.line.data, loc.column.data, text)
-
-
-def verify_module(module: ModuleOp) -> Diag | None:
-    """None if `module` verifies, else the located verifier error."""
-    try:
-        module.verify()
-        return None
-    except VerifyException as first_error:
-        # Innermost first: the first op failing its own verify() is the culprit.
-        for op in module.walk(region_first=True):
-            try:
-                op.verify()
-            except VerifyException as err:
-                return op_diag(op, str(err))
-        return Diag("error", None, 1, str(first_error))
-
-
 def _llvm_target() -> type[Target]:
     # mx's LLVM IR printer (LLVM 16+ text, host triple) replaces xDSL's `llvm`
     # target, which only prints the llvm dialect. Imported lazily: it loads llvmlite.
@@ -402,8 +276,7 @@ class MxOptMain(xDSLOptMain):
         self.available_frontends = {}
         self.available_passes = {}
         self.available_targets = {}
-        self.ctx = Context()
-        self.register_all_dialects()
+        self.ctx = mx_context()
         self.register_all_frontends()
         self.register_all_passes()
         self.register_all_targets()
@@ -496,7 +369,7 @@ class MxOptMain(xDSLOptMain):
             )
         if not self.args.disable_verify and (diag := verify_module(module)) is not None:
             if previous is None:
-                raise _ChunkFailed([diag])
+                raise FrontendError([diag])
             raise InternalError(
                 f"IR after pass '{previous.name}' does not verify: "
                 f"{self.source.render(diag)}"
@@ -548,22 +421,13 @@ class MxOptMain(xDSLOptMain):
         return Source(name, text.split("\n"))
 
     def parse_text(self, text: str, line_offset: int) -> ModuleOp:
-        try:
-            parser = _LocatingParser(self.ctx, text, self.source.name, line_offset)
-        except ParseError as err:
-            raise _ChunkFailed(_parse_error_diags(err, line_offset)) from None
-        if parser._current_token.kind == MLIRTokenKind.EOF:
-            return ModuleOp([])  # as mlir-opt: empty input is an empty module
-        try:
-            return parser.parse_module(not self.args.no_implicit_module)
-        except ParseError as err:
-            if undefined := parser.undefined_value_diags():
-                raise _ChunkFailed(undefined) from None
-            raise _ChunkFailed(_parse_error_diags(err, line_offset)) from None
-        except DiagnosticException as err:  # e.g. an attribute's verifier
-            raise _ChunkFailed([parser.diag_here(str(err))]) from None
-        except RecursionError:
-            raise _ChunkFailed([parser.diag_here(TOO_DEEP)]) from None
+        return parse_source(
+            self.ctx,
+            text,
+            self.source.name,
+            line_offset,
+            not self.args.no_implicit_module,
+        )
 
     def process_chunk(
         self, text: str, line_offset: int
@@ -576,13 +440,13 @@ class MxOptMain(xDSLOptMain):
                 self.apply_passes(module)
                 return self.output_resulting_program(module), []
             except OpDiagnostic as err:
-                raise _ChunkFailed([op_diag(err.op, err.message)]) from None
+                raise FrontendError([op_diag(err.op, err.message)]) from None
             except DiagnosticException as err:
                 where = (
                     f"pass '{self.current_pass.name}': " if self.current_pass else ""
                 )
-                raise _ChunkFailed([Diag("error", None, 1, f"{where}{err}")]) from None
-        except _ChunkFailed as failed:
+                raise FrontendError([Diag("error", None, 1, f"{where}{err}")]) from None
+        except FrontendError as failed:
             return None, failed.diags
 
     def run(self) -> None:
@@ -624,11 +488,11 @@ GC_THRESHOLDS = (100_000, 50, 100)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    apply_xdsl_fixes()
     thresholds = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        return run_tool("mx-opt", lambda: _main(argv))
+        with xdsl_fixes(), deep_recursion():
+            return run_tool("mx-opt", lambda: _main(argv))
     finally:
         gc.set_threshold(*thresholds)
 
