@@ -50,7 +50,11 @@ def special_bits(draw: st.DrawFn, exponent_bits: int, fraction_bits: int) -> int
         st.sampled_from([0, 1, (1 << fraction_bits) - 1, 1 << (fraction_bits - 1)])
         | st.integers(0, (1 << fraction_bits) - 1)
     )
-    return (sign << (exponent_bits + fraction_bits)) | (exponent << fraction_bits) | fraction
+    return (
+        (sign << (exponent_bits + fraction_bits))
+        | (exponent << fraction_bits)
+        | fraction
+    )
 
 
 def _round_trip(text: str) -> str:
