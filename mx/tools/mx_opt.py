@@ -20,8 +20,6 @@ diagnostics is `mx.diagnostics`'.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import difflib
 import gc
 import inspect
 import re
@@ -55,15 +53,28 @@ from mx.frontend import (
     verify_module,
 )
 from mx.tools.exit_status import run_tool
+from mx.tools.pipeline import (
+    PipelineError,
+    TimingReport,
+    check_options,
+    describe_passes,
+    did_you_mean,
+    expand_composites,
+    spec_positions,
+)
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 
 class UsageError(Exception):
     """Bad command line or unreadable input; exit status 1."""
 
-    def __init__(self, message: str, where: str = "mx-opt") -> None:
+    def __init__(
+        self, message: str, where: str = "mx-opt", rendered: str | None = None
+    ) -> None:
         super().__init__(message)
         self.where = where
+        self.rendered = rendered
+        """The whole diagnostic, if it shows an excerpt (e.g. of the pipeline)."""
 
 
 class InternalError(Exception):
@@ -222,45 +233,22 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
-def _option_name(field_name: str) -> str:
-    return field_name.replace("_", "-")
-
-
-def _options(cls: type[ArgSpecConvertible]) -> list[dataclasses.Field[object]]:
-    return [f for f in dataclasses.fields(cls) if f.init and f.name != "name"]
-
-
 _Convertible = TypeVar("_Convertible", bound=ArgSpecConvertible)
 
 
-def _from_spec(kind: str, cls: type[_Convertible], spec: ArgSpec) -> _Convertible:
-    """A pass or target from its `name{opt=v}` spec; bad options are usage errors."""
-    options = [_option_name(f.name) for f in _options(cls)]
-    for given in spec.parameters:
-        if _option_name(given) not in options:
-            known = (
-                f" (options: {', '.join(options)})"
-                if options
-                else " (it has no options)"
-            )
-            hint = _did_you_mean(_option_name(given), options)
-            raise UsageError(
-                f"{kind} '{spec.name}' has no option '{given}'{hint}{known}"
-            )
+def _from_spec(
+    kind: str, cls: type[_Convertible], spec: ArgSpec, text: str, at: int
+) -> _Convertible:
+    """A pass or target from its `name{opt=v}` spec, which starts at index `at`
+    of the option `text`; bad options are usage errors located in `text`."""
+    try:
+        check_options(kind, cls, spec, text, at)
+    except PipelineError as err:
+        raise UsageError(err.message, rendered=err.render(text)) from None
     try:
         return cls.from_spec(spec)
     except ValueError as err:
         raise UsageError(f"invalid options for {kind} '{spec.name}': {err}") from None
-
-
-def _type_name(annotation: object) -> str:
-    # A string under `from __future__ import annotations`; `int | None` has no __name__.
-    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
-
-
-def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.6)
-    return f"; did you mean: {', '.join(close)}?" if close else ""
 
 
 class MxOptMain(xDSLOptMain):
@@ -295,11 +283,15 @@ class MxOptMain(xDSLOptMain):
         if target is None:
             arg_parser.error(
                 f"argument -t/--target: invalid choice: '{target_spec.name}'"
-                f"{_did_you_mean(target_spec.name, list(self.available_targets))}"
+                f"{did_you_mean(target_spec.name, list(self.available_targets))}"
             )
         if not inspect.signature(target).parameters:  # not a legacy print function
             _from_spec(
-                "target", cast(Callable[[], type[Target]], target)(), target_spec
+                "target",
+                cast(Callable[[], type[Target]], target)(),
+                target_spec,
+                self.args.target,
+                0,
             )
         if self.args.shrink or self.args.parsing_diagnostics:
             arg_parser.error(
@@ -312,6 +304,7 @@ class MxOptMain(xDSLOptMain):
             Diagnostic.colored = True
         self.current_pass: ModulePass | None = None
         self.pass_start = time.perf_counter()
+        self.timing = TimingReport()
         if not self.args.list_passes:
             self.setup_pipeline()
 
@@ -321,41 +314,73 @@ class MxOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        helps = {
+            "input_file": "input file ('-' or none: standard input)",
+            "frontend": "input format (mx-opt reads MLIR text only)",
+            "target": (
+                "output: mlir (default) or llvm (LLVM IR, after -p mx-lower-to-llvm);"
+                " xDSL's other targets are accepted too"
+            ),
+            "passes": (
+                "comma-separated pass pipeline, e.g. "
+                "'matrix-fuse-contractions{mode=matrix},mx-lower-to-llvm' "
+                "(see --list-passes)"
+            ),
+            "verify_diagnostics": (
+                "check the diagnostics against the `// expected-error@+N {{...}}` "
+                "directives in the input, as mlir-opt does"
+            ),
+            "disable_verify": "do not verify the IR before and after passes",
+            "print_between_passes": (
+                "print the IR after each pass to stderr (composite passes "
+                "such as mx-lower-to-llvm show each step)"
+            ),
+            "time_passes": "print the time of each pass (and step) to stderr",
+            "allow_unregistered_dialect": "accept ops of unknown dialects",
+            "no_implicit_module": "require an explicit top-level builtin.module",
+        }
         for action in arg_parser._actions:
-            if action.dest == "verify_diagnostics":
-                action.help = (
-                    "check the diagnostics against the `// expected-error@+N {{...}}` "
-                    "directives in the input, as mlir-opt does"
-                )
-            elif action.dest == "disable_verify":
-                action.help = "do not verify the IR before and after passes"
+            if action.dest in helps:
+                action.help = helps[action.dest]
             elif action.dest in ("shrink", "parsing_diagnostics"):
                 action.help = argparse.SUPPRESS
         arg_parser.add_argument(
             "--list-passes",
             action="store_true",
-            help="list every available pass with its options, then exit",
+            help="list mx's passes with their options, then xDSL's, then exit",
+        )
+        arg_parser.add_argument(
+            "--mx-only",
+            action="store_true",
+            help="with --list-passes: list mx's passes only",
         )
 
     # -- pipeline ----------------------------------------------------------
 
     def setup_pipeline(self) -> None:
+        text = self.args.passes
         try:
-            specs = tuple(parse_pipeline(self.args.passes))
+            specs = list(parse_pipeline(text))
         except ArgSpecParseError as err:
             raise UsageError(str(err)) from None
-        self.pipeline = PassPipeline(
-            tuple(self._make_pass(spec) for spec in specs), self._between_passes
-        )
+        passes = [
+            self._make_pass(spec, at)
+            for spec, at in zip(specs, spec_positions(text, specs), strict=True)
+        ]
+        if self.args.print_between_passes or self.args.time_passes:
+            # Show each step of composite passes (already checked above).
+            passes = [self._make_pass(spec, 0) for spec in expand_composites(specs)]
+        self.pipeline = PassPipeline(tuple(passes), self._between_passes)
 
-    def _make_pass(self, spec: ArgSpec) -> ModulePass:
+    def _make_pass(self, spec: ArgSpec, at: int) -> ModulePass:
         factory = self.available_passes.get(spec.name)
         if factory is None:
-            hint = _did_you_mean(spec.name, list(self.available_passes))
-            raise UsageError(
-                f"unknown pass '{spec.name}'{hint or ' (see --list-passes)'}"
+            hint = did_you_mean(spec.name, list(self.available_passes))
+            error = PipelineError(
+                f"unknown pass '{spec.name}'{hint or ' (see --list-passes)'}", at + 1
             )
-        return _from_spec("pass", factory(), spec)
+            raise UsageError(error.message, rendered=error.render(self.args.passes))
+        return _from_spec("pass", factory(), spec, self.args.passes, at)
 
     def _between_passes(
         self,
@@ -364,9 +389,8 @@ class MxOptMain(xDSLOptMain):
         following: ModulePass | None,
     ) -> None:
         if self.args.time_passes and previous is not None:
-            print(
-                f"Pass {previous.name} took {time.perf_counter() - self.pass_start} seconds"
-            )
+            self.timing.add(previous.name, time.perf_counter() - self.pass_start)
+        verify_start = time.perf_counter()
         if not self.args.disable_verify and (diag := verify_module(module)) is not None:
             if previous is None:
                 raise FrontendError([diag])
@@ -374,33 +398,29 @@ class MxOptMain(xDSLOptMain):
                 f"IR after pass '{previous.name}' does not verify: "
                 f"{self.source.render(diag)}"
             )
+        if self.args.time_passes:
+            self.timing.add("(verifier)", time.perf_counter() - verify_start)
         if (
             previous is not None
             and following is not None
             and self.args.print_between_passes
         ):
-            print(f"IR after {previous.name}:")
-            Printer(stream=sys.stdout).print_op(module)
-            print("\n\n\n")
+            sys.stderr.write(f"// -----// IR Dump After {previous.name} //----- //\n")
+            Printer(stream=sys.stderr).print_op(module)
+            sys.stderr.write("\n\n")
         self.current_pass = following
         self.pass_start = time.perf_counter()
 
     def list_passes(self, out: IO[str]) -> None:
-        for name in sorted(self.available_passes):
-            pass_class = self.available_passes[name]()
-            options = ", ".join(
-                f"{_option_name(f.name)}: {_type_name(f.type)}"
-                + ("" if f.default is dataclasses.MISSING else f" = {f.default!r}")
-                for f in _options(pass_class)
-            )
-            out.write(f"{name}{{{options}}}\n" if options else f"{name}\n")
+        describe_passes(self.available_passes, out, self.args.mx_only)
 
     # -- input and chunks --------------------------------------------------
 
     def read_input(self) -> Source:
-        name = self.args.input_file or "<stdin>"
+        from_stdin = self.args.input_file in (None, "-")
+        name = "<stdin>" if from_stdin else self.args.input_file
         try:
-            if self.args.input_file is None:
+            if from_stdin:
                 data = sys.stdin.buffer.read()
             else:
                 with open(self.args.input_file, "rb") as f:
@@ -421,13 +441,46 @@ class MxOptMain(xDSLOptMain):
         return Source(name, text.split("\n"))
 
     def parse_text(self, text: str, line_offset: int) -> ModuleOp:
-        return parse_source(
+        start = time.perf_counter()
+        module = parse_source(
             self.ctx,
             text,
             self.source.name,
             line_offset,
             not self.args.no_implicit_module,
         )
+        if self.args.time_passes:
+            self.timing.add("(parser)", time.perf_counter() - start)
+        return module
+
+    def _output(self, module: ModuleOp) -> str:
+        start = time.perf_counter()
+        try:
+            return self.output_resulting_program(module)
+        except DiagnosticException as err:
+            raise FrontendError([self._target_diag(module, err)]) from None
+        finally:
+            if self.args.time_passes:
+                self.timing.add("(output)", time.perf_counter() - start)
+
+    def _target_diag(self, module: ModuleOp, err: DiagnosticException) -> Diag:
+        """A target's error, at the first op it cannot handle if it is -t llvm."""
+        if parse_spec(self.args.target).name == "llvm":
+            unlowered = next(
+                (
+                    op
+                    for op in module.walk()
+                    if op is not module and op.dialect_name() != "llvm"
+                ),
+                None,
+            )
+            if unlowered is not None:
+                return op_diag(
+                    unlowered,
+                    "cannot be translated to LLVM IR: lower the input to the llvm "
+                    "dialect first, e.g. with -p mx-lower-to-llvm",
+                )
+        return Diag("error", None, 1, str(err))
 
     def process_chunk(
         self, text: str, line_offset: int
@@ -438,7 +491,8 @@ class MxOptMain(xDSLOptMain):
             self.current_pass = None
             try:
                 self.apply_passes(module)
-                return self.output_resulting_program(module), []
+                self.current_pass = None
+                return self._output(module), []
             except OpDiagnostic as err:
                 raise FrontendError([op_diag(err.op, err.message)]) from None
             except DiagnosticException as err:
@@ -479,6 +533,8 @@ class MxOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
+        if self.args.time_passes:
+            self.timing.write(sys.stderr)
 
 
 # xDSL IR is a great many small objects that all stay alive until the module is
@@ -503,7 +559,7 @@ def _main(argv: Sequence[str] | None) -> int:
         app.run()
         return 1 if app.failed else 0
     except UsageError as err:
-        print(f"{err.where}: error: {err}", file=sys.stderr)
+        print(err.rendered or f"{err.where}: error: {err}", file=sys.stderr)
         return 1
 
 
