@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Dialect, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
-from xdsl.traits import SymbolOpInterface
+from xdsl.traits import NoTerminator, SymbolOpInterface
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import (
     DiagnosticException,
@@ -433,9 +433,17 @@ class _DominanceChecker:
 
 
 def dominance_diag(module: ModuleOp) -> Diag | None:
-    """The first use of a value its definition does not dominate, located."""
+    """The first use of a value its definition does not dominate, or the first
+    empty block of a region of several blocks (xDSL checks single blocks only)."""
     checker = _DominanceChecker()
     for op in module.walk():
+        for region in op.regions:
+            if (
+                region.first_block is not region.last_block
+                and not op.has_trait(NoTerminator)
+                and any(block.first_op is None for block in region.blocks)
+            ):
+                return op_diag(op, "empty block: expect at least a terminator")
         for index, operand in enumerate(op.operands):
             if not checker.dominates(operand, op):
                 return op_diag(op, f"operand #{index} does not dominate this use")

@@ -46,6 +46,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -1098,6 +1099,8 @@ class CastOp(MatrixOp):
     result = result_def(MatrixType)
     unsigned = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def __init__(
         self, input: SSAValue, result_type: MatrixType, unsigned: bool = False
@@ -1107,30 +1110,6 @@ class CastOp(MatrixOp):
             result_types=[result_type],
             properties={"unsigned": UnitAttr()} if unsigned else {},
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        unresolved = parser.parse_unresolved_operand()
-        attributes, properties = _parse_attr_dict(parser)
-        parser.parse_punctuation(":")
-        source = parser.parse_type()
-        parser.parse_keyword("to")
-        target = parser.parse_type()
-        return cls.create(
-            operands=[parser.resolve_operand(unresolved, source)],
-            result_types=[target],
-            properties=properties,
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         source = _matrix_type(self.input, "operand")

@@ -143,3 +143,11 @@ func.func @block_without_terminator() {
   // expected-error@+1 {{'arith.constant' op Operation arith.constant terminates block in multi-block region but is not a terminator}}
   %a = arith.constant 1 : i32
 }
+
+// -----
+
+// expected-error@+1 {{'func.func' op empty block: expect at least a terminator}}
+func.func @empty_block() {
+  cf.br ^bb1
+^bb1:
+}
