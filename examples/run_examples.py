@@ -24,10 +24,8 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from xdsl.context import Context
-from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import parse_and_verify
 from mx.interpreters import run_function
 from mx.jit import compile_module
 
@@ -109,10 +107,7 @@ def run_case(case: Case, text: str, verbose: bool) -> bool:
     rng = np.random.default_rng(2026)
     inputs = case.make_inputs(rng)
     compiled = _as_tuple(compile_module(text)[case.function](*inputs))
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    interpreted = run_function(Parser(ctx, text).parse_module(), case.function, *inputs)
+    interpreted = run_function(parse_and_verify(text), case.function, *inputs)
     ok = True
     for i, (jit_value, ref_value) in enumerate(zip(compiled, interpreted, strict=True)):
         if not _same_bits(jit_value, ref_value):

@@ -16,7 +16,6 @@ from typing import Any, cast
 import llvmlite.binding as binding
 import ml_dtypes
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -31,21 +30,15 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute
-from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
 
 from mx.dialects.matrix import MatrixType
+from mx.frontend import deep_recursion, mx_context, parse_and_verify, verify_or_raise
 from mx.targets.llvm_ir import host_target, module_to_llvm_ir, type_str
+from mx.tools.xdsl_fixes import xdsl_fixes
 
 DEFAULT_PIPELINE = "mx-lower-to-llvm"
-
-
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
@@ -351,23 +344,23 @@ def lower_to_llvm_ir(
 ) -> tuple[str, ModuleOp, dict[str, FunctionType]]:
     """Runs `pipeline` on `source`; returns the LLVM IR, the lowered module
     and the type of each `func.func` before lowering."""
-    ctx = _context()
-    module = (
-        source.clone()
-        if isinstance(source, ModuleOp)
-        else Parser(ctx, source).parse_module()
-    )
+    ctx = mx_context()
     # Passes assume verified input; invalid IR must not become invalid LLVM IR.
-    module.verify()
+    if isinstance(source, ModuleOp):
+        module = source.clone()
+        verify_or_raise(module)
+    else:
+        module = parse_and_verify(source, ctx=ctx)
     signatures = {
         op.sym_name.data: op.function_type
         for op in module.walk()
         if isinstance(op, func.FuncOp)
     }
-    PassPipeline.parse_spec(Universe.get_multiverse().all_passes, pipeline).apply(
-        ctx, module
-    )
-    return module_to_llvm_ir(module), module, signatures
+    with xdsl_fixes(), deep_recursion():
+        PassPipeline.parse_spec(Universe.get_multiverse().all_passes, pipeline).apply(
+            ctx, module
+        )
+        return module_to_llvm_ir(module), module, signatures
 
 
 @cache

@@ -19,10 +19,8 @@ import numpy as np
 import pytest
 from reference import arbfp_inputs as inputs
 from reference import exact_fp as ref
-from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    Builtin,
     DenseIntOrFPElementsAttr,
     IntegerType,
     ModuleOp,
@@ -34,9 +32,10 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 
-from mx.dialects.arbfp import Arbfp, ConvertFromOp, ConvertToOp
+from mx.dialects.arbfp import ConvertFromOp, ConvertToOp
 from mx.dialects.matrix import ConstantOp as MatrixConstantOp
-from mx.dialects.matrix import Matrix, MatrixType
+from mx.dialects.matrix import MatrixType
+from mx.frontend import mx_context
 from mx.interpreters.arbfp import ArbfpFunctions
 from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding
 
@@ -44,21 +43,14 @@ VARIANTS = [(mode, saturate) for mode in Rounding for saturate in (False, True)]
 FOLDED = None if inputs.LONG else 4096
 
 
-def _context() -> Context:
-    ctx = Context()
-    for dialect in (Builtin, arith.Arith, func.Func, Matrix, Arbfp):
-        ctx.load_dialect(dialect)
-    return ctx
-
-
 def _type(spelling: str) -> Attribute:
-    return Parser(_context(), spelling).parse_type()
+    return Parser(mx_context(), spelling).parse_type()
 
 
 def _fold(op: Operation, operand: Operation) -> list[int | float]:
     """The values `op` (whose operand is the constant `operand`) folds to."""
     ModuleOp([operand, op])
-    folded = Folder(_context()).try_fold(op)
+    folded = Folder(mx_context()).try_fold(op)
     assert folded is not None, op.name
     (constant,) = folded[1]
     value = constant.properties["value"]
@@ -134,7 +126,7 @@ def test_interpret_convert_to(name: str, source: str) -> None:
 {body}
   func.return {returned} : {results}
 }}"""
-    module = Parser(_context(), source_text).parse_module()
+    module = Parser(mx_context(), source_text).parse_module()
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(ArbfpFunctions())

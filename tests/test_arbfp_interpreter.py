@@ -6,10 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 from reference import exact_fp as ref
-from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    Builtin,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -23,23 +21,16 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
-from mx.dialects.arbfp import Arbfp, ConvertFromOp, ConvertToOp
-from mx.dialects.matrix import Matrix
+from mx.dialects.arbfp import ConvertFromOp, ConvertToOp
+from mx.frontend import mx_context
 from mx.interpreters.arbfp import ArbfpFunctions
 from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding
 
 FLOATS = list(FLOAT_DTYPES)
 
 
-def _context() -> Context:
-    ctx = Context()
-    for dialect in (Builtin, arith.Arith, func.Func, Matrix, Arbfp):
-        ctx.load_dialect(dialect)
-    return ctx
-
-
 def _run(source: str, *args: object) -> tuple[object, ...]:
-    module = Parser(_context(), source).parse_module()
+    module = Parser(mx_context(), source).parse_module()
     module.verify()
     interpreter = Interpreter(module)
     for functions in (FuncFunctions(), ArithFunctions(), ArbfpFunctions()):
@@ -116,7 +107,7 @@ def test_scalars_interpreted_and_folded(
     """Scalars both ways, interpreted and folded, against the reference."""
     fmt = FORMATS[name]
     c = _container(fmt.bits)
-    t = Parser(_context(), float_type).parse_type()
+    t = Parser(mx_context(), float_type).parse_type()
     with np.errstate(over="ignore"):  # 1e30 is inf in f16, as intended
         x = float(np.array([value]).astype(FLOAT_DTYPES[float_type])[0])
     is_nan = x != x
@@ -148,7 +139,7 @@ def _fold(name: str, t: Attribute, x: float, mode: Rounding, saturate: bool) -> 
     fmt = FORMATS[name]
     op = ConvertToOp(name, constant, IntegerType(fmt.bits), mode, saturate)
     ModuleOp([constant, op])
-    folded = Folder(_context()).try_fold(op)
+    folded = Folder(mx_context()).try_fold(op)
     assert folded is not None
     (new,) = folded[1]
     assert isinstance(new, arith.ConstantOp) and isinstance(new.value, IntegerAttr)
@@ -159,7 +150,7 @@ def test_fold_convert_from_constant() -> None:
     constant = arith.ConstantOp(IntegerAttr(0x38, IntegerType(8)))
     op = ConvertFromOp("f8e4m3fn", constant, f32)
     ModuleOp([constant, op])
-    folded = Folder(_context()).try_fold(op)
+    folded = Folder(mx_context()).try_fold(op)
     assert folded is not None
     (new,) = folded[1]
     assert isinstance(new, arith.ConstantOp)

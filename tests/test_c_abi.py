@@ -7,10 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.lowering.llvm.convert_to_llvm import ConvertToLLVMPass
 from mx.targets.llvm_ir import module_to_llvm_ir
 
@@ -62,9 +61,7 @@ int main(void) {
 
 
 def _llvm_ir() -> str:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
+    ctx = mx_context()
     module = Parser(ctx, KERNEL).parse_module()
     ConvertToLLVMPass().apply(ctx, module)
     return module_to_llvm_ir(module)

@@ -3,8 +3,8 @@
 import ml_dtypes
 import numpy as np
 import pytest
-from xdsl.utils.exceptions import VerifyException
 
+from mx.frontend import FrontendError
 from mx.jit import compile_module
 
 SOURCE = """
@@ -74,7 +74,7 @@ func.func @f(%a: f32) -> f32 {
   %b = arith.addf %a, %a : f32
 }
 """
-    with pytest.raises(VerifyException, match="must be the last operation"):
+    with pytest.raises(FrontendError, match="must be the last operation"):
         compile_module(source)
 
 

@@ -17,10 +17,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
 
@@ -176,7 +175,7 @@ def _arguments(
     module_text: str, name: str, t: str, rng: np.random.Generator
 ) -> Callable[[], list[Any]]:
     """A factory of fresh arguments (memrefs are written to, so each run gets copies)."""
-    ctx = _context()
+    ctx = mx_context()
     func = next(
         op
         for op in Parser(ctx, module_text).parse_module().walk()
@@ -200,13 +199,6 @@ def _arguments(
     return lambda: [v.copy() if isinstance(v, np.ndarray) else v for v in values]
 
 
-def _context() -> Context:
-    ctx = Context()
-    for dialect_name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(dialect_name, factory)
-    return ctx
-
-
 def _same(a: Any, b: Any) -> bool:
     x, y = np.asarray(a), np.asarray(b)
     if x.shape != y.shape:
@@ -224,7 +216,7 @@ def _same(a: Any, b: Any) -> bool:
 def test_every_matrix_op_jit_equals_interpreter(t: str) -> None:
     text, names = _module(t)
     compiled = compile_module(text)
-    module = Parser(_context(), text).parse_module()
+    module = Parser(mx_context(), text).parse_module()
     rng = np.random.default_rng(sum(map(ord, t)))
     for name in names:
         fresh = _arguments(text, name, t, rng)
@@ -257,7 +249,7 @@ func.func @encode(%x: !matrix.matrix<16x16xf32>) -> !matrix.matrix<16x16xi8> {
 
 def test_arbfp_on_matrices_jit_equals_interpreter() -> None:
     compiled = compile_module(ARBFP)
-    module = Parser(_context(), ARBFP).parse_module()
+    module = Parser(mx_context(), ARBFP).parse_module()
     every_byte = np.arange(256, dtype=np.uint8).view(np.int8).reshape(16, 16)
     nibbles = np.arange(16, dtype=np.int8).reshape(4, 4)
     rng = np.random.default_rng(5)

@@ -5,8 +5,7 @@ from io import StringIO
 
 import pytest
 from xdsl.builder import Builder
-from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     Float32Type,
@@ -26,13 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mx.dialects import matrix
 from mx.dialects.matrix import MatrixType
-
-
-def _context() -> Context:
-    ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, matrix.Matrix):
-        ctx.load_dialect(dialect)
-    return ctx
+from mx.frontend import mx_context
 
 
 def _print(module: ModuleOp) -> str:
@@ -90,7 +83,7 @@ def test_build_a_function_with_builders() -> None:
     assert "fastmath<fast>" in text
     assert "matrix.extract" in text and ", 3] : !matrix.matrix<2x4xf64>" in text
     # What we print parses back to the same text.
-    reparsed = Parser(_context(), text).parse_module()
+    reparsed = Parser(mx_context(), text).parse_module()
     reparsed.verify()
     assert _print(reparsed) == text
 

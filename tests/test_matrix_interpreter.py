@@ -22,16 +22,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
-from xdsl.dialects.arith import Arith
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func
-from xdsl.dialects.math import Math
-from xdsl.dialects.memref import MemRef
-from xdsl.dialects.scf import Scf
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from mx.dialects.matrix import Matrix
+from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
 
 DTYPES: dict[str, np.dtype[Any]] = {
@@ -65,14 +59,7 @@ def examples(n: int) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _context() -> Context:
-    ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, MemRef, Scf, Matrix):
-        ctx.load_dialect(dialect)
-    return ctx
-
-
-CTX = _context()
+CTX = mx_context()
 
 
 def parse(text: str) -> ModuleOp:

@@ -184,12 +184,144 @@ def test_help(capsys: pytest.CaptureFixture[str]) -> None:
         assert flag in out
 
 
+def test_help_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        run(capsys, "--help")
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "canonicalize" not in out  # no list of every pass
+
+
 def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> None:
     result = run(capsys, "--list-passes")
     assert result.status == 0
     lines = result.out.splitlines()
-    assert "canonicalize" in lines and "cse" in lines
-    assert "test-reject{reason: str = 'unsupported'}" in lines
+    assert lines[0] == "mx passes:"
+    mx_part = lines[: lines.index("xDSL passes (see xDSL's documentation):")]
+    assert "  matrix-fuse-contractions" in mx_part
+    assert "      mode: fastmath, matrix, off (default: fastmath)" in mx_part
+    assert (
+        "      vector-bits: 0, 64, 128, 256, 512, 1024, 2048 (default: 512)" in mx_part
+    )
+    assert (
+        "      Lowers the matrix dialect to memref buffers and affine loop nests."
+        in mx_part
+    )
+    assert "  canonicalize" in lines and "  cse" in lines
+    assert "  canonicalize" not in mx_part
+    only = run(capsys, "--list-passes", "--mx-only").out.splitlines()
+    assert only == mx_part[:-1]  # without the blank separator line
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        (
+            "matrix-fuse-contractions{mode=bogus}",
+            "<pipeline>:1:26: error: option 'mode' of pass 'matrix-fuse-contractions' "
+            "must be one of fastmath, matrix, off (got 'bogus')\n"
+            "matrix-fuse-contractions{mode=bogus}\n" + " " * 25 + "^\n",
+        ),
+        (
+            "cse,convert-matrix-to-affine{vector-bits=7}",
+            "<pipeline>:1:30: error: option 'vector-bits' of pass "
+            "'convert-matrix-to-affine' must be one of 0, 64, 128, 256, 512, 1024, "
+            "2048 (got '7')\n",
+        ),
+        (
+            "convert-matrix-to-affine{vector-bits=-64}",
+            "must be one of 0, 64, 128, 256, 512, 1024, 2048 (got '-64')",
+        ),
+        (
+            "matrix-fold-transposes{report=yes}",
+            "<pipeline>:1:24: error: option 'report' of pass 'matrix-fold-transposes' "
+            "must be true or false (got 'yes')\n",
+        ),
+        (
+            "matrix-fuse-contractions{mode=3}",
+            "must be one of fastmath, matrix, off (got '3')",
+        ),
+    ],
+)
+def test_pass_options_are_checked_with_the_pipeline(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pipeline: str, message: str
+) -> None:
+    """Checked before the input is read (the file does not exist), at the option."""
+    result = run(capsys, str(tmp_path / "missing.mlir"), "-p", pipeline)
+    assert result.status == 1 and result.out == ""
+    assert message in result.err
+    assert "Traceback" not in result.err and "(" + "'" not in result.err
+
+
+def test_valid_pass_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = write(tmp_path, VALID)
+    for pipeline in (
+        "convert-matrix-to-affine{vector-bits=0}",
+        "convert-matrix-to-affine{vector-bits=256}",
+        "matrix-fuse-contractions{mode=matrix}",
+        "matrix-fold-transposes{report=false}",
+    ):
+        assert run(capsys, path, "-p", pipeline).status == 0, pipeline
+
+
+MATRIX_ADD = """\
+func.func @f(%a: !matrix.matrix<2x2xf32>) -> !matrix.matrix<2x2xf32> {
+  %b = matrix.add %a, %a : !matrix.matrix<2x2xf32>
+  func.return %b : !matrix.matrix<2x2xf32>
+}
+"""
+
+
+def test_timings_and_dumps_go_to_stderr_with_each_step(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from mx.passes.mx_lower_to_llvm import PIPELINE
+
+    path = write(tmp_path, MATRIX_ADD)
+    out_file = tmp_path / "out.ll"
+    result = run(
+        capsys,
+        path,
+        "-p",
+        "mx-lower-to-llvm",
+        "-t",
+        "llvm",
+        "--time-passes",
+        "--print-between-passes",
+        "-o",
+        str(out_file),
+    )
+    assert result.status == 0, result.err
+    assert result.out == ""
+    ir = out_file.read_text()
+    assert ir.startswith("target datalayout") and "Execution time" not in ir
+    assert "IR Dump" not in ir
+    dumps = re.findall(r"// -----// IR Dump After (\S+) //----- //", result.err)
+    assert dumps == list(PIPELINE[:-1])  # the last step's IR is the output
+    table = result.err[result.err.index("... Execution time report ...") :]
+    names = re.findall(r"^ +[0-9.]+ \( *[0-9.]+%\)  (\S+)$", table, re.M)
+    assert [n for n in names if not n.startswith("(")] == [*PIPELINE, "Total"]
+    # On stdout, the output stays the IR alone.
+    plain = run(capsys, path, "-p", "mx-lower-to-llvm", "--time-passes")
+    assert plain.out.startswith("builtin.module") and "Execution" in plain.err
+
+
+def test_llvm_target_on_unlowered_input_suggests_lowering(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(capsys, write(tmp_path, MATRIX_ADD), "-t", "llvm")
+    assert_user_error(
+        result,
+        r"input\.mlir:1:1: error: 'func\.func' op cannot be translated to LLVM IR: "
+        r"lower the input to the llvm dialect first, e\.g\. with -p mx-lower-to-llvm",
+    )
+
+
+def test_dash_reads_stdin() -> None:
+    ok = subprocess.run(
+        [str(MX_OPT), "-"], input=VALID.encode(), capture_output=True, check=False
+    )
+    assert ok.returncode == 0 and b"arith.addi" in ok.stdout, ok.stderr
 
 
 # -- bad input: exit status 1 with a located message ------------------------
@@ -214,7 +346,7 @@ BAD_INPUTS = {
         r"input\.mlir:2:3: error: 'arith\.addi' op uses value %x, which is not defined",
     ),
     "deep nesting": (
-        "builtin.module {" * 2000 + "}" * 2000,
+        "builtin.module {" * 100_000 + "}" * 100_000,
         r"input\.mlir:1:\d+: error: input nests too deeply",
     ),
 }

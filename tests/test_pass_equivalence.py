@@ -34,12 +34,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    Builtin,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -56,6 +54,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 
 from mx.dialects import matrix as mx
+from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
 from mx.passes.fold_transposes import MatrixFoldTransposesPass
 from mx.passes.fuse_contractions import MatrixFuseContractionsPass
@@ -355,13 +354,6 @@ class ProgramGenerator:
         return args
 
 
-def _context() -> Context:
-    ctx = Context()
-    for dialect in (Builtin, func.Func, arith.Arith, mx.Matrix):
-        ctx.load_dialect(dialect)
-    return ctx
-
-
 PIPELINES: dict[str, list[Callable[[], ModulePass]]] = {
     "fold": [MatrixFoldTransposesPass],
     "fuse": [MatrixFuseContractionsPass],
@@ -416,7 +408,7 @@ def _check(seed: int) -> None:
     contract = generator.use_contract
     for name, passes in PIPELINES.items():
         transformed = module.clone()
-        ctx = _context()
+        ctx = mx_context()
         for make in passes:
             make().apply(ctx, transformed)
             transformed.verify()

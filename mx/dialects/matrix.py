@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import struct
 from abc import ABC
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self, cast
@@ -17,6 +16,7 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
     BFloat16Type,
+    BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -46,6 +46,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -62,6 +63,16 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
+from xdsl.utils.lexer import Position
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+from mx.dialects.dense_literal import (
+    Element,
+    element_bits,
+    literal_bytes,
+    parse_optional_hex_string,
+    print_float_bits,
+)
 
 MAX_DIM = 1048575
 """Clang's limit on the number of rows and of columns of a matrix type."""
@@ -144,6 +155,14 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
         with parser.in_angle_brackets():
             dims_pos = parser.pos
             dims = parser.parse_dimension_list()
+            if len(dims) < 2 and parser._current_token.kind == MLIRTokenKind.MINUS:
+                # `-1x4`: a negative count ends xDSL's dimension list.
+                what = ("row", "column")[len(dims)]
+                start = parser.pos
+                value = parser.parse_integer(allow_boolean=False)
+                message = dimension_error(what, value)
+                assert message is not None
+                parser.raise_error(message, start, parser.pos)
             if len(dims) != 2:
                 parser.raise_error(
                     "expected a matrix shape of two dimensions 'RxC' "
@@ -594,7 +613,11 @@ class ConstantOp(MatrixOp):
         parser.parse_keyword("dense")
         literal_pos = parser.pos
         parser.parse_punctuation("<")
-        elements, shape = parser._parse_tensor_literal()
+        if parser._current_token.kind == MLIRTokenKind.STRING_LIT:
+            literal: tuple[list[Element], list[int]] | Position = parser.pos
+            parser.parse_str_literal()  # the raw data: read once the type is known
+        else:
+            literal = parser._parse_tensor_literal()
         parser.parse_punctuation(">")
         literal_end = parser.pos
         attributes = parser.parse_optional_attr_dict()
@@ -603,54 +626,65 @@ class ConstantOp(MatrixOp):
         t = parser.parse_type()
         if not isinstance(t, MatrixType):
             parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
-        if shape and shape != [t.rows, t.cols]:
-            parser.raise_error(
-                f"literal of shape {'x'.join(map(str, shape))} does not match "
-                f"the {t.rows}x{t.cols} matrix (write it row by row: "
-                "dense<[[row 0], [row 1], ...]>)",
-                literal_pos,
-                literal_end,
-            )
-        if not shape and t.num_elements > MAX_CONSTANT_ELEMENTS:
-            parser.raise_error(
-                f"a splat constant of {t.num_elements} elements is too large; "
-                "use matrix.splat",
-                literal_pos,
-                literal_end,
-            )
         element_type = cast(IntegerType | AnyFloat, t.element_type)
-        values = [e.to_type(parser, element_type) for e in elements]
-        if not shape:
-            values = values * t.num_elements
-        try:
-            value = dense_matrix_value(t, cast(list[int | float], values))
-        except ValueError as err:  # e.g. an integer out of the element type's range
-            parser.raise_error(str(err), literal_pos, literal_end)
+        if isinstance(literal, Position):
+            resume = parser.pos
+            parser._resume_from(literal)
+            data = parse_optional_hex_string(parser, element_type, t.num_elements)
+            parser._resume_from(resume)
+            assert data is not None
+        else:
+            elements, shape = literal
+            if shape and shape != [t.rows, t.cols]:
+                parser.raise_error(
+                    f"literal of shape {'x'.join(map(str, shape))} does not match "
+                    f"the {t.rows}x{t.cols} matrix (write it row by row: "
+                    "dense<[[row 0], [row 1], ...]>)",
+                    literal_pos,
+                    literal_end,
+                )
+            if not shape and t.num_elements > MAX_CONSTANT_ELEMENTS:
+                parser.raise_error(
+                    f"a splat constant of {t.num_elements} elements is too large; "
+                    "use matrix.splat",
+                    literal_pos,
+                    literal_end,
+                )
+            data = literal_bytes(parser, elements, element_type)
+            if not shape:
+                data *= t.num_elements
+        tensor: Any = TensorType(element_type, t.shape)
+        value = DenseIntOrFPElementsAttr(tensor, BytesAttr(data))
         return cls.create(
             result_types=[t], properties={"value": value}, attributes=attributes
         )
 
     def print(self, printer: Printer) -> None:
         t = _matrix_type(self.result, "result")
-        values = self.row_major_values()
         element_type = t.element_type
+        # Floats by their bits, so that NaN payloads and -0.0 are kept apart.
+        bits = (
+            list(cast(tuple[int, ...], self.row_major_values()))
+            if isinstance(element_type, IntegerType)
+            else list(element_bits(self.value))
+        )
 
-        def print_value(v: int | float) -> None:
+        def print_value(v: int) -> None:
             if isinstance(element_type, IntegerType):
                 printer.print_string(str(v))
             else:
-                printer.print_float(float(v), element_type)  # pyright: ignore[reportArgumentType]
+                print_float_bits(printer, v, cast(AnyFloat, element_type))
 
         printer.print_string(" dense<")
-        if all(_same_value(v, values[0]) for v in values):
-            print_value(values[0])
+        if all(b == bits[0] for b in bits):
+            print_value(bits[0])
         else:
             printer.print_string("[")
             for r in range(t.rows):
                 if r:
                     printer.print_string(", ")
                 printer.print_string("[")
-                printer.print_list(values[r * t.cols : (r + 1) * t.cols], print_value)
+                printer.print_list(bits[r * t.cols : (r + 1) * t.cols], print_value)
                 printer.print_string("]")
             printer.print_string("]")
         printer.print_string(">")
@@ -674,13 +708,6 @@ class ConstantOp(MatrixOp):
                 f"constant value has element type '{value_type.element_type}' but "
                 f"the result has '{t.element_type}'"
             )
-
-
-def _same_value(a: int | float, b: int | float) -> bool:
-    """Bitwise-equal for printing splats: keeps -0.0 and NaN payloads apart."""
-    return (
-        struct.pack("<d", a) == struct.pack("<d", b) if isinstance(a, float) else a == b
-    )
 
 
 class IndexedOp(MatrixOp, ABC):
@@ -1072,6 +1099,8 @@ class CastOp(MatrixOp):
     result = result_def(MatrixType)
     unsigned = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def __init__(
         self, input: SSAValue, result_type: MatrixType, unsigned: bool = False
@@ -1081,30 +1110,6 @@ class CastOp(MatrixOp):
             result_types=[result_type],
             properties={"unsigned": UnitAttr()} if unsigned else {},
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        unresolved = parser.parse_unresolved_operand()
-        attributes, properties = _parse_attr_dict(parser)
-        parser.parse_punctuation(":")
-        source = parser.parse_type()
-        parser.parse_keyword("to")
-        target = parser.parse_type()
-        return cls.create(
-            operands=[parser.resolve_operand(unresolved, source)],
-            result_types=[target],
-            properties=properties,
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         source = _matrix_type(self.input, "operand")

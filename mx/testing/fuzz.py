@@ -216,9 +216,93 @@ def _size_extremes(text: str, rng: random.Random) -> bytes:
     ).encode()
 
 
+SPECIAL_FLOATS = (
+    "0x7fc00000", "0x7f800000", "0xff800000", "0x7fa00001", "0x7c00", "0xfc01",
+    "0x7ff8000000000000", "0xfff0000000000000", "0x7f80", "0x0", "0x1", "0x80000000",
+    "-0x7fc00000", "0x17c00", "0x1ffffffff", "nan", "inf", "-inf", "1e400", "-1e400",
+    "70000.0", "-65520.0", "3.4028236e38", "1e-50", "-0.0", '"0x0000C07F"', '"0x00"',
+)  # fmt: skip
+"""Float literals at and beyond the edges: NaN/inf bit patterns (quiet,
+signalling, per type), hex literals too wide or negative, words MLIR does not
+accept, decimals above a type's range, raw-data strings."""
+
+
+def _special_float(text: str, rng: random.Random) -> bytes:
+    """A float literal replaced by a special value (NaN, inf, hex, out of range)."""
+    floats = list(
+        re.finditer(r"(?<![\w%#^@.])-?\d+\.\d*(?:e[+-]?\d+)?|0x[0-9a-fA-F]+", text)
+    )
+    if not floats:
+        return _wrong_number(text, rng)
+    for _ in range(rng.randint(1, 3)):
+        m = rng.choice(floats)
+        text = text[: m.start()] + rng.choice(SPECIAL_FLOATS) + text[m.end() :]
+        floats = [f for f in floats if f.end() <= m.start()] or floats[:1]
+    return text.encode()
+
+
+_DEFINITION = re.compile(r"^[ \t]*%[\w.$-]+(?::\d+)?(?:, %[\w.$-]+)* = .*$", re.M)
+
+
+def _break_dominance(text: str, rng: random.Random) -> bytes:
+    """An op defining values moved after a later line (often after a use, or
+    into or out of a nested region), or a use renamed to a value defined later."""
+    lines = text.split("\n")
+    defining = [i for i, line in enumerate(lines) if _DEFINITION.match(line)]
+    if not defining:
+        return _token_edit(text, rng)
+    i = rng.choice(defining)
+    if rng.random() < 0.7 and i + 1 < len(lines):
+        j = rng.randrange(i + 1, len(lines))
+        line = lines.pop(i)
+        lines.insert(j, line)
+        return "\n".join(lines).encode()
+    # The first use of the first value defined after line i, moved up to line i.
+    later = [k for k in defining if k > i]
+    if not later:
+        return _token_edit(text, rng)
+    name = lines[rng.choice(later)].split("=")[0].split(",")[0].strip().split(":")[0]
+    used = re.findall(r"%[\w.$-]+", lines[i].split("=", 1)[1])
+    if not used:
+        return _token_edit(text, rng)
+    lines[i] = lines[i].replace(rng.choice(used), name, 1)
+    return "\n".join(lines).encode()
+
+
+def _duplicate_label(text: str, rng: random.Random) -> bytes:
+    """A block label defined twice, or referenced before its duplicate."""
+    labels = list(re.finditer(r"^\s*(\^[\w.$-]+)(?:\([^)]*\))?:", text, re.M))
+    if labels:
+        m = rng.choice(labels)
+        name = m.group(1)
+        lines = text.split("\n")
+        at = rng.randrange(len(lines) + 1)
+        lines.insert(at, f"{name}:\n  cf.br {name}")
+        return "\n".join(lines).encode()
+    return (
+        "func.func @labels() {\n  cf.br ^bb1\n^bb1:\n  cf.br ^bb1\n"
+        "^bb1:\n  func.return\n}\n" + text
+    ).encode()
+
+
+def _deep_valid(text: str, rng: random.Random) -> bytes:
+    """Valid matrix code at the bottom of many nested regions."""
+    depth = rng.choice([100, 500, 1000])
+    t = "!matrix.matrix<2x2xf32>"
+    # Without results: nested `scf.if`s yielding matrices lower in time
+    # quadratic in the depth (500 levels: > 30 s), a known limitation.
+    return (
+        f"func.func @deep(%c: i1, %m: {t}) {{\n"
+        + "  scf.if %c {\n" * depth
+        + f"  %x = matrix.add %m, %m : {t}\n"
+        + "  }\n" * depth
+        + "  func.return\n}\n"
+    ).encode()
+
+
 def _stack(text: str, rng: random.Random) -> bytes:
     for _ in range(rng.randint(2, 4)):
-        text = rng.choice(MUTATIONS[:-3])(text, rng).decode(errors="replace")
+        text = rng.choice(MUTATIONS[:-4])(text, rng).decode(errors="replace")
     return text.encode()
 
 
@@ -230,9 +314,13 @@ MUTATIONS: list[Callable[[str, random.Random], bytes]] = [
     _wrong_shape,
     _wrong_number,
     _wrong_number,
+    _special_float,
+    _break_dominance,
+    _duplicate_label,
     _stack,
     _invalid_utf8,
     _deep_nesting,
+    _deep_valid,
     _size_extremes,
 ]
 
@@ -410,7 +498,14 @@ def main(argv: list[str] | None = None) -> int:
     statuses: Counter[str] = Counter()
     bugs: dict[str, tuple[Case, Result]] = {}
     start = time.perf_counter()
-    for case in cases(args.seed, args.count):
+    for index, case in enumerate(cases(args.seed, args.count), 1):
+        if index % 100 == 0:  # progress, for long runs
+            print(
+                f"{index}/{args.count} inputs, {len(bugs)} bugs, "
+                f"{time.perf_counter() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         result = run_in_process(case.data, case.args)
         kinds[case.mutation] += 1
         statuses[str(result.status)] += 1

@@ -51,6 +51,7 @@ from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
 
 from mx.dialects.matrix import MatrixType
+from mx.frontend import mx_context
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAGGED = re.compile(r"fastmath<[^>]*\b(contract|reassoc|fast)\b")
@@ -81,14 +82,6 @@ def run_line_pipelines(path: Path) -> list[tuple[str, bool]]:
         if entry not in found:
             found.append(entry)
     return found
-
-
-def context() -> Context:
-    ctx = Context()
-    multiverse = Universe.get_multiverse()
-    for name, factory in multiverse.all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def build_pipeline(spec: str) -> PassPipeline:
@@ -296,7 +289,7 @@ def validate(
     report = Report(skipped={})
     assert report.skipped is not None
     rng = np.random.default_rng(seed)
-    ctx = context()
+    ctx = mx_context()
     for chunk in modules(path, split):
         try:
             before = parse(ctx, chunk)

@@ -13,20 +13,13 @@ entry point, so nothing is registered here twice) this driver
   (`// expected-error@+1 {{...}}` and friends);
 - replaces xDSL's `-t llvm` target with mx's LLVM IR printer.
 
-Locating verifier errors: xDSL's `VerifyException` does not say which op
-failed, and parsed ops keep no source position. `_LocatingParser` therefore
-gives every parsed op without an explicit `loc(...)` a `file:line:col`
-location, as mlir-opt does. When the module fails to verify, the ops are
-re-verified innermost-first; the first op whose own `verify()` fails is the
-culprit (its children have already passed), and the error is reported at its
-location, or at its nearest located ancestor if a pass created it.
+Parsing, locating and verification are `mx.frontend`'s; the rendering of
+diagnostics is `mx.diagnostics`'.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import difflib
 import gc
 import inspect
 import re
@@ -35,18 +28,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import IO, ClassVar, Literal, NoReturn, TypeVar, cast
+from typing import IO, ClassVar, NoReturn, TypeVar, cast
 
-from xdsl.context import Context
 from xdsl.dialects.builtin import (
-    FileLineColLoc,
-    IntAttr,
     ModuleOp,
-    StringAttr,
-    UnknownLoc,
 )
-from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline, parse_spec
@@ -54,69 +40,45 @@ from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
-    MultipleSpansParseError,
-    ParseError,
-    VerifyException,
 )
-from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from mx.diagnostics import OpDiagnostic
+from mx.diagnostics import Diag, OpDiagnostic, Severity, Source, op_diag
+from mx.frontend import (
+    FrontendError,
+    deep_recursion,
+    mx_context,
+    parse_source,
+    verify_module,
+)
 from mx.tools.exit_status import run_tool
-from mx.tools.xdsl_fixes import apply_xdsl_fixes
-
-Severity = Literal["error", "warning", "note", "remark"]
-
-TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
+from mx.tools.pipeline import (
+    PipelineError,
+    TimingReport,
+    check_options,
+    describe_passes,
+    did_you_mean,
+    expand_composites,
+    spec_positions,
+)
+from mx.tools.xdsl_fixes import xdsl_fixes
 
 
 class UsageError(Exception):
     """Bad command line or unreadable input; exit status 1."""
 
-    def __init__(self, message: str, where: str = "mx-opt") -> None:
+    def __init__(
+        self, message: str, where: str = "mx-opt", rendered: str | None = None
+    ) -> None:
         super().__init__(message)
         self.where = where
+        self.rendered = rendered
+        """The whole diagnostic, if it shows an excerpt (e.g. of the pipeline)."""
 
 
 class InternalError(Exception):
     """A failure that is the compiler's fault, not the input's; exit status 2."""
-
-
-@dataclass(frozen=True)
-class Diag:
-    """One diagnostic; `line` is 1-based in the whole input file, None if unknown."""
-
-    severity: Severity
-    line: int | None
-    column: int
-    message: str
-
-
-class _ChunkFailed(Exception):
-    """Processing of one input chunk stopped with these diagnostics."""
-
-    def __init__(self, diags: list[Diag]) -> None:
-        super().__init__(diags)
-        self.diags = diags
-
-
-@dataclass(frozen=True)
-class Source:
-    """The input text, for printing diagnostics with their source line."""
-
-    name: str
-    lines: list[str]
-
-    def render(self, diag: Diag) -> str:
-        if diag.line is None:
-            return f"{self.name}: {diag.severity}: {diag.message}"
-        text = f"{self.name}:{diag.line}:{diag.column}: {diag.severity}: {diag.message}"
-        if diag.line <= len(self.lines) and (
-            source := self.lines[diag.line - 1].rstrip("\r")
-        ):
-            text += f"\n{source}\n{' ' * (diag.column - 1)}^"
-        return text
 
 
 # -- expected-* directives (mlir-opt's --verify-diagnostics) -----------------
@@ -255,83 +217,6 @@ def split_input(text: str) -> list[tuple[str, int]]:
     return chunks
 
 
-# -- parsing and verification with locations ---------------------------------
-
-
-class _LocatingParser(Parser):
-    """Gives each op parsed without `loc(...)` a file:line:col location, as mlir-opt does."""
-
-    def __init__(self, ctx: Context, text: str, name: str, line_offset: int) -> None:
-        super().__init__(ctx, text, name)
-        self.file_name = StringAttr(name)
-        self.line_offset = line_offset
-
-    def parse_operation(self) -> Operation:
-        start = self._current_token.span.get_location()
-        op = super().parse_operation()
-        if isinstance(op.location, UnknownLoc):
-            op.location = FileLineColLoc(
-                self.file_name,
-                IntAttr(start.line + self.line_offset),
-                IntAttr(start.col),
-            )
-        return op
-
-    def undefined_value_diags(self) -> list[Diag]:
-        """xDSL reports values used but never defined at the end of the input;
-        mlir-opt reports each at its first use."""
-        return [
-            op_diag(use.operation, f"uses value %{name}, which is not defined")
-            for name, values in self.forward_ssa_references.items()
-            for value in values.values()
-            for use in list(value.uses)[:1]
-        ]
-
-    def diag_here(self, message: str) -> Diag:
-        loc = self._current_token.span.get_location()
-        return Diag("error", loc.line + self.line_offset, loc.col, message)
-
-
-def _parse_error_diags(err: ParseError, line_offset: int) -> list[Diag]:
-    def at(span_loc_line: int, column: int, severity: Severity, message: str) -> Diag:
-        return Diag(severity, span_loc_line + line_offset, column, message)
-
-    loc = err.span.get_location()
-    diags = [at(loc.line, loc.col, "error", err.msg)]
-    if isinstance(err, MultipleSpansParseError):
-        for span, note in err.refs:
-            ref = span.get_location()
-            diags.append(at(ref.line, ref.col, "note", note or err.ref_text or ""))
-    return diags
-
-
-def op_diag(op: Operation, message: str, severity: Severity = "error") -> Diag:
-    """A diagnostic at `op`'s location, or its nearest located ancestor's."""
-    located: Operation | None = op
-    while located is not None and not isinstance(located.location, FileLineColLoc):
-        located = located.parent_op()
-    text = f"'{op.name}' op {message}"
-    if located is None:
-        return Diag(severity, None, 1, text)
-    loc = cast(FileLineColLoc, located.location)
-    return Diag(severity, loc.line.data, loc.column.data, text)
-
-
-def verify_module(module: ModuleOp) -> Diag | None:
-    """None if `module` verifies, else the located verifier error."""
-    try:
-        module.verify()
-        return None
-    except VerifyException as first_error:
-        # Innermost first: the first op failing its own verify() is the culprit.
-        for op in module.walk(region_first=True):
-            try:
-                op.verify()
-            except VerifyException as err:
-                return op_diag(op, str(err))
-        return Diag("error", None, 1, str(first_error))
-
-
 def _llvm_target() -> type[Target]:
     # mx's LLVM IR printer (LLVM 16+ text, host triple) replaces xDSL's `llvm`
     # target, which only prints the llvm dialect. Imported lazily: it loads llvmlite.
@@ -348,45 +233,22 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
-def _option_name(field_name: str) -> str:
-    return field_name.replace("_", "-")
-
-
-def _options(cls: type[ArgSpecConvertible]) -> list[dataclasses.Field[object]]:
-    return [f for f in dataclasses.fields(cls) if f.init and f.name != "name"]
-
-
 _Convertible = TypeVar("_Convertible", bound=ArgSpecConvertible)
 
 
-def _from_spec(kind: str, cls: type[_Convertible], spec: ArgSpec) -> _Convertible:
-    """A pass or target from its `name{opt=v}` spec; bad options are usage errors."""
-    options = [_option_name(f.name) for f in _options(cls)]
-    for given in spec.parameters:
-        if _option_name(given) not in options:
-            known = (
-                f" (options: {', '.join(options)})"
-                if options
-                else " (it has no options)"
-            )
-            hint = _did_you_mean(_option_name(given), options)
-            raise UsageError(
-                f"{kind} '{spec.name}' has no option '{given}'{hint}{known}"
-            )
+def _from_spec(
+    kind: str, cls: type[_Convertible], spec: ArgSpec, text: str, at: int
+) -> _Convertible:
+    """A pass or target from its `name{opt=v}` spec, which starts at index `at`
+    of the option `text`; bad options are usage errors located in `text`."""
+    try:
+        check_options(kind, cls, spec, text, at)
+    except PipelineError as err:
+        raise UsageError(err.message, rendered=err.render(text)) from None
     try:
         return cls.from_spec(spec)
     except ValueError as err:
         raise UsageError(f"invalid options for {kind} '{spec.name}': {err}") from None
-
-
-def _type_name(annotation: object) -> str:
-    # A string under `from __future__ import annotations`; `int | None` has no __name__.
-    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
-
-
-def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.6)
-    return f"; did you mean: {', '.join(close)}?" if close else ""
 
 
 class MxOptMain(xDSLOptMain):
@@ -402,8 +264,7 @@ class MxOptMain(xDSLOptMain):
         self.available_frontends = {}
         self.available_passes = {}
         self.available_targets = {}
-        self.ctx = Context()
-        self.register_all_dialects()
+        self.ctx = mx_context()
         self.register_all_frontends()
         self.register_all_passes()
         self.register_all_targets()
@@ -422,11 +283,15 @@ class MxOptMain(xDSLOptMain):
         if target is None:
             arg_parser.error(
                 f"argument -t/--target: invalid choice: '{target_spec.name}'"
-                f"{_did_you_mean(target_spec.name, list(self.available_targets))}"
+                f"{did_you_mean(target_spec.name, list(self.available_targets))}"
             )
         if not inspect.signature(target).parameters:  # not a legacy print function
             _from_spec(
-                "target", cast(Callable[[], type[Target]], target)(), target_spec
+                "target",
+                cast(Callable[[], type[Target]], target)(),
+                target_spec,
+                self.args.target,
+                0,
             )
         if self.args.shrink or self.args.parsing_diagnostics:
             arg_parser.error(
@@ -439,6 +304,7 @@ class MxOptMain(xDSLOptMain):
             Diagnostic.colored = True
         self.current_pass: ModulePass | None = None
         self.pass_start = time.perf_counter()
+        self.timing = TimingReport()
         if not self.args.list_passes:
             self.setup_pipeline()
 
@@ -448,41 +314,73 @@ class MxOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        helps = {
+            "input_file": "input file ('-' or none: standard input)",
+            "frontend": "input format (mx-opt reads MLIR text only)",
+            "target": (
+                "output: mlir (default) or llvm (LLVM IR, after -p mx-lower-to-llvm);"
+                " xDSL's other targets are accepted too"
+            ),
+            "passes": (
+                "comma-separated pass pipeline, e.g. "
+                "'matrix-fuse-contractions{mode=matrix},mx-lower-to-llvm' "
+                "(see --list-passes)"
+            ),
+            "verify_diagnostics": (
+                "check the diagnostics against the `// expected-error@+N {{...}}` "
+                "directives in the input, as mlir-opt does"
+            ),
+            "disable_verify": "do not verify the IR before and after passes",
+            "print_between_passes": (
+                "print the IR after each pass to stderr (composite passes "
+                "such as mx-lower-to-llvm show each step)"
+            ),
+            "time_passes": "print the time of each pass (and step) to stderr",
+            "allow_unregistered_dialect": "accept ops of unknown dialects",
+            "no_implicit_module": "require an explicit top-level builtin.module",
+        }
         for action in arg_parser._actions:
-            if action.dest == "verify_diagnostics":
-                action.help = (
-                    "check the diagnostics against the `// expected-error@+N {{...}}` "
-                    "directives in the input, as mlir-opt does"
-                )
-            elif action.dest == "disable_verify":
-                action.help = "do not verify the IR before and after passes"
+            if action.dest in helps:
+                action.help = helps[action.dest]
             elif action.dest in ("shrink", "parsing_diagnostics"):
                 action.help = argparse.SUPPRESS
         arg_parser.add_argument(
             "--list-passes",
             action="store_true",
-            help="list every available pass with its options, then exit",
+            help="list mx's passes with their options, then xDSL's, then exit",
+        )
+        arg_parser.add_argument(
+            "--mx-only",
+            action="store_true",
+            help="with --list-passes: list mx's passes only",
         )
 
     # -- pipeline ----------------------------------------------------------
 
     def setup_pipeline(self) -> None:
+        text = self.args.passes
         try:
-            specs = tuple(parse_pipeline(self.args.passes))
+            specs = list(parse_pipeline(text))
         except ArgSpecParseError as err:
             raise UsageError(str(err)) from None
-        self.pipeline = PassPipeline(
-            tuple(self._make_pass(spec) for spec in specs), self._between_passes
-        )
+        passes = [
+            self._make_pass(spec, at)
+            for spec, at in zip(specs, spec_positions(text, specs), strict=True)
+        ]
+        if self.args.print_between_passes or self.args.time_passes:
+            # Show each step of composite passes (already checked above).
+            passes = [self._make_pass(spec, 0) for spec in expand_composites(specs)]
+        self.pipeline = PassPipeline(tuple(passes), self._between_passes)
 
-    def _make_pass(self, spec: ArgSpec) -> ModulePass:
+    def _make_pass(self, spec: ArgSpec, at: int) -> ModulePass:
         factory = self.available_passes.get(spec.name)
         if factory is None:
-            hint = _did_you_mean(spec.name, list(self.available_passes))
-            raise UsageError(
-                f"unknown pass '{spec.name}'{hint or ' (see --list-passes)'}"
+            hint = did_you_mean(spec.name, list(self.available_passes))
+            error = PipelineError(
+                f"unknown pass '{spec.name}'{hint or ' (see --list-passes)'}", at + 1
             )
-        return _from_spec("pass", factory(), spec)
+            raise UsageError(error.message, rendered=error.render(self.args.passes))
+        return _from_spec("pass", factory(), spec, self.args.passes, at)
 
     def _between_passes(
         self,
@@ -491,43 +389,38 @@ class MxOptMain(xDSLOptMain):
         following: ModulePass | None,
     ) -> None:
         if self.args.time_passes and previous is not None:
-            print(
-                f"Pass {previous.name} took {time.perf_counter() - self.pass_start} seconds"
-            )
+            self.timing.add(previous.name, time.perf_counter() - self.pass_start)
+        verify_start = time.perf_counter()
         if not self.args.disable_verify and (diag := verify_module(module)) is not None:
             if previous is None:
-                raise _ChunkFailed([diag])
+                raise FrontendError([diag])
             raise InternalError(
                 f"IR after pass '{previous.name}' does not verify: "
                 f"{self.source.render(diag)}"
             )
+        if self.args.time_passes:
+            self.timing.add("(verifier)", time.perf_counter() - verify_start)
         if (
             previous is not None
             and following is not None
             and self.args.print_between_passes
         ):
-            print(f"IR after {previous.name}:")
-            Printer(stream=sys.stdout).print_op(module)
-            print("\n\n\n")
+            sys.stderr.write(f"// -----// IR Dump After {previous.name} //----- //\n")
+            Printer(stream=sys.stderr).print_op(module)
+            sys.stderr.write("\n\n")
         self.current_pass = following
         self.pass_start = time.perf_counter()
 
     def list_passes(self, out: IO[str]) -> None:
-        for name in sorted(self.available_passes):
-            pass_class = self.available_passes[name]()
-            options = ", ".join(
-                f"{_option_name(f.name)}: {_type_name(f.type)}"
-                + ("" if f.default is dataclasses.MISSING else f" = {f.default!r}")
-                for f in _options(pass_class)
-            )
-            out.write(f"{name}{{{options}}}\n" if options else f"{name}\n")
+        describe_passes(self.available_passes, out, self.args.mx_only)
 
     # -- input and chunks --------------------------------------------------
 
     def read_input(self) -> Source:
-        name = self.args.input_file or "<stdin>"
+        from_stdin = self.args.input_file in (None, "-")
+        name = "<stdin>" if from_stdin else self.args.input_file
         try:
-            if self.args.input_file is None:
+            if from_stdin:
                 data = sys.stdin.buffer.read()
             else:
                 with open(self.args.input_file, "rb") as f:
@@ -548,22 +441,46 @@ class MxOptMain(xDSLOptMain):
         return Source(name, text.split("\n"))
 
     def parse_text(self, text: str, line_offset: int) -> ModuleOp:
+        start = time.perf_counter()
+        module = parse_source(
+            self.ctx,
+            text,
+            self.source.name,
+            line_offset,
+            not self.args.no_implicit_module,
+        )
+        if self.args.time_passes:
+            self.timing.add("(parser)", time.perf_counter() - start)
+        return module
+
+    def _output(self, module: ModuleOp) -> str:
+        start = time.perf_counter()
         try:
-            parser = _LocatingParser(self.ctx, text, self.source.name, line_offset)
-        except ParseError as err:
-            raise _ChunkFailed(_parse_error_diags(err, line_offset)) from None
-        if parser._current_token.kind == MLIRTokenKind.EOF:
-            return ModuleOp([])  # as mlir-opt: empty input is an empty module
-        try:
-            return parser.parse_module(not self.args.no_implicit_module)
-        except ParseError as err:
-            if undefined := parser.undefined_value_diags():
-                raise _ChunkFailed(undefined) from None
-            raise _ChunkFailed(_parse_error_diags(err, line_offset)) from None
-        except DiagnosticException as err:  # e.g. an attribute's verifier
-            raise _ChunkFailed([parser.diag_here(str(err))]) from None
-        except RecursionError:
-            raise _ChunkFailed([parser.diag_here(TOO_DEEP)]) from None
+            return self.output_resulting_program(module)
+        except DiagnosticException as err:
+            raise FrontendError([self._target_diag(module, err)]) from None
+        finally:
+            if self.args.time_passes:
+                self.timing.add("(output)", time.perf_counter() - start)
+
+    def _target_diag(self, module: ModuleOp, err: DiagnosticException) -> Diag:
+        """A target's error, at the first op it cannot handle if it is -t llvm."""
+        if parse_spec(self.args.target).name == "llvm":
+            unlowered = next(
+                (
+                    op
+                    for op in module.walk()
+                    if op is not module and op.dialect_name() != "llvm"
+                ),
+                None,
+            )
+            if unlowered is not None:
+                return op_diag(
+                    unlowered,
+                    "cannot be translated to LLVM IR: lower the input to the llvm "
+                    "dialect first, e.g. with -p mx-lower-to-llvm",
+                )
+        return Diag("error", None, 1, str(err))
 
     def process_chunk(
         self, text: str, line_offset: int
@@ -574,15 +491,16 @@ class MxOptMain(xDSLOptMain):
             self.current_pass = None
             try:
                 self.apply_passes(module)
-                return self.output_resulting_program(module), []
+                self.current_pass = None
+                return self._output(module), []
             except OpDiagnostic as err:
-                raise _ChunkFailed([op_diag(err.op, err.message)]) from None
+                raise FrontendError([op_diag(err.op, err.message)]) from None
             except DiagnosticException as err:
                 where = (
                     f"pass '{self.current_pass.name}': " if self.current_pass else ""
                 )
-                raise _ChunkFailed([Diag("error", None, 1, f"{where}{err}")]) from None
-        except _ChunkFailed as failed:
+                raise FrontendError([Diag("error", None, 1, f"{where}{err}")]) from None
+        except FrontendError as failed:
             return None, failed.diags
 
     def run(self) -> None:
@@ -615,6 +533,8 @@ class MxOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
+        if self.args.time_passes:
+            self.timing.write(sys.stderr)
 
 
 # xDSL IR is a great many small objects that all stay alive until the module is
@@ -624,11 +544,11 @@ GC_THRESHOLDS = (100_000, 50, 100)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    apply_xdsl_fixes()
     thresholds = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        return run_tool("mx-opt", lambda: _main(argv))
+        with xdsl_fixes(), deep_recursion():
+            return run_tool("mx-opt", lambda: _main(argv))
     finally:
         gc.set_threshold(*thresholds)
 
@@ -639,7 +559,7 @@ def _main(argv: Sequence[str] | None) -> int:
         app.run()
         return 1 if app.failed else 0
     except UsageError as err:
-        print(f"{err.where}: error: {err}", file=sys.stderr)
+        print(err.rendered or f"{err.where}: error: {err}", file=sys.stderr)
         return 1
 
 

@@ -18,16 +18,21 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp, VectorType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, OpResult
+from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
-from xdsl.universe import Universe
-from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.exceptions import InterpretationError
 
+from mx.diagnostics import Diag, Source, op_diag
 from mx.dialects.matrix import MatrixType, is_float_element
+from mx.frontend import (
+    FrontendError,
+    deep_recursion,
+    mx_context,
+    parse_source,
+    verify_module,
+)
 from mx.interpreters import CurrentOp, make_interpreter
 from mx.interpreters.matrix import memory_view, scalar_value
 from mx.semantics.matrix import (
@@ -38,17 +43,8 @@ from mx.semantics.matrix import (
     row_major_values,
 )
 from mx.tools.exit_status import run_tool
-from mx.tools.mx_opt import (
-    TOO_DEEP,
-    Diag,
-    Source,
-    _ArgumentParser,
-    _LocatingParser,
-    _parse_error_diags,
-    op_diag,
-    verify_module,
-)
-from mx.tools.xdsl_fixes import apply_xdsl_fixes
+from mx.tools.mx_opt import _ArgumentParser
+from mx.tools.xdsl_fixes import xdsl_fixes
 
 
 class _Failed(Exception):
@@ -59,29 +55,11 @@ class _Failed(Exception):
         self.diags = diags
 
 
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def _parse(source: Source) -> ModuleOp:
-    text = "\n".join(source.lines)
     try:
-        parser = _LocatingParser(_context(), text, source.name, 0)
-    except ParseError as err:
-        raise _Failed(_parse_error_diags(err, 0)) from None
-    if parser._current_token.kind == MLIRTokenKind.EOF:
-        return ModuleOp([])  # as mx-opt: empty input is an empty module
-    try:
-        return parser.parse_module()
-    except ParseError as err:
-        raise _Failed(_parse_error_diags(err, 0)) from None
-    except DiagnosticException as err:
-        raise _Failed([parser.diag_here(str(err))]) from None
-    except RecursionError:
-        raise _Failed([parser.diag_here(TOO_DEEP)]) from None
+        return parse_source(mx_context(), source.text, source.name)
+    except FrontendError as err:
+        raise _Failed(err.diags) from None
 
 
 def _entry(module: ModuleOp, name: str) -> FuncOp:
@@ -93,20 +71,6 @@ def _entry(module: ModuleOp, name: str) -> FuncOp:
     if not func.body.blocks:
         raise _Failed([op_diag(func, f"entry function @{name} has no body")])
     return func
-
-
-def _use_before_definition(module: ModuleOp) -> Diag | None:
-    """xDSL's verifier does not check dominance; the interpreter needs at least
-    every value defined earlier in its own block before it is used."""
-    for op in module.walk():
-        for index, operand in enumerate(op.operands):
-            if (
-                isinstance(operand, OpResult)
-                and operand.op.parent is op.parent
-                and not operand.op.is_before_in_block(op)
-            ):
-                return op_diag(op, f"operand #{index} is used before it is defined")
-    return None
 
 
 # -- printing results ---------------------------------------------------------
@@ -175,8 +139,6 @@ def run(source: Source, entry: str) -> list[str]:
     module = _parse(source)
     if (diag := verify_module(module)) is not None:
         raise _Failed([diag])
-    if (diag := _use_before_definition(module)) is not None:
-        raise _Failed([diag])
     func = _entry(module, entry)
     interpreter = make_interpreter(module)
     try:
@@ -214,7 +176,6 @@ def _read(path: str) -> Source:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    apply_xdsl_fixes()
     arg_parser = _ArgumentParser(
         prog="mx-run",
         description="run a function of an MLIR file with mx's reference interpreter",
@@ -237,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(source.render(diag), file=sys.stderr)
             return 1
 
-    return run_tool("mx-run", body)
+    with xdsl_fixes(), deep_recursion():
+        return run_tool("mx-run", body)
 
 
 if __name__ == "__main__":

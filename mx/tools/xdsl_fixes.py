@@ -1,10 +1,20 @@
-"""Workarounds for xDSL 0.75 bugs that mx's command-line tools must not inherit."""
+"""Workarounds for xDSL 0.75 bugs that mx must not inherit.
+
+`xdsl_fixes()` applies them for the duration of a `with` block and then
+restores xDSL's own code; every entry path that reads or transforms IR
+(`mx-opt`, `mx-run`, the JIT, `mx.frontend.parse_and_verify`) runs inside it.
+Nested uses are cheap: only the outermost one patches and restores.
+"""
 
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Generator, Iterable
+from contextlib import contextmanager
 
 from xdsl.ir import Attribute, Block, Operation, Region, RegionBlocks
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 # xDSL lexes string literals with `"(?:[^"...]+|escape)*"`: the nested `+`/`*`
 # backtracks exponentially when the closing quote is missing, so an unterminated
@@ -71,9 +81,51 @@ def _split_before(
     return block
 
 
-def apply_xdsl_fixes() -> None:
-    """Patch the xDSL classes in this process (idempotent)."""
-    MLIRLexer._unescaped_characters_regex = _STRING_LITERAL  # pyright: ignore[reportAttributeAccessIssue]
-    Operation.verify = _verify
-    RegionBlocks.__len__ = _block_count
-    Block.split_before = _split_before
+# Python refuses to convert an integer literal of more than 4300 digits
+# (`ValueError: Exceeds the limit ...`), which xDSL lets escape from its lexer.
+# Such a literal is bad input: a parse error at the literal.
+MAX_INTEGER_DIGITS = 4000
+_xdsl_int_value = MLIRTokenKind.get_int_value
+
+
+def _int_value(self: MLIRTokenKind, span: Span) -> int:
+    if self == MLIRTokenKind.INTEGER_LIT and len(span.text) > MAX_INTEGER_DIGITS:
+        raise ParseError(
+            span, f"integer literal of {len(span.text)} digits is too large"
+        )
+    return _xdsl_int_value(self, span)
+
+
+_PATCHES: tuple[tuple[object, str, object], ...] = (
+    (MLIRLexer, "_unescaped_characters_regex", _STRING_LITERAL),
+    (Operation, "verify", _verify),
+    (RegionBlocks, "__len__", _block_count),
+    (Block, "split_before", _split_before),
+    (MLIRTokenKind, "get_int_value", _int_value),
+)
+
+_lock = threading.Lock()
+_depth = 0
+_originals: list[object] = []
+
+
+@contextmanager
+def xdsl_fixes() -> Generator[None]:
+    """Patch the xDSL classes within this `with` block (re-entrant)."""
+    global _depth
+    with _lock:
+        if _depth == 0:
+            _originals[:] = [owner.__dict__[name] for owner, name, _ in _PATCHES]  # pyright: ignore
+            for owner, name, fix in _PATCHES:
+                setattr(owner, name, fix)
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                for (owner, name, _), original in zip(
+                    _PATCHES, _originals, strict=True
+                ):
+                    setattr(owner, name, original)

@@ -3,8 +3,10 @@
 // RUN: not mx-opt %s -p 'canonicalize,cse{bogus=1}' 2>&1 | filecheck %s --check-prefix=BADOPT
 // RUN: not mx-opt %s -p 'canonicalise' 2>&1 | filecheck %s --check-prefix=BADPASS
 
-// BADOPT: mx-opt: error: pass 'cse' has no option 'bogus' (it has no options)
-// BADPASS: mx-opt: error: unknown pass 'canonicalise'; did you mean: canonicalize
+// BADOPT: <pipeline>:1:18: error: pass 'cse' has no option 'bogus' (it has no options)
+// BADOPT-NEXT: canonicalize,cse{bogus=1}
+// BADOPT-NEXT: {{^                 \^$}}
+// BADPASS: <pipeline>:1:1: error: unknown pass 'canonicalise'; did you mean: canonicalize
 
 // CHECK-LABEL: func.func @fold
 // CHECK-NEXT:    %[[C:.*]] = arith.constant 5 : i32

@@ -1,0 +1,523 @@
+"""mx's front end: the context, the locating parser and verification.
+
+Every entry path (`mx-opt`, `mx-run`, the JIT) reads IR through this module:
+
+- `mx_context()` is the one `Context` with every dialect mx uses, including
+  the LLVM operations of `mx.dialects.llvm_ext` (so `convert-to-llvm` output
+  parses back);
+- `LocatingParser` gives every op parsed without `loc(...)` a `file:line:col`
+  location, as mlir-opt does, reads `dense<...>` literals bit-exactly (see
+  `mx.dialects.dense_literal`) and reports the input errors xDSL's parser
+  raises Python exceptions for (a duplicate block label, an unknown op) as
+  located parse errors;
+- `parse_source` turns a text into a module or a `FrontendError` holding
+  located diagnostics;
+- `verify_module` runs the verifiers and checks dominance (which xDSL's
+  verifier does not), returning the located error.
+
+Locating verifier errors: xDSL's `VerifyException` does not say which op
+failed. When the module fails to verify, the ops are re-verified
+innermost-first; the first op whose own `verify()` fails is the culprit (its
+children have already passed), and the error is reported at its location, or
+at its nearest located ancestor if a pass created it.
+
+Deeply nested input: xDSL's parser, printer and verifier recurse a few frames
+per nesting level. Within `deep_recursion()` the recursion limit and the stack
+are large enough for thousands of nested regions; beyond that, the parser
+reports `TOO_DEEP`. mx's own walks are iterative.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import sys
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    AnyDenseElement,
+    AnyFloat,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    IntegerType,
+    ModuleOp,
+    RankedStructure,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Block, BlockArgument, Dialect, Operation, OpResult, Region, SSAValue
+from xdsl.parser import Parser
+from xdsl.traits import NoTerminator, SymbolOpInterface
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    VerifyException,
+)
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+from mx.diagnostics import Diag, Severity, Source, op_diag
+from mx.dialects.dense_literal import literal_bytes, parse_optional_hex_string
+from mx.dialects.llvm_ext import LLVMExt
+from mx.tools.xdsl_fixes import xdsl_fixes
+
+TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
+
+
+def _llvm_with_extensions() -> Dialect:
+    return Dialect(
+        llvm.LLVM.name,
+        [*llvm.LLVM.operations, *LLVMExt.operations],
+        [*llvm.LLVM.attributes],
+    )
+
+
+def mx_context(allow_unregistered: bool = False) -> Context:
+    """A context knowing every dialect mx reads or produces (loaded on first use)."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(
+            name, _llvm_with_extensions if name == llvm.LLVM.name else factory
+        )
+    return ctx
+
+
+class FrontendError(Exception):
+    """Bad input: the located diagnostics that stopped reading it. Given the
+    `source`, its message is the diagnostics as mx-opt prints them."""
+
+    def __init__(self, diags: list[Diag], source: Source | None = None) -> None:
+        super().__init__(diags)
+        self.diags = diags
+        self.source = source
+
+    def __str__(self) -> str:
+        if self.source is None:
+            return "\n".join(d.message for d in self.diags)
+        return "\n".join(self.source.render(d) for d in self.diags)
+
+
+# -- parsing -------------------------------------------------------------------
+
+
+class LocatingParser(Parser):
+    """Gives each op parsed without `loc(...)` a file:line:col location, as mlir-opt does."""
+
+    def __init__(
+        self, ctx: Context, text: str, name: str, line_offset: int = 0
+    ) -> None:
+        super().__init__(ctx, text, name)
+        self.file_name = StringAttr(name)
+        self.line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.get_location()
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            op.location = FileLineColLoc(
+                self.file_name,
+                IntAttr(start.line + self.line_offset),
+                IntAttr(start.col),
+            )
+        return op
+
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        if (
+            op_type := self.ctx.get_optional_op(
+                name, dialect_stack=self._parser_state.dialect_stack
+            )
+        ) is not None:
+            return op_type
+        # Report an unknown op at its name (xDSL points past it, at the operands).
+        source = self.lexer.input.content
+        start = source.rfind(name, 0, self.pos)
+        if start > 0 and source[start - 1] == '"':
+            start -= 1  # generic form: at the quoted name
+        self.raise_error(
+            f"Operation {name} is not registered", start, start + len(name)
+        )
+
+    def _parse_block(self) -> Block:
+        token = self._current_token
+        if token.kind == MLIRTokenKind.CARET_IDENT:
+            name = token.text[1:]
+            known = self.blocks.get(name)
+            if (
+                known is not None
+                and known[1] is None
+                and name not in self.forward_block_references
+            ):
+                # xDSL forgets the first definition of a block that was referenced
+                # before it was defined, and fails with a KeyError on the second.
+                self.raise_error(f"re-declaration of block '{name}'", token.span)
+        return super()._parse_block()
+
+    def parse_dense_int_or_fp_elements_attr(
+        self, type: RankedStructure[AnyDenseElement] | None
+    ) -> DenseIntOrFPElementsAttr:
+        """Builtin `dense<...>` with MLIR's element rules (hex floats are bit
+        patterns, a float above its type's range is infinity, an integer out of
+        range is a located error); other forms are xDSL's."""
+        start = self.pos
+        self.parse_punctuation("<", " in dense attribute")
+        if self._current_token.kind == MLIRTokenKind.GREATER:
+            self._resume_from(start)
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        hex_start = self.pos
+        literal = (
+            None
+            if self._current_token.kind == MLIRTokenKind.STRING_LIT
+            else self._parse_tensor_literal()
+        )
+        if literal is None:
+            self.parse_str_literal()
+        self.parse_punctuation(">", " in dense attribute")
+        if type is None:
+            self.parse_punctuation(":", " in dense attribute")
+            type = self._parse_dense_literal_type()
+        element_type = type.get_element_type()
+        if not isinstance(element_type, AnyFloat | IntegerType | IndexType):
+            self._resume_from(start)
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        shape = list(type.get_shape())
+        count = 1
+        for dim in shape:
+            count *= dim
+        if literal is None:
+            end = self.pos
+            self._resume_from(hex_start)
+            data = parse_optional_hex_string(self, element_type, count)
+            self._resume_from(end)
+            assert data is not None
+        else:
+            elements, literal_shape = literal
+            if literal_shape and literal_shape != shape:
+                self.raise_error(
+                    f"Shape mismatch in dense literal. Expected {shape} shape "
+                    f"from the type, but got {literal_shape} shape.",
+                    start,
+                )
+            data = literal_bytes(self, elements, element_type)
+            if not literal_shape:
+                data *= count
+        return DenseIntOrFPElementsAttr(type, BytesAttr(data))
+
+    def undefined_value_diags(self) -> list[Diag]:
+        """xDSL reports values used but never defined at the end of the input;
+        mlir-opt reports each at its first use."""
+        return [
+            op_diag(use.operation, f"uses value %{name}, which is not defined")
+            for name, values in self.forward_ssa_references.items()
+            for value in values.values()
+            for use in list(value.uses)[:1]
+        ]
+
+    def diag_here(self, message: str) -> Diag:
+        loc = self._current_token.span.get_location()
+        return Diag("error", loc.line + self.line_offset, loc.col, message)
+
+
+def parse_error_diags(err: ParseError, line_offset: int = 0) -> list[Diag]:
+    def at(line: int, column: int, severity: Severity, message: str) -> Diag:
+        return Diag(severity, line + line_offset, column, message)
+
+    loc = err.span.get_location()
+    diags = [at(loc.line, loc.col, "error", err.msg)]
+    if isinstance(err, MultipleSpansParseError):
+        for span, note in err.refs:
+            ref = span.get_location()
+            diags.append(at(ref.line, ref.col, "note", note or err.ref_text or ""))
+    return diags
+
+
+def parse_source(
+    ctx: Context,
+    text: str,
+    name: str,
+    line_offset: int = 0,
+    implicit_module: bool = True,
+) -> ModuleOp:
+    """The module `text` holds; bad input raises `FrontendError`."""
+    try:
+        parser = LocatingParser(ctx, text, name, line_offset)
+    except ParseError as err:
+        raise FrontendError(parse_error_diags(err, line_offset)) from None
+    if parser._current_token.kind == MLIRTokenKind.EOF:
+        return ModuleOp([])  # as mlir-opt: empty input is an empty module
+    try:
+        return parser.parse_module(implicit_module)
+    except ParseError as err:
+        if undefined := parser.undefined_value_diags():
+            raise FrontendError(undefined) from None
+        raise FrontendError(parse_error_diags(err, line_offset)) from None
+    except DiagnosticException as err:  # e.g. an attribute's verifier
+        raise FrontendError([parser.diag_here(str(err))]) from None
+    except RecursionError:
+        raise FrontendError([parser.diag_here(TOO_DEEP)]) from None
+
+
+# -- verification --------------------------------------------------------------
+
+_REDEFINITION = re.compile(r'Redefinition of symbol "(.*)"')
+
+
+def verify_module(module: ModuleOp) -> Diag | None:
+    """None if `module` verifies and every use is dominated by its definition,
+    else the located error."""
+    try:
+        module.verify()
+    except VerifyException as first_error:
+        # Innermost first: the first op failing its own verify() is the culprit.
+        for op in module.walk(region_first=True):
+            try:
+                op.verify(verify_nested_ops=False)
+            except VerifyException as err:
+                return _verifier_diag(op, str(err))
+        return Diag("error", None, 1, str(first_error))
+    return dominance_diag(module)
+
+
+def _verifier_diag(op: Operation, message: str) -> Diag:
+    if (m := _REDEFINITION.fullmatch(message)) is not None:
+        # The symbol table is fine; its second definition of the name is not.
+        seen = False
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.ops:
+                    symbol = child.get_trait(SymbolOpInterface)
+                    if symbol and symbol.get_sym_attr_name(child) == StringAttr(m[1]):
+                        if seen:
+                            return op_diag(child, f"redefinition of symbol '{m[1]}'")
+                        seen = True
+    return op_diag(op, message)
+
+
+@dataclass
+class _Dominance:
+    """Block dominance in one region (Cooper, Harvey and Kennedy's iterative
+    algorithm), with dominator-tree intervals for constant-time queries.
+    Blocks unreachable from the entry are dominated by every block, as in MLIR."""
+
+    entry_in: dict[Block, int] = field(default_factory=dict[Block, int])
+    exit_in: dict[Block, int] = field(default_factory=dict[Block, int])
+
+    @staticmethod
+    def of(region: Region) -> _Dominance:
+        def successors(block: Block) -> tuple[Block, ...]:
+            last = block.last_op
+            return tuple(last.successors) if last is not None else ()
+
+        entry = region.first_block
+        assert entry is not None
+        postorder: list[Block] = []
+        visited = {entry}
+        stack: list[tuple[Block, Iterator[Block]]] = [(entry, iter(successors(entry)))]
+        while stack:
+            block, pending = stack[-1]
+            following = next((s for s in pending if s not in visited), None)
+            if following is None:
+                stack.pop()
+                postorder.append(block)
+            else:
+                visited.add(following)
+                stack.append((following, iter(successors(following))))
+        order = postorder[::-1]
+        number = {b: i for i, b in enumerate(order)}
+        predecessors: dict[Block, list[Block]] = {b: [] for b in order}
+        for b in order:
+            for s in successors(b):
+                predecessors[s].append(b)
+        idom: dict[Block, Block] = {entry: entry}
+
+        def intersect(a: Block, b: Block) -> Block:
+            while a is not b:
+                while number[a] > number[b]:
+                    a = idom[a]
+                while number[b] > number[a]:
+                    b = idom[b]
+            return a
+
+        changed = True
+        while changed:
+            changed = False
+            for b in order[1:]:
+                new: Block | None = None
+                for p in predecessors[b]:
+                    if p in idom:
+                        new = p if new is None else intersect(p, new)
+                assert new is not None
+                if idom.get(b) is not new:
+                    idom[b] = new
+                    changed = True
+        children: dict[Block, list[Block]] = {b: [] for b in order}
+        for b in order[1:]:
+            children[idom[b]].append(b)
+        result = _Dominance()
+        clock = 0
+        tree_stack: list[tuple[Block, Iterator[Block]]] = [
+            (entry, iter(children[entry]))
+        ]
+        result.entry_in[entry] = clock
+        while tree_stack:
+            block, pending = tree_stack[-1]
+            child = next(pending, None)
+            clock += 1
+            if child is None:
+                tree_stack.pop()
+                result.exit_in[block] = clock
+            else:
+                result.entry_in[child] = clock
+                tree_stack.append((child, iter(children[child])))
+        return result
+
+    def dominates(self, a: Block, b: Block) -> bool:
+        if b not in self.entry_in:
+            return True  # unreachable
+        if a not in self.entry_in:
+            return False
+        return (
+            self.entry_in[a] <= self.entry_in[b] and self.exit_in[b] <= self.exit_in[a]
+        )
+
+
+@dataclass
+class _DominanceChecker:
+    regions: dict[Region, _Dominance] = field(default_factory=dict[Region, _Dominance])
+    positions: dict[Block, dict[Operation, int]] = field(
+        default_factory=dict[Block, dict[Operation, int]]
+    )
+
+    def position(self, op: Operation, block: Block) -> int:
+        known = self.positions.get(block)
+        if known is None:
+            known = self.positions[block] = {o: i for i, o in enumerate(block.ops)}
+        return known[op]
+
+    def dominates(self, value: SSAValue, user: Operation) -> bool:
+        """Whether `value`'s definition dominates its use by `user` (MLIR's rule)."""
+        if isinstance(value, OpResult):
+            definer: Operation | None = value.op
+            block = value.op.parent
+        else:
+            definer = None
+            block = cast(BlockArgument, value).block
+        if block is None or (region := block.parent) is None:
+            return True  # a detached definition: nothing to check
+        if isinstance(region.parent, ModuleOp):
+            return True  # a graph region: no dominance
+        ancestor: Operation | None = user
+        while ancestor is not None and (
+            ancestor.parent is None or ancestor.parent.parent is not region
+        ):
+            ancestor = ancestor.parent_op()
+        if ancestor is None or ancestor is definer:
+            return False  # used outside its region, or inside its own op
+        use_block = cast(Block, ancestor.parent)
+        if use_block is block:
+            return definer is None or self.position(definer, block) < self.position(
+                ancestor, block
+            )
+        dominance = self.regions.get(region)
+        if dominance is None:
+            dominance = self.regions[region] = _Dominance.of(region)
+        return dominance.dominates(block, use_block)
+
+
+def dominance_diag(module: ModuleOp) -> Diag | None:
+    """The first use of a value its definition does not dominate, or the first
+    empty block of a region of several blocks (xDSL checks single blocks only)."""
+    checker = _DominanceChecker()
+    for op in module.walk():
+        for region in op.regions:
+            if (
+                region.first_block is not region.last_block
+                and not op.has_trait(NoTerminator)
+                and any(block.first_op is None for block in region.blocks)
+            ):
+                return op_diag(op, "empty block: expect at least a terminator")
+        for index, operand in enumerate(op.operands):
+            if not checker.dominates(operand, op):
+                return op_diag(op, f"operand #{index} does not dominate this use")
+    return None
+
+
+# -- deep inputs and the whole front end ---------------------------------------
+
+DEEP_STACK_BYTES = 512 << 20
+DEEP_RECURSION_LIMIT = 50_000
+"""Python frames allowed while reading IR: xDSL's parser, printer and verifier
+recurse a few frames per nesting level; thousands of levels fit in
+`DEEP_STACK_BYTES` of C stack (measured: 6000 nested regions)."""
+
+
+@contextmanager
+def deep_recursion() -> Generator[None]:
+    """Within this block, allow `DEEP_RECURSION_LIMIT` frames, growing the main
+    thread's stack limit to `DEEP_STACK_BYTES` to hold them (Linux grows the main
+    stack up to the current limit on demand). Restored on exit."""
+    limit = sys.getrecursionlimit()
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    wanted = (
+        DEEP_STACK_BYTES
+        if hard == resource.RLIM_INFINITY
+        else min(hard, DEEP_STACK_BYTES)
+    )
+    grow = soft != resource.RLIM_INFINITY and soft < wanted
+    if grow:
+        resource.setrlimit(resource.RLIMIT_STACK, (wanted, hard))
+    # Scale the frame budget to the stack available (8 MiB holds ~1000 safely).
+    stack = wanted if grow or soft == resource.RLIM_INFINITY else soft
+    sys.setrecursionlimit(max(limit, min(DEEP_RECURSION_LIMIT, stack // 8192)))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+        if grow:
+            resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
+
+
+def parse_and_verify(
+    text: str, name: str = "<string>", ctx: Context | None = None
+) -> ModuleOp:
+    """The verified module of `text`; bad input raises `FrontendError` with
+    the located diagnostics (`name:line:col: error: ...`, source line, caret)."""
+    with xdsl_fixes(), deep_recursion():
+        try:
+            module = parse_source(ctx or mx_context(), text, name)
+            if (diag := verify_module(module)) is not None:
+                raise FrontendError([diag])
+        except FrontendError as err:
+            raise FrontendError(err.diags, Source.of_text(name, text)) from None
+        return module
+
+
+def verify_or_raise(module: ModuleOp) -> None:
+    """Raise `FrontendError` if `module` does not verify (or breaks dominance)."""
+    with xdsl_fixes(), deep_recursion():
+        if (diag := verify_module(module)) is not None:
+            raise FrontendError([diag])
+
+
+__all__ = [
+    "TOO_DEEP",
+    "FrontendError",
+    "LocatingParser",
+    "Source",
+    "deep_recursion",
+    "dominance_diag",
+    "mx_context",
+    "parse_and_verify",
+    "parse_error_diags",
+    "parse_source",
+    "verify_module",
+    "verify_or_raise",
+]

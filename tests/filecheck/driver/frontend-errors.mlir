@@ -1,0 +1,153 @@
+// Input errors that xDSL's parser or verifier lets through, or raises a Python
+// exception for, are located diagnostics with exit status 1.
+// RUN: mx-opt %s --split-input-file --verify-diagnostics
+
+func.func @int_out_of_range() -> vector<2xi8> {
+  // expected-error@+1 {{Integer value 256 is out of range for type i8}}
+  %a = arith.constant dense<[127, 256]> : vector<2xi8>
+  func.return %a : vector<2xi8>
+}
+
+// -----
+
+func.func @matrix_int_out_of_range() -> !matrix.matrix<1x2xi8> {
+  // expected-error@+1 {{Integer value -129 is out of range for type i8}}
+  %a = matrix.constant dense<[[1, -129]]> : !matrix.matrix<1x2xi8>
+  func.return %a : !matrix.matrix<1x2xi8>
+}
+
+// -----
+
+func.func @hex_too_wide() -> !matrix.matrix<1x1xf16> {
+  // expected-error@+1 {{hexadecimal float constant out of range for type f16}}
+  %a = matrix.constant dense<[[0x17c00]]> : !matrix.matrix<1x1xf16>
+  func.return %a : !matrix.matrix<1x1xf16>
+}
+
+// -----
+
+func.func @negative_hex() -> !matrix.matrix<1x1xf32> {
+  // expected-error@+1 {{hexadecimal float literal should not have a leading minus}}
+  %a = matrix.constant dense<[[-0x7fc00000]]> : !matrix.matrix<1x1xf32>
+  func.return %a : !matrix.matrix<1x1xf32>
+}
+
+// -----
+
+func.func @raw_data_size() -> !matrix.matrix<1x2xf32> {
+  // expected-error@+1 {{hexadecimal dense literal of 6 bytes does not hold 2 elements of f32 (8 bytes)}}
+  %a = matrix.constant dense<"0x0000803F0000"> : !matrix.matrix<1x2xf32>
+  func.return %a : !matrix.matrix<1x2xf32>
+}
+
+// -----
+
+func.func @use_before_def() -> i32 {
+  // expected-error@+1 {{'arith.addi' op operand #0 does not dominate this use}}
+  %b = arith.addi %a, %a : i32
+  %a = arith.constant 1 : i32
+  func.return %b : i32
+}
+
+// -----
+
+// A forward reference into a value defined later, inside a nested region.
+func.func @into_nested_region(%c: i1) -> i32 {
+  // expected-error@+1 {{'arith.addi' op operand #0 does not dominate this use}}
+  %z = arith.addi %y, %y : i32
+  scf.if %c {
+    %y = arith.constant 1 : i32
+  }
+  func.return %z : i32
+}
+
+// -----
+
+// A value of a sibling region is not visible.
+func.func @sibling_region(%c: i1) -> i32 {
+  %x = scf.if %c -> (i32) {
+    // expected-error@+1 {{'scf.yield' op operand #0 does not dominate this use}}
+    scf.yield %y : i32
+  } else {
+    %y = arith.constant 1 : i32
+    scf.yield %y : i32
+  }
+  func.return %x : i32
+}
+
+// -----
+
+// A block that does not dominate its use.
+func.func @branches(%c: i1) -> i32 {
+  cf.cond_br %c, ^bb1, ^bb2
+^bb1:
+  %a = arith.constant 1 : i32
+  cf.br ^bb3
+^bb2:
+  cf.br ^bb3
+^bb3:
+  // expected-error@+1 {{'func.return' op operand #0 does not dominate this use}}
+  func.return %a : i32
+}
+
+// -----
+
+// Dominance along branches is fine, and so is a use in an unreachable block.
+func.func @dominated(%c: i1) -> i32 {
+  %a = arith.constant 1 : i32
+  cf.cond_br %c, ^bb1, ^bb2
+^bb1:
+  %b = arith.addi %a, %a : i32
+  cf.br ^bb2
+^bb2:
+  func.return %a : i32
+^bb3:
+  %d = arith.addi %b, %b : i32
+  func.return %d : i32
+}
+
+// -----
+
+func.func @duplicate_label() {
+  cf.br ^bb1
+^bb1:
+  cf.br ^bb1
+// expected-error@+1 {{re-declaration of block 'bb1'}}
+^bb1:
+  func.return
+}
+
+// -----
+
+func.func @unknown_op(%a: !matrix.matrix<2x2xf32>) -> !matrix.matrix<2x2xf32> {
+  // expected-error@+1 {{Operation matrix.inverse is not registered}}
+  %b = matrix.inverse %a : !matrix.matrix<2x2xf32>
+  func.return %b : !matrix.matrix<2x2xf32>
+}
+
+// -----
+
+func.func @f() {
+  func.return
+}
+// expected-error@+1 {{'func.func' op redefinition of symbol 'f'}}
+func.func @f() {
+  func.return
+}
+
+// -----
+
+func.func @block_without_terminator() {
+  cf.br ^bb1
+^bb1:
+  // expected-error@+1 {{'arith.constant' op Operation arith.constant terminates block in multi-block region but is not a terminator}}
+  %a = arith.constant 1 : i32
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op empty block: expect at least a terminator}}
+func.func @empty_block() {
+  cf.br ^bb1
+^bb1:
+}
