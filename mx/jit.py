@@ -36,7 +36,7 @@ from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
 
 from mx.dialects.matrix import MatrixType
-from mx.targets.llvm_ir import host_target, module_to_llvm_ir, type_str
+from mx.targets.llvm_ir import host_target, llvm_symbol, module_to_llvm_ir, type_str
 
 DEFAULT_PIPELINE = "mx-lower-to-llvm"
 
@@ -312,7 +312,8 @@ def _packed_wrapper(op: llvm.FuncOp) -> str:
     name = op.sym_name.data
     params = list(op.function_type.inputs)
     result = op.function_type.output
-    lines = [f"define void @_mx_packed_{name}(ptr %args, ptr %ret) {{"]
+    wrapper = llvm_symbol(f"_mx_packed_{name}")
+    lines = [f"define void {wrapper}(ptr %args, ptr %ret) {{"]
     args: list[str] = []
     for i, param in enumerate(params):
         t = type_str(param)
@@ -322,7 +323,7 @@ def _packed_wrapper(op: llvm.FuncOp) -> str:
             f"  %arg{i} = load {t}, ptr %addr{i}, align 1",
         ]
         args.append(f"{t} %arg{i}")
-    call = f"call {type_str(result)} @{name}({', '.join(args)})"
+    call = f"call {type_str(result)} {llvm_symbol(name)}({', '.join(args)})"
     if isinstance(result, llvm.LLVMVoidType):
         lines.append(f"  {call}")
     else:
