@@ -35,7 +35,7 @@ from xdsl.universe import Universe
 
 from mx.dialects.matrix import MatrixType
 from mx.frontend import deep_recursion, mx_context, parse_and_verify, verify_or_raise
-from mx.targets.llvm_ir import host_target, module_to_llvm_ir, type_str
+from mx.targets.llvm_ir import host_target, llvm_symbol, module_to_llvm_ir, type_str
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 DEFAULT_PIPELINE = "mx-lower-to-llvm"
@@ -305,7 +305,8 @@ def _packed_wrapper(op: llvm.FuncOp) -> str:
     name = op.sym_name.data
     params = list(op.function_type.inputs)
     result = op.function_type.output
-    lines = [f"define void @_mx_packed_{name}(ptr %args, ptr %ret) {{"]
+    wrapper = llvm_symbol(f"_mx_packed_{name}")
+    lines = [f"define void {wrapper}(ptr %args, ptr %ret) {{"]
     args: list[str] = []
     for i, param in enumerate(params):
         t = type_str(param)
@@ -315,7 +316,7 @@ def _packed_wrapper(op: llvm.FuncOp) -> str:
             f"  %arg{i} = load {t}, ptr %addr{i}, align 1",
         ]
         args.append(f"{t} %arg{i}")
-    call = f"call {type_str(result)} @{name}({', '.join(args)})"
+    call = f"call {type_str(result)} {llvm_symbol(name)}({', '.join(args)})"
     if isinstance(result, llvm.LLVMVoidType):
         lines.append(f"  {call}")
     else:

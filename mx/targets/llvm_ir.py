@@ -1,11 +1,13 @@
 """`llvm`-dialect module -> LLVM IR text (LLVM 16+, opaque pointers).
 
-Block arguments become `phi` nodes, `llvm.mlir.constant`/`undef`/`zero`/
+Symbol names are spelled by `llvm_symbol` (quoted and escaped unless they are
+plain identifiers). Block arguments become `phi` nodes, `llvm.mlir.constant`/`undef`/`zero`/
 `addressof` become inline constants, intrinsic ops become calls to the
 mangled intrinsic with a `declare`. Floats print in LLVM's exact hex forms
 (`0x` double bits, `0xH` half, `0xR` bfloat), so nothing is rounded twice.
 """
 
+import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +35,26 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from mx.dialects import llvm_ext
+
+# ---------------------------------------------------------------- names
+
+_PLAIN_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*")
+
+
+def llvm_symbol(name: str) -> str:
+    """A global's name as LLVM IR writes it: `@name` if it is a plain
+    identifier, else `@"..."` with `"`, `\\`, control and non-ASCII bytes
+    (UTF-8) escaped as `\\XX`, as LLVM's own printer does."""
+    if _PLAIN_NAME.fullmatch(name):
+        return f"@{name}"
+    escaped = "".join(
+        f"\\{byte:02X}"
+        if byte < 0x20 or byte >= 0x7F or chr(byte) in '"\\'
+        else chr(byte)
+        for byte in name.encode()
+    )
+    return f'@"{escaped}"'
+
 
 # ---------------------------------------------------------------- types
 
@@ -252,7 +274,7 @@ class _FunctionPrinter:
         name = op.sym_name.data
         if not op.body.blocks:
             args = ", ".join(type_str(t) for t in params)
-            return [f"declare {result} @{name}({args})"]
+            return [f"declare {result} {llvm_symbol(name)}({args})"]
         blocks = list(op.body.blocks)
         for index, block in enumerate(blocks):
             self.blocks[block] = f"bb{index}"
@@ -264,7 +286,7 @@ class _FunctionPrinter:
         for block in blocks:
             for inner in block.ops:
                 self.name_results(inner)
-        self.lines.append(f"define {prefix}{result} @{name}({args}) {{")
+        self.lines.append(f"define {prefix}{result} {llvm_symbol(name)}({args}) {{")
         incoming = self.phi_sources(blocks)
         for block in blocks:
             self.lines.append(f"{self.blocks[block]}:")
@@ -296,7 +318,7 @@ class _FunctionPrinter:
                     else "null"
                 )
             case llvm.AddressOfOp():
-                self.names[op.result] = f"@{op.global_name.string_value()}"
+                self.names[op.result] = llvm_symbol(op.global_name.string_value())
             case _:
                 for result in op.results:
                     self.fresh(result)
@@ -335,7 +357,7 @@ class _FunctionPrinter:
     ) -> str:
         arg_list = list(args)
         ret = type_str(result) if result is not None else "void"
-        text = f"call {_fastmath(op)}{ret} @{callee}({', '.join(self.typed(a) for a in arg_list)})"
+        text = f"call {_fastmath(op)}{ret} {llvm_symbol(callee)}({', '.join(self.typed(a) for a in arg_list)})"
         if result is not None:
             return f"{self.val(op.results[0])} = {text}"
         return text
@@ -448,7 +470,7 @@ class _ModulePrinter:
     ) -> None:
         ret = type_str(result) if result is not None else "void"
         self.declarations[name] = (
-            f"declare {ret} @{name}({', '.join(type_str(a) for a in args)})"
+            f"declare {ret} {llvm_symbol(name)}({', '.join(type_str(a) for a in args)})"
         )
 
     def emit(self, module: ModuleOp, triple: str, data_layout: str) -> str:
@@ -476,14 +498,14 @@ class _ModulePrinter:
         kind = "constant" if op.constant is not None else "global"
         type_ = type_str(op.global_type)
         align = f", align {op.alignment.value.data}" if op.alignment is not None else ""
-        name = op.sym_name.data
+        name = llvm_symbol(op.sym_name.data)
         if op.value is None:
             if linkage == "external":
-                return f"@{name} = external {kind} {type_}{align}"
-            return f"@{name} = {linkage} {kind} {type_} zeroinitializer{align}"
+                return f"{name} = external {kind} {type_}{align}"
+            return f"{name} = {linkage} {kind} {type_} zeroinitializer{align}"
         init = constant_literal(op.value, op.global_type)
         prefix = "" if linkage == "external" else f"{linkage} "
-        return f"@{name} = {prefix}{kind} {type_} {init}{align}"
+        return f"{name} = {prefix}{kind} {type_} {init}{align}"
 
 
 @cache

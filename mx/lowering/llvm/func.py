@@ -1,4 +1,9 @@
-"""`func` and `cf` -> `llvm` (C calling convention, bare-pointer memrefs)."""
+"""`func` and `cf` -> `llvm` (C calling convention, bare-pointer memrefs).
+
+Arguments and results cross calls in their `memory_type`: an `i4`/`i6`
+container is passed as a byte holding it in its low bits (C's `uint8_t`; the
+callee ignores the high bits, results have them zero), `vector<8xi4>` as
+`<8 x i8>`."""
 
 from xdsl.dialects import cf, func, llvm
 from xdsl.dialects.builtin import FunctionType, UnrealizedConversionCastOp
@@ -11,7 +16,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from mx.lowering.llvm.types import convert_type, from_llvm, to_llvm
+from mx.lowering.llvm.types import (
+    convert_type,
+    from_llvm,
+    memory_type,
+    narrowed,
+    to_llvm,
+    widened,
+)
 
 
 def _convert_block_arguments(region: Region, rewriter: PatternRewriter) -> None:
@@ -29,26 +41,45 @@ def _convert_block_arguments(region: Region, rewriter: PatternRewriter) -> None:
             block.erase_arg(arg)
 
 
+def _pass_arguments_in_memory_type(body: Region, rewriter: PatternRewriter) -> None:
+    """Entry-block arguments of a converted type narrower than its memory
+    type (`i4`) take the memory type (`i8`), truncated for their users."""
+    if not body.blocks:
+        return
+    entry = body.blocks[0]
+    for arg in tuple(entry.args):
+        wide = memory_type(arg.type)
+        if wide == arg.type:
+            continue
+        new_arg = entry.insert_arg(wide, arg.index)
+        trunc = llvm.TruncOp(new_arg, arg.type)
+        rewriter.insert(trunc, InsertPoint.at_start(entry))
+        arg.replace_all_uses_with(trunc.res)
+        entry.erase_arg(arg)
+
+
 def _function_type(function_type: FunctionType, op_name: str) -> llvm.LLVMFunctionType:
     outputs = function_type.outputs.data
     if len(outputs) > 1:
         raise VerifyException(
             f"'{op_name}': functions with several results do not lower to LLVM"
         )
-    result = convert_type(outputs[0]) if outputs else llvm.LLVMVoidType()
+    result = memory_type(outputs[0]) if outputs else llvm.LLVMVoidType()
     return llvm.LLVMFunctionType(
-        [convert_type(t) for t in function_type.inputs.data], result
+        [memory_type(t) for t in function_type.inputs.data], result
     )
 
 
 class FuncLowering(RewritePattern):
     """func.func -> llvm.func with external linkage; memref arguments become
-    `!llvm.ptr`, `index` becomes `i64` (a body-less function is a declaration)."""
+    `!llvm.ptr`, `index` becomes `i64`, `i4` becomes `i8` (a body-less
+    function is a declaration)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
         body = rewriter.move_region_contents_to_new_regions(op.body)
         _convert_block_arguments(body, rewriter)
+        _pass_arguments_in_memory_type(body, rewriter)
         rewriter.replace(
             op,
             llvm.FuncOp(
@@ -61,7 +92,8 @@ class FuncLowering(RewritePattern):
 
 
 class CallLowering(RewritePattern):
-    """func.call -> llvm.call."""
+    """func.call -> llvm.call (arguments widened to, the result narrowed
+    from, their memory types)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
@@ -69,11 +101,17 @@ class CallLowering(RewritePattern):
             raise VerifyException(
                 f"'{op.name}': calls with several results do not lower"
             )
-        args = [to_llvm(a, rewriter) for a in op.arguments]
-        result_type = convert_type(op.res[0].type) if op.res else None
+        args = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
+        result_type = memory_type(op.res[0].type) if op.res else None
         call = rewriter.insert(llvm.CallOp(op.callee, *args, return_type=result_type))
         results = (
-            [from_llvm(call.returned, op.res[0].type, rewriter)]
+            [
+                from_llvm(
+                    narrowed(call.returned, op.res[0].type, rewriter),
+                    op.res[0].type,
+                    rewriter,
+                )
+            ]
             if call.returned
             else []
         )
@@ -81,11 +119,11 @@ class CallLowering(RewritePattern):
 
 
 class ReturnLowering(RewritePattern):
-    """func.return -> llvm.return."""
+    """func.return -> llvm.return (of the value widened to its memory type)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /):
-        values = [to_llvm(a, rewriter) for a in op.arguments]
+        values = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
         rewriter.replace(op, llvm.ReturnOp(values[0] if values else None))
 
 

@@ -3,21 +3,26 @@
 A memref is a pointer to its first element; an N-D memref with the identity
 layout is linearized row-major (only its leading dimension may be dynamic,
 since the other sizes are needed as strides). Addresses are computed with
-`getelementptr`, never through integers.
+`getelementptr`, never through integers. Elements are laid out as
+`memory_type` says (one byte per `i4`/`i6` container): every load and store
+of the lowering goes through `load_value`/`store_value`.
 """
 
 from collections.abc import Sequence
+from typing import cast
 
 from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
+    DenseIntOrFPElementsAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
     StridedLayoutAttr,
+    TensorType,
     VectorType,
     i1,
     i64,
@@ -31,7 +36,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from mx.lowering.llvm.types import convert_type, to_llvm
+from mx.lowering.llvm.types import (
+    convert_type,
+    from_llvm,
+    memory_type,
+    narrowed,
+    to_llvm,
+    widened,
+)
 
 
 def _memref_type(value: SSAValue, op_name: str) -> MemRefType:
@@ -58,7 +70,8 @@ def _memref_type(value: SSAValue, op_name: str) -> MemRefType:
 
 def store_size(type_: Attribute) -> int:
     """Bytes between consecutive elements of `type_` in memory (LLVM's
-    alloc size on x86-64 and AArch64)."""
+    alloc size of its `memory_type` on x86-64 and AArch64)."""
+    type_ = memory_type(type_)
     if isinstance(type_, VectorType):
         lanes = 1
         for size in type_.get_shape():
@@ -116,7 +129,7 @@ def element_pointer(
         linear = rewriter.insert(llvm.MulOp(linear, _i64(size, rewriter))).res
         if not _is_zero(index):
             linear = rewriter.insert(llvm.AddOp(linear, index)).res
-    element = convert_type(type_.element_type)
+    element = memory_type(type_.element_type)
     if linear is None:  # a 0-D memref
         return pointer
     return rewriter.insert(
@@ -150,23 +163,50 @@ def _declare(module_child: Operation, name: str, type_: llvm.LLVMFunctionType) -
     ) else module.body.block.add_op(declaration)
 
 
+def load_value(
+    pointer: SSAValue,
+    type_: Attribute,
+    rewriter: PatternRewriter,
+    alignment: int | None = None,
+) -> SSAValue:
+    """Loads a value of `type_` (scalar or vector) from `pointer`: its
+    `memory_type`, truncated to `type_` (the bytes' high bits are ignored)."""
+    load = rewriter.insert(llvm.LoadOp(pointer, memory_type(type_), alignment))
+    return narrowed(load.dereferenced_value, type_, rewriter)
+
+
+def store_value(
+    value: SSAValue,
+    pointer: SSAValue,
+    rewriter: PatternRewriter,
+    alignment: int | None = None,
+) -> llvm.StoreOp:
+    """The `llvm.store` of `value` (already converted) to `pointer` as its
+    `memory_type`, zero-extended (the bytes' high bits are written as zero);
+    inserts the extension."""
+    return llvm.StoreOp(widened(value, rewriter), pointer, alignment=alignment)
+
+
 class LoadLowering(RewritePattern):
-    """memref.load %m[%i, %j] -> llvm.load (gep %m[i*cols + j])."""
+    """memref.load %m[%i, %j] -> llvm.load (gep %m[i*cols + j]), through the
+    element's memory type (`i4` -> load i8 + trunc)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
         pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
-        rewriter.replace(op, llvm.LoadOp(pointer, convert_type(op.res.type)))
+        value = load_value(pointer, op.res.type, rewriter)
+        rewriter.replace(op, [], [from_llvm(value, op.res.type, rewriter)])
 
 
 class StoreLowering(RewritePattern):
-    """memref.store %v, %m[%i, %j] -> llvm.store %v, (gep %m[i*cols + j])."""
+    """memref.store %v, %m[%i, %j] -> llvm.store %v, (gep %m[i*cols + j]),
+    through the element's memory type (`i4` -> zext to i8 + store i8)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /):
         pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
         value = to_llvm(op.value, rewriter)
-        rewriter.replace(op, llvm.StoreOp(value, pointer))
+        rewriter.replace(op, store_value(value, pointer, rewriter))
 
 
 class AllocaLowering(RewritePattern):
@@ -177,13 +217,11 @@ class AllocaLowering(RewritePattern):
         type_ = _memref_type(op.memref, op.name)
         count = _element_count(type_, op.dynamic_sizes, rewriter)
         alignment = op.alignment.value.data if op.alignment is not None else 16
-        alloca = llvm.AllocaOp(count, convert_type(type_.element_type), alignment)
+        alloca = llvm.AllocaOp(count, memory_type(type_.element_type), alignment)
         rewriter.replace(op, [alloca], [_cast_back(alloca.res, op, rewriter)])
 
 
 def _cast_back(pointer: SSAValue, op: Operation, rewriter: PatternRewriter) -> SSAValue:
-    from mx.lowering.llvm.types import from_llvm
-
     return from_llvm(pointer, op.results[0].type, rewriter)
 
 
@@ -273,18 +311,27 @@ class CastLowering(RewritePattern):
 
 
 class GlobalLowering(RewritePattern):
-    """memref.global -> llvm.mlir.global of the flattened element array."""
+    """memref.global -> llvm.mlir.global of the flattened element array, of
+    the elements' memory type (`i4` values as zero-extended bytes)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.GlobalOp, rewriter: PatternRewriter, /):
         type_ = op.type
-        element = convert_type(type_.element_type)
+        element = memory_type(type_.element_type)
         array = llvm.LLVMArrayType(type_.element_count(), element)
-        value = op.initial_value if not isinstance(op.initial_value, NoneAttr) else None
-        from xdsl.dialects.builtin import UnitAttr
-
-        if isinstance(value, UnitAttr):
-            value = None
+        initial = op.initial_value
+        value: Attribute | None = None
+        if isinstance(initial, DenseIntOrFPElementsAttr):
+            value = initial
+            stored = initial.get_element_type()
+            if element != stored:
+                assert isinstance(stored, IntegerType)
+                assert isinstance(element, IntegerType)
+                mask = (1 << stored.width.data) - 1
+                value = DenseIntOrFPElementsAttr.from_list(
+                    TensorType(element, initial.get_shape()),
+                    [cast(int, v) & mask for v in initial.get_values()],
+                )
         linkage = "private" if op.sym_visibility.data == "private" else "external"
         rewriter.replace(
             op,
@@ -323,4 +370,11 @@ MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
 )
 
 
-__all__ = ["MEMREF_PATTERNS", "InsertPoint", "element_pointer", "store_size"]
+__all__ = [
+    "MEMREF_PATTERNS",
+    "InsertPoint",
+    "element_pointer",
+    "load_value",
+    "store_size",
+    "store_value",
+]

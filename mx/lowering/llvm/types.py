@@ -1,12 +1,17 @@
 """Type conversion to the `llvm` dialect and the casts that bridge it.
 
 Memrefs become one opaque `!llvm.ptr` to their first element (bare-pointer
-convention), `index` becomes `i64`; scalars and vectors are kept. Patterns
+convention), `index` becomes `i64`; scalars and vectors are kept. In memory an
+integer whose width is not a whole number of bytes (the `i4`/`i6` containers,
+`i1`) takes whole bytes, as C's `uint8_t` does: `memory_type` says which.
+Function arguments and results cross calls in their memory type too, so
+that the C signature of `(i4) -> i6` is `uint8_t f(uint8_t)`. Patterns
 convert operands with `to_llvm` and hand results back with `from_llvm`; the
 `builtin.unrealized_conversion_cast` pairs that this leaves are reconciled at
 the end of the pass.
 """
 
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
@@ -30,6 +35,44 @@ def convert_type(type_: Attribute) -> Attribute:
     if isinstance(type_, VectorType) and isinstance(type_.element_type, IndexType):
         return VectorType(i64, type_.get_shape())
     return type_
+
+
+def memory_type(type_: Attribute) -> Attribute:
+    """The type one element of `type_` (scalar or vector) is loaded and stored
+    as: integers of a width that is not a multiple of 8 are widened to the
+    next of i8/i16/i32/i64 (`vector<8xi4>` is 8 bytes, not 4 as LLVM packs
+    `<8 x i4>`). Loads truncate (the high bits are ignored), stores
+    zero-extend (the high bits are written as zero)."""
+    type_ = convert_type(type_)
+    if isinstance(type_, VectorType):
+        element = memory_type(type_.element_type)
+        if element == type_.element_type:
+            return type_
+        return VectorType(element, type_.get_shape())
+    if isinstance(type_, IntegerType) and type_.width.data % 8:
+        width = 8
+        while width < type_.width.data:
+            width *= 2
+        return IntegerType(width)
+    return type_
+
+
+def widened(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
+    """A converted `value` zero-extended to its `memory_type` (unchanged when
+    that is its type)."""
+    wide = memory_type(value.type)
+    if wide == value.type:
+        return value
+    return rewriter.insert(llvm.ZExtOp(value, wide)).res
+
+
+def narrowed(value: SSAValue, type_: Attribute, rewriter: PatternRewriter) -> SSAValue:
+    """A value of `memory_type(type_)` truncated to the converted `type_` (the
+    high bits are ignored)."""
+    type_ = convert_type(type_)
+    if value.type == type_:
+        return value
+    return rewriter.insert(llvm.TruncOp(value, type_)).res
 
 
 def to_llvm(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:

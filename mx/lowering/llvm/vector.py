@@ -26,7 +26,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from mx.dialects.llvm_ext import ExtractElementOp
 from mx.lowering.llvm.arith import llvm_fastmath
-from mx.lowering.llvm.memref import element_pointer, store_size
+from mx.lowering.llvm.memref import (
+    element_pointer,
+    load_value,
+    store_size,
+    store_value,
+)
 from mx.lowering.llvm.types import convert_type, from_llvm, require_1d_vector, to_llvm
 
 
@@ -100,7 +105,8 @@ class InsertLowering(RewritePattern):
 
 
 class LoadLowering(RewritePattern):
-    """vector.load %m[%i] -> llvm.load <N x T> from gep %m[i] (element-aligned)."""
+    """vector.load %m[%i] -> llvm.load <N x T> from gep %m[i] (element-aligned),
+    through the memory type (`vector<8xi4>`: load <8 x i8> + trunc)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: vector.LoadOp, rewriter: PatternRewriter, /):
@@ -108,18 +114,14 @@ class LoadLowering(RewritePattern):
         assert isinstance(type_, VectorType)
         require_1d_vector(type_, op.name)
         pointer = element_pointer(op.base, op.indices, op.name, rewriter)
-        load = llvm.LoadOp(pointer, type_, alignment=store_size(type_.element_type))
-        rewriter.replace(
-            op,
-            [load],
-            [from_llvm(load.dereferenced_value, op.result.type, rewriter)]
-            if type_ != op.result.type
-            else None,
-        )
+        alignment = store_size(type_.element_type)
+        value = load_value(pointer, type_, rewriter, alignment)
+        rewriter.replace(op, [], [from_llvm(value, op.result.type, rewriter)])
 
 
 class StoreLowering(RewritePattern):
-    """vector.store %v, %m[%i] -> llvm.store <N x T> to gep %m[i]."""
+    """vector.store %v, %m[%i] -> llvm.store <N x T> to gep %m[i], through the
+    memory type (`vector<8xi4>`: zext to <8 x i8> + store)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: vector.StoreOp, rewriter: PatternRewriter, /):
@@ -128,7 +130,7 @@ class StoreLowering(RewritePattern):
         require_1d_vector(value.type, op.name)
         pointer = element_pointer(op.base, op.indices, op.name, rewriter)
         alignment = store_size(value.type.element_type)
-        rewriter.replace(op, llvm.StoreOp(value, pointer, alignment=alignment))
+        rewriter.replace(op, store_value(value, pointer, rewriter, alignment))
 
 
 class FmaLowering(RewritePattern):

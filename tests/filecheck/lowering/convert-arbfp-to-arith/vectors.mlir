@@ -84,4 +84,6 @@ func.func @to_f8e5m2_from_bf16(%x: vector<2xbf16>) -> vector<2xi8> {
 // LLVM-NOT: llvm.icmp
 // LLVM-NOT: llvm.select
 // LLVM: llvm.ashr %{{.*}}, %{{.*}} : vector<8xi32>
-// LLVM: llvm.return %{{.*}} : vector<8xi4>
+// An i4 vector result crosses the call as bytes (zero high bits).
+// LLVM: %[[BYTES:.*]] = llvm.zext %{{.*}} : vector<8xi4> to vector<8xi8>
+// LLVM: llvm.return %[[BYTES]] : vector<8xi8>
