@@ -427,10 +427,9 @@ class CastOfCast(RewritePattern):
 
 
 def _widening(value: SSAValue) -> tuple[SSAValue, bool | None] | None:
-    """(source, unsigned) if `value` is an exact widening of `source`: a
-    `matrix.cast`, or for a vector an `arith.extf` (xDSL's integer extensions
-    take no vectors); `unsigned`
-    is None for floats, else whether the integer is zero-extended."""
+    """(source, unsigned) if `value` is an exact widening `matrix.cast` of
+    `source`; `unsigned` is None for floats, else whether the integer is
+    zero-extended."""
     owner = value.owner
     if isinstance(owner, CastOp):
         source, target = (
@@ -441,15 +440,12 @@ def _widening(value: SSAValue) -> tuple[SSAValue, bool | None] | None:
             return None
         integer = isinstance(source, IntegerType)
         return owner.input, (owner.unsigned is not None) if integer else None
-    if isinstance(owner, arith.ExtFOp):
-        return owner.input, None
     return None
 
 
 class ContractionOfWidenings(RewritePattern):
     """`matmul(cast(a), cast(b)) → matmul(a, b)` with narrower factors (and
-    the same for one cast, for matmul_add and matvec, whose vector may be an
-    `arith.extf`): a factor of the result type that is an exact
+    the same for one cast, for matmul_add and for matvec's matrix): a factor of the result type that is an exact
     widening cast becomes the cast's source. Integer widenings must all agree
     in signedness (with each other and with an integer factor the op already
     widens); the op takes `{unsigned}` from them. Mixed signedness or an

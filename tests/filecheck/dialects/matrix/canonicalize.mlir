@@ -191,13 +191,13 @@ func.func @double_neg(%a: !matrix.matrix<2x3xbf16>) -> !matrix.matrix<2x3xbf16> 
 // CHECK-NEXT:    %[[U:.*]] = matrix.matmul %a, %b {unsigned} : !matrix.matrix<4x8xi8>, !matrix.matrix<8x4xi8> -> !matrix.matrix<4x4xi32>
 // CHECK-NEXT:    %[[MIXED:.*]] = matrix.matmul %[[CA]], %[[UB]] : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32> -> !matrix.matrix<4x4xi32>
 // CHECK-NEXT:    %[[ONE:.*]] = matrix.matmul_add %a, %w, %c : !matrix.matrix<4x8xi8>, !matrix.matrix<8x4xi32>, !matrix.matrix<4x4xi32> -> !matrix.matrix<4x4xi32>
-// CHECK-NEXT:    %[[HV:.*]] = matrix.matvec %h, %x fastmath<contract> : !matrix.matrix<4x8xf16>, vector<8xf16> -> vector<4xf32>
+// CHECK-NEXT:    %[[HV:.*]] = matrix.matvec %h, %x fastmath<contract> : !matrix.matrix<4x8xf16>, vector<8xf32> -> vector<4xf32>
 // CHECK-NEXT:    %[[BF:.*]] = matrix.matmul %g, %f : !matrix.matrix<4x8xbf16>, !matrix.matrix<8x4xf32> -> !matrix.matrix<4x4xf64>
 // CHECK-NEXT:    %[[IN:.*]] = matrix.cast %a : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xf32>
 // CHECK-NEXT:    %[[INEXACT:.*]] = matrix.matmul %[[IN]], %f : !matrix.matrix<4x8xf32>, !matrix.matrix<8x4xf32> -> !matrix.matrix<4x4xf32>
 // CHECK-NEXT:    %[[AX:.*]] = matrix.cast %a {unsigned} : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
 // CHECK-NEXT:    %[[KEPT:.*]] = matrix.matvec %[[AX]], %xi : !matrix.matrix<4x8xi32>, vector<8xi8> -> vector<4xi32>
-func.func @widening_casts(%a: !matrix.matrix<4x8xi8>, %b: !matrix.matrix<8x4xi8>, %w: !matrix.matrix<8x4xi32>, %c: !matrix.matrix<4x4xi32>, %h: !matrix.matrix<4x8xf16>, %x: vector<8xf16>, %g: !matrix.matrix<4x8xbf16>, %f: !matrix.matrix<8x4xf32>, %xi: vector<8xi8>) -> (!matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, vector<4xf32>, !matrix.matrix<4x4xf64>, !matrix.matrix<4x4xf32>, vector<4xi32>) {
+func.func @widening_casts(%a: !matrix.matrix<4x8xi8>, %b: !matrix.matrix<8x4xi8>, %w: !matrix.matrix<8x4xi32>, %c: !matrix.matrix<4x4xi32>, %h: !matrix.matrix<4x8xf16>, %x: vector<8xf32>, %g: !matrix.matrix<4x8xbf16>, %f: !matrix.matrix<8x4xf32>, %xi: vector<8xi8>) -> (!matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, vector<4xf32>, !matrix.matrix<4x4xf64>, !matrix.matrix<4x4xf32>, vector<4xi32>) {
   %ca = matrix.cast %a : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
   %cb = matrix.cast %b : !matrix.matrix<8x4xi8> to !matrix.matrix<8x4xi32>
   %ua = matrix.cast %a {unsigned} : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
@@ -208,10 +208,9 @@ func.func @widening_casts(%a: !matrix.matrix<4x8xi8>, %b: !matrix.matrix<8x4xi8>
   %2 = matrix.matmul %ca, %ub : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32> -> !matrix.matrix<4x4xi32>
   // One cast.
   %3 = matrix.matmul_add %ca, %w, %c : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32>, !matrix.matrix<4x4xi32> -> !matrix.matrix<4x4xi32>
-  // matvec: the matrix through matrix.cast, the vector through arith.extf.
+  // matvec: the matrix through matrix.cast.
   %ch = matrix.cast %h : !matrix.matrix<4x8xf16> to !matrix.matrix<4x8xf32>
-  %cx = arith.extf %x : vector<8xf16> to vector<8xf32>
-  %4 = matrix.matvec %ch, %cx fastmath<contract> : !matrix.matrix<4x8xf32>, vector<8xf32> -> vector<4xf32>
+  %4 = matrix.matvec %ch, %x fastmath<contract> : !matrix.matrix<4x8xf32>, vector<8xf32> -> vector<4xf32>
   // Into an op that is already mixed.
   %cg = matrix.cast %g : !matrix.matrix<4x8xbf16> to !matrix.matrix<4x8xf64>
   %5 = matrix.matmul %cg, %f : !matrix.matrix<4x8xf64>, !matrix.matrix<8x4xf32> -> !matrix.matrix<4x4xf64>
