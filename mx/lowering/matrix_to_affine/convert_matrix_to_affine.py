@@ -286,7 +286,10 @@ class LowerMatmul(MatrixPattern):
         if lanes := self.state.lanes(t):
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
-            if self.state.blocking.applies(t.rows, t.cols, depth, t.element_type):
+            # The packed kernel reads factors of the result type only.
+            if not op.is_mixed() and self.state.blocking.applies(
+                t.rows, t.cols, depth, t.element_type
+            ):
                 gemm = Gemm(
                     t.rows,
                     t.cols,
