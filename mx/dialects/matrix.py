@@ -870,21 +870,73 @@ class InsertOp(IndexedOp):
 # Products, transpose, cast
 # ---------------------------------------------------------------------------
 
+_FLOAT_WIDENINGS: dict[type[Attribute], tuple[type[Attribute], ...]] = {
+    Float16Type: (Float32Type, Float64Type),
+    BFloat16Type: (Float32Type, Float64Type),
+    Float32Type: (Float64Type,),
+}
+"""Float element types and the wider ones holding each of their values."""
 
-def _verify_product(
-    op_name: str,
-    lhs: MatrixType,
-    rhs_rows: int,
-    rhs_cols: int,
-    rhs_element: Attribute,
-    rhs_role: str,
-) -> None:
-    _require_arithmetic(lhs, "lhs")
-    if lhs.element_type != rhs_element:
-        raise VerifyException(
-            f"matrix element type mismatch in '{op_name}': lhs has "
-            f"'{lhs.element_type}' but {rhs_role} has '{rhs_element}'"
+
+def widens_exactly(source: Attribute, target: Attribute) -> bool:
+    """True if every `source` element converts exactly to `target` (matrix.md
+    "Mixed-precision contractions"): the same type, a wider arithmetic integer
+    (sign- or zero-extended), or f16/bf16 -> f32/f64, f32 -> f64."""
+    if source == target:
+        return True
+    if isinstance(source, IntegerType) and isinstance(target, IntegerType):
+        return (
+            is_arithmetic_element(source)
+            and is_arithmetic_element(target)
+            and source.width.data < target.width.data
         )
+    return type(target) in _FLOAT_WIDENINGS.get(type(source), ())
+
+
+def _verify_contraction_elements(
+    op_name: str,
+    operands: Sequence[tuple[str, Attribute]],
+    result: Attribute,
+    unsigned: bool,
+) -> None:
+    """Each factor's element type is the result's or widens exactly to it;
+    `{unsigned}` needs an integer factor that is widened."""
+    for role, t in operands:
+        if not is_arithmetic_element(t):
+            raise VerifyException(
+                f"{role} has element type '{t}', which is a bit container without "
+                f"arithmetic and does not widen to the result element type "
+                f"'{result}' (convert it with arbfp first)"
+            )
+    if not is_arithmetic_element(result):
+        raise VerifyException(
+            f"result has element type '{result}', which is a bit container "
+            "without arithmetic"
+        )
+    for role, t in operands:
+        if not widens_exactly(t, result):
+            raise VerifyException(
+                f"matrix element type mismatch in '{op_name}': {role} has '{t}', "
+                f"which does not widen exactly to the result element type '{result}'"
+            )
+    if not unsigned:
+        return
+    described = " and ".join(f"{role} '{t}'" for role, t in operands)
+    if is_float_element(result):
+        raise VerifyException(
+            f"'unsigned' in '{op_name}' is only allowed on integer elements, "
+            f"but it has {described} and result '{result}'"
+        )
+    if all(t == result for _, t in operands):
+        raise VerifyException(
+            f"'unsigned' in '{op_name}' needs an integer operand narrower than the "
+            f"result, but it has {described} and result '{result}'"
+        )
+
+
+def _verify_inner_dimensions(
+    op_name: str, lhs: MatrixType, rhs_rows: int, rhs_cols: int, rhs_role: str
+) -> None:
     if lhs.cols != rhs_rows:
         raise VerifyException(
             f"inner dimensions of '{op_name}' do not agree: lhs is "
@@ -893,38 +945,100 @@ def _verify_product(
         )
 
 
+def element_type_of(t: Attribute) -> Attribute:
+    """The element type of a matrix or vector type (`t` itself otherwise)."""
+    if isinstance(t, MatrixType):
+        return t.element_type
+    if isa(t, VectorType[Attribute]):
+        return t.element_type
+    return t
+
+
+class ContractionOp(MatrixOp, ABC):
+    """matmul, matmul_add, matvec: the factors may be narrower than the result
+    (mixed precision); `{unsigned}` zero-extends integer factors."""
+
+    result = result_def()
+    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
+    unsigned = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @property
+    def factors(self) -> tuple[SSAValue, SSAValue]:
+        """The two operands that are multiplied (A and B, or M and x)."""
+        return self.operands[0], self.operands[1]
+
+    @property
+    def result_element(self) -> Attribute:
+        return element_type_of(self.result.type)
+
+    def is_mixed(self) -> bool:
+        """True if a factor is narrower than the result."""
+        return any(element_type_of(v.type) != self.result_element for v in self.factors)
+
+    def _verify_elements(self, roles: tuple[str, str]) -> None:
+        _verify_contraction_elements(
+            self.name,
+            [
+                (role, element_type_of(v.type))
+                for role, v in zip(roles, self.factors, strict=True)
+            ],
+            self.result_element,
+            self.unsigned is not None,
+        )
+        _verify_fastmath(self.fastmath, self.result_element)
+
+
+def _contraction_properties(
+    fastmath: FastMathFlagsAttr | None, unsigned: bool
+) -> dict[str, Attribute]:
+    properties: dict[str, Attribute] = {
+        "fastmath": fastmath or FastMathFlagsAttr("none")
+    }
+    if unsigned:
+        properties["unsigned"] = UnitAttr()
+    return properties
+
+
 @irdl_op_definition
-class MatmulOp(MatrixOp):
+class MatmulOp(ContractionOp):
     """Matrix product, accumulated left to right over k (matrix.md)."""
 
     name = "matrix.matmul"
     lhs = operand_def(MatrixType)
     rhs = operand_def(MatrixType)
     result = result_def(MatrixType)
-    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
-    traits = traits_def(Pure())
     assembly_format = (
         "$lhs `,` $rhs (`fastmath` `` $fastmath^)? attr-dict `:` "
         "type($lhs) `,` type($rhs) `->` type($result)"
     )
 
     def __init__(
-        self, lhs: SSAValue, rhs: SSAValue, fastmath: FastMathFlagsAttr | None = None
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        fastmath: FastMathFlagsAttr | None = None,
+        result_element: Attribute | None = None,
+        unsigned: bool = False,
     ):
         a, b = lhs.type, rhs.type
         assert isinstance(a, MatrixType) and isinstance(b, MatrixType)
+        element = result_element or a.element_type
         super().__init__(
             operands=[lhs, rhs],
-            result_types=[MatrixType(a.rows, b.cols, a.element_type)],
-            properties={"fastmath": fastmath or FastMathFlagsAttr("none")},
+            result_types=[MatrixType(a.rows, b.cols, element)],
+            properties=_contraction_properties(fastmath, unsigned),
         )
 
     def verify_(self) -> None:
         a = _matrix_type(self.lhs, "lhs")
         b = _matrix_type(self.rhs, "rhs")
-        _verify_product(self.name, a, b.rows, b.cols, b.element_type, "rhs")
-        _verify_result(self.result.type, MatrixType(a.rows, b.cols, a.element_type))
-        _verify_fastmath(self.fastmath, a.element_type)
+        self._verify_elements(("lhs", "rhs"))
+        _verify_inner_dimensions(self.name, a, b.rows, b.cols, "rhs")
+        _verify_result(
+            self.result.type, MatrixType(a.rows, b.cols, self.result_element)
+        )
 
 
 def _verify_result(actual: Attribute, expected: Attribute) -> None:
@@ -933,7 +1047,7 @@ def _verify_result(actual: Attribute, expected: Attribute) -> None:
 
 
 @irdl_op_definition
-class MatmulAddOp(MatrixOp):
+class MatmulAddOp(ContractionOp):
     """A·B + C, rounded as add(matmul(a, b), c) (HLSL multiply-accumulate)."""
 
     name = "matrix.matmul_add"
@@ -941,8 +1055,6 @@ class MatmulAddOp(MatrixOp):
     rhs = operand_def(MatrixType)
     acc = operand_def(MatrixType)
     result = result_def(MatrixType)
-    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
-    traits = traits_def(Pure())
     assembly_format = (
         "$lhs `,` $rhs `,` $acc (`fastmath` `` $fastmath^)? attr-dict `:` "
         "type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)"
@@ -954,21 +1066,22 @@ class MatmulAddOp(MatrixOp):
         rhs: SSAValue,
         acc: SSAValue,
         fastmath: FastMathFlagsAttr | None = None,
+        unsigned: bool = False,
     ):
         super().__init__(
             operands=[lhs, rhs, acc],
             result_types=[acc.type],
-            properties={"fastmath": fastmath or FastMathFlagsAttr("none")},
+            properties=_contraction_properties(fastmath, unsigned),
         )
 
     def verify_(self) -> None:
         a = _matrix_type(self.lhs, "lhs")
         b = _matrix_type(self.rhs, "rhs")
-        _verify_product(self.name, a, b.rows, b.cols, b.element_type, "rhs")
-        expected = MatrixType(a.rows, b.cols, a.element_type)
+        self._verify_elements(("lhs", "rhs"))
+        _verify_inner_dimensions(self.name, a, b.rows, b.cols, "rhs")
+        expected = MatrixType(a.rows, b.cols, self.result_element)
         _require_same_type([("product", expected), ("accumulator", self.acc.type)])
         _verify_result(self.result.type, expected)
-        _verify_fastmath(self.fastmath, a.element_type)
 
 
 def _vector_type(value: SSAValue, role: str) -> VectorType[Attribute]:
@@ -983,7 +1096,7 @@ def _vector_type(value: SSAValue, role: str) -> VectorType[Attribute]:
 
 
 @irdl_op_definition
-class MatvecOp(MatrixOp):
+class MatvecOp(ContractionOp):
     """Matrix-vector product, optionally plus a bias (HLSL MatVecMul / MatVecMulAdd)."""
 
     name = "matrix.matvec"
@@ -991,8 +1104,6 @@ class MatvecOp(MatrixOp):
     vector = operand_def(VectorType)
     bias = opt_operand_def(VectorType)
     result = result_def(VectorType)
-    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
-    traits = traits_def(Pure())
     assembly_format = (
         "$matrix `,` $vector (`,` $bias^)? (`fastmath` `` $fastmath^)? attr-dict `:` "
         "type($matrix) `,` type($vector) (`,` type($bias)^)? `->` type($result)"
@@ -1004,22 +1115,25 @@ class MatvecOp(MatrixOp):
         vector: SSAValue,
         bias: SSAValue | None = None,
         fastmath: FastMathFlagsAttr | None = None,
+        result_element: Attribute | None = None,
+        unsigned: bool = False,
     ):
         m = matrix.type
         assert isinstance(m, MatrixType)
+        element = result_element or m.element_type
         super().__init__(
             operands=[matrix, vector, bias],
-            result_types=[VectorType(m.element_type, [m.rows])],
-            properties={"fastmath": fastmath or FastMathFlagsAttr("none")},
+            result_types=[VectorType(element, [m.rows])],
+            properties=_contraction_properties(fastmath, unsigned),
         )
 
     def verify_(self) -> None:
         m = _matrix_type(self.matrix, "matrix operand")
         x = _vector_type(self.vector, "vector operand")
-        _verify_product(
-            self.name, m, x.get_shape()[0], -1, x.element_type, "vector operand"
-        )
-        expected = VectorType(m.element_type, [m.rows])
+        _vector_type(self.result, "result")
+        self._verify_elements(("matrix operand", "vector operand"))
+        _verify_inner_dimensions(self.name, m, x.get_shape()[0], -1, "vector operand")
+        expected = VectorType(self.result_element, [m.rows])
         if self.bias is not None:
             _vector_type(self.bias, "bias")
             if self.bias.type != expected:
@@ -1027,7 +1141,6 @@ class MatvecOp(MatrixOp):
                     f"bias type '{self.bias.type}' should be '{expected}'"
                 )
         _verify_result(self.result.type, expected)
-        _verify_fastmath(self.fastmath, m.element_type)
 
 
 @irdl_op_definition

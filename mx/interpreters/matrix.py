@@ -79,6 +79,22 @@ def _vector(value: Any, element_type: Attribute) -> Array:
     return np.asarray(value, dtype=sem.element_dtype(element_type)).reshape(-1)
 
 
+def _widened_factors(op: matrix.ContractionOp, args: PythonValues) -> list[Array]:
+    """A contraction's two factors (matvec's vector as a 1-D array), each
+    widened exactly to the result element type."""
+    dtype = sem.element_dtype(op.result_element)
+    return [
+        sem.widen(
+            _vector(arg, matrix.element_type_of(value.type))
+            if isinstance(value.type, VectorType)
+            else arg,
+            dtype,
+            unsigned=op.unsigned is not None,
+        )
+        for arg, value in zip(args, op.factors, strict=False)
+    ]
+
+
 @register_impls
 class MatrixFunctions(InterpreterFunctions):
     """Every `matrix` op, computed by `mx.semantics.matrix`."""
@@ -165,22 +181,22 @@ class MatrixFunctions(InterpreterFunctions):
     def run_matmul(
         self, interpreter: Interpreter, op: matrix.MatmulOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.matmul(args[0], args[1]),)
+        return (sem.matmul(*_widened_factors(op, args)),)
 
     @impl(matrix.MatmulAddOp)
     def run_matmul_add(
         self, interpreter: Interpreter, op: matrix.MatmulAddOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.matmul_add(args[0], args[1], args[2]),)
+        a, b = _widened_factors(op, args)
+        return (sem.matmul_add(a, b, args[2]),)
 
     @impl(matrix.MatvecOp)
     def run_matvec(
         self, interpreter: Interpreter, op: matrix.MatvecOp, args: PythonValues
     ) -> PythonValues:
-        element_type = _type(op.matrix).element_type
-        m, x, *bias = args
-        b = _vector(bias[0], element_type) if bias else None
-        return (sem.matvec(m, _vector(x, element_type), b),)
+        m, x = _widened_factors(op, args)
+        b = _vector(args[2], op.result_element) if op.bias is not None else None
+        return (sem.matvec(m, x, b),)
 
     @impl(matrix.OuterProductOp)
     def run_outer_product(

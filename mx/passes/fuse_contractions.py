@@ -5,7 +5,8 @@ Rewrites (`c` may be either operand of a commutative add):
 - `add(matmul(a, b), c) → matmul_add(a, b, c)`;
   `arith.addf/addi(matvec(m, x), bias) → matvec(m, x, bias)`. Always legal:
   the fused op rounds exactly as the pair (matrix.md). It carries the fastmath
-  flags both ops share.
+  flags both ops share, and a mixed-precision product keeps its narrower
+  factors and `{unsigned}`.
 - `add(mul(a, b), c) → fma(a, b, c)`; `sub(mul(a, b), c) → fma(a, b, neg(c))`;
   `sub(c, mul(a, b)) → fma(neg(a), b, c)` (negation is exact, so these are
   a·b - c and c - a·b rounded once). A splat operand of the `mul` is the scalar
@@ -81,9 +82,14 @@ class AddOfMatmul(RewritePattern):
     def match_and_rewrite(self, op: AddOp, rewriter: PatternRewriter) -> None:
         for product, acc in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             if (mm := _sole_product(product, MatmulOp)) is not None:
-                rewriter.replace(
-                    op, MatmulAddOp(mm.lhs, mm.rhs, acc, shared_flags(mm, op))
+                fused = MatmulAddOp(
+                    mm.lhs,
+                    mm.rhs,
+                    acc,
+                    shared_flags(mm, op),
+                    unsigned=mm.unsigned is not None,
                 )
+                rewriter.replace(op, fused)
                 rewriter.erase(mm)
                 return
 
@@ -98,7 +104,15 @@ class AddOfMatvec(RewritePattern):
             mv = _sole_product(product, MatvecOp)
             if mv is not None and mv.bias is None:
                 flags = shared_flags(mv, op)
-                rewriter.replace(op, MatvecOp(mv.matrix, mv.vector, bias, flags))
+                fused = MatvecOp(
+                    mv.matrix,
+                    mv.vector,
+                    bias,
+                    flags,
+                    mv.result_element,
+                    unsigned=mv.unsigned is not None,
+                )
+                rewriter.replace(op, fused)
                 rewriter.erase(mv)
                 return
 

@@ -279,6 +279,20 @@ def _fma_exact(a: Array, b: Array, c: Array) -> Array:
 # ---------------------------------------------------------------------------
 
 
+def widen(a: Array, dtype: npt.DTypeLike, *, unsigned: bool = False) -> Array:
+    """A factor of a mixed-precision contraction widened exactly to the
+    result's `dtype`: integers sign-extended (zero-extended if `unsigned`),
+    floats converted (every value of the narrower format is one of `dtype`)."""
+    target = np.dtype(dtype)
+    if a.dtype == target:
+        return a
+    if is_float_dtype(a.dtype) != is_float_dtype(target) or (
+        a.dtype.itemsize >= target.itemsize
+    ):
+        raise TypeError(f"{a.dtype} does not widen exactly to {target}")
+    return cast(a, target, unsigned=unsigned)
+
+
 def matmul(a: Array, b: Array) -> Array:
     """Matrix product in matrix.md's order: acc = A[r][0]*B[0][c], then
     acc = acc + A[r][k]*B[k][c] for k = 1..K-1, each step rounded."""

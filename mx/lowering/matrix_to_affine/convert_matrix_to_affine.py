@@ -64,6 +64,7 @@ from mx.dialects.matrix import (
     MatvecOp,
     OuterProductOp,
     StoreOp,
+    element_type_of,
 )
 from mx.lowering.matrix_to_affine.blocked import Blocking, Gemm, blocked_gemm
 from mx.lowering.matrix_to_affine.buffers import Allocator, buffer_type
@@ -79,6 +80,7 @@ from mx.lowering.matrix_to_affine.elements import (
     Index,
     as_matrix,
     buffer_of,
+    widen,
 )
 from mx.lowering.matrix_to_affine.fusion import ELEMENTWISE, FusionPlan
 from mx.lowering.matrix_to_affine.legality import check_lowerable
@@ -198,10 +200,6 @@ class LoweringState:
                 self.materialize(source, target, at)
 
 
-def _vector(t: MatrixType, width: int) -> VectorType:
-    return VectorType(t.element_type, [width])
-
-
 def _matrix(value: SSAValue) -> MatrixType:
     t = value.type
     assert isinstance(t, MatrixType)
@@ -282,7 +280,7 @@ class LowerMatmul(MatrixPattern):
     register-blocked vector product into a buffer (%a and %acc read as
     column vectors, copied first if they cannot be); without vectors, a loop
     nest over (c, r) around an affine.for over k carrying the sum
-    (products.py)."""
+    (products.py). Narrower factors are widened where they are read."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, MatmulOp | MatmulAddOp):
@@ -291,10 +289,18 @@ class LowerMatmul(MatrixPattern):
         depth = _matrix(op.lhs).cols
         acc = op.acc if isinstance(op, MatmulAddOp) else None
         buffer = self.state.buffer(t, op)
+        unsigned = op.unsigned is not None
+
+        def factor(e: Emitter, x: SSAValue) -> SSAValue:
+            return widen(e, x, t.element_type, unsigned)
+
         if lanes := self.state.lanes(t):
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
-            if self.state.blocking.applies(t.rows, t.cols, depth, t.element_type):
+            # The packed kernel reads factors of the result type only.
+            if not op.is_mixed() and self.state.blocking.applies(
+                t.rows, t.cols, depth, t.element_type
+            ):
                 gemm = Gemm(
                     t.rows,
                     t.cols,
@@ -319,8 +325,8 @@ class LowerMatmul(MatrixPattern):
                 t.rows,
                 t.cols,
                 depth,
-                lambda e, r, k, w: read_block(e, lhs, r, k, w, True),
-                lambda e, k, c: e.element(op.rhs, k, c),
+                lambda e, r, k, w: factor(e, read_block(e, lhs, r, k, w, True)),
+                lambda e, k, c: factor(e, e.element(op.rhs, k, c)),
                 None
                 if acc is None
                 else lambda e, r, c, w, a=acc: read_block(e, a, r, c, w, True),
@@ -336,8 +342,8 @@ class LowerMatmul(MatrixPattern):
         def body(e: Emitter, r: SSAValue, c: SSAValue) -> None:
             total = dot(
                 e,
-                lambda f, k: f.element(op.lhs, r, k),
-                lambda f, k: f.element(op.rhs, k, c),
+                lambda f, k: factor(f, f.element(op.lhs, r, k)),
+                lambda f, k: factor(f, f.element(op.rhs, k, c)),
                 depth,
                 op.fastmath,
                 None if acc is None else lambda f, a=acc: f.element(a, r, c),
@@ -353,43 +359,47 @@ class LowerMatvec(MatrixPattern):
     """%y = matrix.matvec %m, %x[, %b] -> the blocked product of %m by %x
     as a one-column matrix (%x, %b and %y in one-column buffers); without
     vectors, affine.for %r iter_args(%v) { dot product over k; vector.insert
-    into %v }."""
+    into %v }. Narrower factors are widened where they are read."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatvecOp, rewriter: PatternRewriter, /) -> None:
         m = _matrix(op.matrix)
+        result = op.result_element
         vector_type = op.result.type
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
-        if lanes := self.state.lanes(m):
+        if lanes := self.state.lanes(MatrixType(m.rows, 1, result)):
             rewriter.replace(op, [], [self._blocked(op, m, lanes)])
             return
-        zero = e.scalar_constant(0, m.element_type)
+        zero = e.scalar_constant(0, result)
         init = e.emit(vector.BroadcastOp(zero, vector_type))
         bias = op.bias
+        unsigned = op.unsigned is not None
 
         def row(f: Emitter, r: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
-            def element_of(v: SSAValue, i: Index) -> SSAValue:
-                return f.emit(vector.ExtractOp(v, [i], m.element_type))
+            def element_of(g: Emitter, v: SSAValue, i: Index) -> SSAValue:
+                return g.emit(vector.ExtractOp(v, [i], element_type_of(v.type)))
 
             total = dot(
                 f,
-                lambda g, k: g.element(op.matrix, r, k),
-                lambda g, k: g.emit(vector.ExtractOp(op.vector, [k], m.element_type)),
+                lambda g, k: widen(g, g.element(op.matrix, r, k), result, unsigned),
+                lambda g, k: widen(g, element_of(g, op.vector, k), result, unsigned),
                 m.cols,
                 op.fastmath,
-                None if bias is None else lambda g, b=bias: element_of(b, r),
+                None if bias is None else lambda g, b=bias: element_of(g, b, r),
             )
             return [f.emit(vector.InsertOp(total, carried[0], [r]))]
 
-        (result,) = e.loop(0, m.rows, [init], row)
-        rewriter.replace(op, [], [result])
+        (result_vector,) = e.loop(0, m.rows, [init], row)
+        rewriter.replace(op, [], [result_vector])
 
     def _blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
         e = self.state.emitter(op)
-        column = MatrixType(m.cols, 1, m.element_type)
+        result = op.result_element
+        unsigned = op.unsigned is not None
+        column = MatrixType(m.cols, 1, element_type_of(op.vector.type))
         x = self.state.buffer(column, op)
-        y = self.state.buffer(MatrixType(m.rows, 1, m.element_type), op)
+        y = self.state.buffer(MatrixType(m.rows, 1, result), op)
         zero = e.index(0)
         e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
         if op.bias is not None:
@@ -399,15 +409,17 @@ class LowerMatvec(MatrixPattern):
             m.rows,
             1,
             m.cols,
-            lambda f, r, k, w: read_block(f, matrix, r, k, w, True),
-            lambda f, k, _: f.load_buffer(x, k, 0),
+            lambda f, r, k, w: widen(
+                f, read_block(f, matrix, r, k, w, True), result, unsigned
+            ),
+            lambda f, k, _: widen(f, f.load_buffer(x, k, 0), result, unsigned),
             None
             if op.bias is None
             else lambda f, r, _, w: f.emit(
-                vector.LoadOp(y, [f.index(0), f.index(r)], _vector(m, w))
+                vector.LoadOp(y, [f.index(0), f.index(r)], VectorType(result, [w]))
             ),
             lambda f, v, r, c: write_block(f, v, y, r, c),
-            m.element_type,
+            result,
             op.fastmath,
             lanes,
         )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.builder import Builder
-from xdsl.dialects import affine, arith, math, memref, vector
+from xdsl.dialects import affine, arith, llvm, math, memref, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     FloatAttr,
@@ -49,6 +49,7 @@ from mx.dialects.matrix import (
     StoreOp,
     SubOp,
     TransposeOp,
+    element_type_of,
     is_float_element,
 )
 
@@ -384,6 +385,24 @@ def add(a: SSAValue, b: SSAValue, flags: arith.FastMathFlagsAttr) -> Operation:
     if _is_integer(a):
         return arith.AddiOp(a, b)
     return arith.AddfOp(a, b, _flags_or_none(flags))
+
+
+def widen(e: Emitter, x: SSAValue, target: Attribute, unsigned: bool) -> SSAValue:
+    """The scalar or vector `x` widened exactly to element type `target`
+    (a factor of a mixed-precision contraction): `arith.extf`, or a sign/zero
+    extension (`llvm.sext`/`llvm.zext` on vectors, which xDSL's `arith`
+    extensions do not take)."""
+    t = x.type
+    source = element_type_of(t)
+    if source == target:
+        return x
+    wide = VectorType(target, t.get_shape()) if isinstance(t, VectorType) else target
+    if not isinstance(source, IntegerType):
+        return e.emit(arith.ExtFOp(x, wide))
+    if isinstance(t, VectorType):
+        return e.emit((llvm.ZExtOp if unsigned else llvm.SExtOp)(x, wide))
+    assert isinstance(target, IntegerType)
+    return e.emit((arith.ExtUIOp if unsigned else arith.ExtSIOp)(x, target))
 
 
 def elementwise_scalar(

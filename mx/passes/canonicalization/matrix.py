@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import (
@@ -37,6 +38,7 @@ from mx.dialects.matrix import (
     BFloat16Type,
     CastOp,
     ConstantOp,
+    ContractionOp,
     DivOp,
     ExtractOp,
     Float16Type,
@@ -50,6 +52,7 @@ from mx.dialects.matrix import (
     MatmulOp,
     MatrixOp,
     MatrixType,
+    MatvecOp,
     MemoryAccessOp,
     MixedIndex,
     MulOp,
@@ -59,6 +62,8 @@ from mx.dialects.matrix import (
     SubOp,
     TransposeOp,
     dense_matrix_value,
+    element_type_of,
+    widens_exactly,
 )
 from mx.semantics import matrix as sem
 
@@ -161,10 +166,13 @@ def _evaluate(op: Operation, args: Sequence[sem.Array]) -> sem.Array | None:
             return sem.neg(*args)
         case FmaOp():
             return sem.fma(*args)
-        case MatmulOp():
-            return sem.matmul(*args)
-        case MatmulAddOp():
-            return sem.matmul_add(*args)
+        case MatmulOp() | MatmulAddOp():
+            dtype = sem.element_dtype(op.result_element)
+            unsigned = op.unsigned is not None
+            a, b = (sem.widen(x, dtype, unsigned=unsigned) for x in args[:2])
+            if isinstance(op, MatmulOp):
+                return sem.matmul(a, b)
+            return sem.matmul_add(a, b, args[2])
         case CastOp():
             target = _matrix(op.result.type).element_type
             return sem.cast(
@@ -372,27 +380,15 @@ _FLOAT_PRECISION: dict[type[Attribute], int] = {
 }
 """Significand bits (with the implicit bit) of each float element type."""
 
-_FLOAT_RANK: dict[type[Attribute], int] = {
-    Float16Type: 1,
-    BFloat16Type: 1,
-    Float32Type: 2,
-    Float64Type: 3,
-}
-
 
 def _exactly_representable(
     source: Attribute, target: Attribute, unsigned: bool
 ) -> bool:
     """Does every value of `source` (read as signed/unsigned) convert exactly to `target`?"""
-    if isinstance(source, IntegerType) and isinstance(target, IntegerType):
-        return target.width.data >= source.width.data
     if isinstance(source, IntegerType) and type(target) in _FLOAT_PRECISION:
         magnitude_bits = source.width.data - (0 if unsigned else 1)
         return magnitude_bits <= _FLOAT_PRECISION[type(target)]
-    if type(source) in _FLOAT_RANK and type(target) in _FLOAT_RANK:
-        # f16 and bf16 both widen exactly to f32 and f64, not into each other.
-        return source == target or _FLOAT_RANK[type(source)] < _FLOAT_RANK[type(target)]
-    return False
+    return widens_exactly(source, target)
 
 
 class CastOfCast(RewritePattern):
@@ -427,6 +423,68 @@ class CastOfCast(RewritePattern):
             unsigned = outer_unsigned
         rewriter.replace(
             op, CastOp(inner.input, _matrix(op.result.type), unsigned=unsigned)
+        )
+
+
+def _widening(value: SSAValue) -> tuple[SSAValue, bool | None] | None:
+    """(source, unsigned) if `value` is an exact widening `matrix.cast` of
+    `source`; `unsigned` is None for floats, else whether the integer is
+    zero-extended."""
+    owner = value.owner
+    if isinstance(owner, CastOp):
+        source, target = (
+            element_type_of(owner.input.type),
+            element_type_of(owner.result.type),
+        )
+        if source == target or not widens_exactly(source, target):
+            return None
+        integer = isinstance(source, IntegerType)
+        return owner.input, (owner.unsigned is not None) if integer else None
+    return None
+
+
+class ContractionOfWidenings(RewritePattern):
+    """`matmul(cast(a), cast(b)) → matmul(a, b)` with narrower factors (and
+    the same for one cast, for matmul_add and for matvec's matrix): a factor of the result type that is an exact
+    widening cast becomes the cast's source. Integer widenings must all agree
+    in signedness (with each other and with an integer factor the op already
+    widens); the op takes `{unsigned}` from them. Mixed signedness or an
+    inexact cast stays as it is."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, ContractionOp):
+            return
+        result = op.result_element
+        widened = {
+            i: w
+            for i, v in enumerate(op.factors)
+            if element_type_of(v.type) == result and (w := _widening(v)) is not None
+        }
+        if not widened:
+            return
+        signs = {unsigned for _, unsigned in widened.values() if unsigned is not None}
+        if any(
+            element_type_of(v.type) != result and isinstance(result, IntegerType)
+            for v in op.factors
+        ):
+            signs.add(op.unsigned is not None)
+        if len(signs) > 1:
+            return
+        operands = list(op.operands)
+        for i, (source, _) in widened.items():
+            operands[i] = source
+        properties = dict(op.properties)
+        properties.pop("unsigned", None)
+        if True in signs:
+            properties["unsigned"] = UnitAttr()
+        rewriter.replace(
+            op,
+            type(op).create(
+                operands=operands,
+                result_types=[op.result.type],
+                properties=properties,
+                attributes=dict(op.attributes),
+            ),
         )
 
 
@@ -500,6 +558,9 @@ _PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {
     ),
     InsertOp: (InsertOverwritten(), InsertIntoConstant(), ConstantIndexToLiteral()),
     CastOp: (CastOfCast(), ArithmeticOfSplats()),
+    MatmulOp: (ArithmeticOfSplats(), ContractionOfWidenings()),
+    MatmulAddOp: (ArithmeticOfSplats(), ContractionOfWidenings()),
+    MatvecOp: (ContractionOfWidenings(),),
 }
 
 

@@ -278,3 +278,22 @@ func.func @matmul_add_sinks(%a: !matrix.matrix<3x2xf32>, %b: !matrix.matrix<4x3x
   %t = matrix.transpose %m : !matrix.matrix<2x4xf32> -> !matrix.matrix<4x2xf32>
   func.return %t : !matrix.matrix<4x2xf32>
 }
+
+// Mixed-precision products: (A·B)ᵀ → Bᵀ·Aᵀ and Aᵀ·Bᵀ → (B·A)ᵀ keep the
+// narrower factors (swapped with their types) and {unsigned}.
+// CHECK-LABEL: func.func @mixed_precision
+// CHECK-NEXT:    %[[P:.*]] = matrix.matmul %b, %a : !matrix.matrix<4x3xbf16>, !matrix.matrix<3x2xf16> -> !matrix.matrix<4x2xf32>
+// CHECK-NEXT:    %[[Q:.*]] = matrix.matmul %j, %i {unsigned} : !matrix.matrix<4x3xi16>, !matrix.matrix<3x2xi8> -> !matrix.matrix<4x2xi32>
+// CHECK-NEXT:    matrix.column_major_store %[[Q]], %mem[0]
+// CHECK-NEXT:    func.return %[[P]]
+func.func @mixed_precision(%a: !matrix.matrix<3x2xf16>, %b: !matrix.matrix<4x3xbf16>, %i: !matrix.matrix<3x2xi8>, %j: !matrix.matrix<4x3xi16>, %mem: memref<8xi32>) -> !matrix.matrix<4x2xf32> {
+  %at = matrix.transpose %a : !matrix.matrix<3x2xf16> -> !matrix.matrix<2x3xf16>
+  %bt = matrix.transpose %b : !matrix.matrix<4x3xbf16> -> !matrix.matrix<3x4xbf16>
+  %p = matrix.matmul %at, %bt : !matrix.matrix<2x3xf16>, !matrix.matrix<3x4xbf16> -> !matrix.matrix<2x4xf32>
+  %pt = matrix.transpose %p : !matrix.matrix<2x4xf32> -> !matrix.matrix<4x2xf32>
+  %it = matrix.transpose %i : !matrix.matrix<3x2xi8> -> !matrix.matrix<2x3xi8>
+  %jt = matrix.transpose %j : !matrix.matrix<4x3xi16> -> !matrix.matrix<3x4xi16>
+  %q = matrix.matmul %it, %jt {unsigned} : !matrix.matrix<2x3xi8>, !matrix.matrix<3x4xi16> -> !matrix.matrix<2x4xi32>
+  matrix.row_major_store %q, %mem[0] : !matrix.matrix<2x4xi32>, memref<8xi32>
+  func.return %pt : !matrix.matrix<4x2xf32>
+}

@@ -137,3 +137,17 @@ func.func @fma_negative(%a: !matrix.matrix<2x2xf32>, %c: !matrix.matrix<2x2xf32>
   %m = matrix.mul %q, %c fastmath<contract> : !matrix.matrix<2x2xf32>
   func.return %r, %p, %k, %m : !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xf32>, !matrix.matrix<2x2xi8>, !matrix.matrix<2x2xf32>
 }
+
+// Mixed-precision products fuse the same way; the narrower factors and
+// {unsigned} are kept.
+// CHECK-LABEL: func.func @mixed_precision
+// CHECK-NEXT:    %r = matrix.matmul_add %a, %a, %c {unsigned} : !matrix.matrix<4x4xi8>, !matrix.matrix<4x4xi8>, !matrix.matrix<4x4xi32> -> !matrix.matrix<4x4xi32>
+// CHECK-NEXT:    %[[Y:.*]] = matrix.matvec %w, %x, %b fastmath<contract> : !matrix.matrix<4x8xf16>, vector<8xbf16>, vector<4xf32> -> vector<4xf32>
+// CHECK-NEXT:    func.return %r, %[[Y]]
+func.func @mixed_precision(%a: !matrix.matrix<4x4xi8>, %c: !matrix.matrix<4x4xi32>, %w: !matrix.matrix<4x8xf16>, %x: vector<8xbf16>, %b: vector<4xf32>) -> (!matrix.matrix<4x4xi32>, vector<4xf32>) {
+  %p = matrix.matmul %a, %a {unsigned} : !matrix.matrix<4x4xi8>, !matrix.matrix<4x4xi8> -> !matrix.matrix<4x4xi32>
+  %r = matrix.add %p, %c : !matrix.matrix<4x4xi32>
+  %v = matrix.matvec %w, %x fastmath<contract> : !matrix.matrix<4x8xf16>, vector<8xbf16> -> vector<4xf32>
+  %y = arith.addf %b, %v fastmath<contract> : vector<4xf32>
+  func.return %r, %y : !matrix.matrix<4x4xi32>, vector<4xf32>
+}

@@ -182,3 +182,68 @@ func.func @double_neg(%a: !matrix.matrix<2x3xbf16>) -> !matrix.matrix<2x3xbf16> 
   %m = matrix.neg %n : !matrix.matrix<2x3xbf16>
   func.return %m : !matrix.matrix<2x3xbf16>
 }
+
+// Exact widening casts feeding a contraction become a mixed-precision op.
+// CHECK-LABEL: func.func @widening_casts
+// CHECK-NEXT:    %[[CA:.*]] = matrix.cast %a : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
+// CHECK-NEXT:    %[[UB:.*]] = matrix.cast %b {unsigned} : !matrix.matrix<8x4xi8> to !matrix.matrix<8x4xi32>
+// CHECK-NEXT:    %[[S:.*]] = matrix.matmul %a, %b : !matrix.matrix<4x8xi8>, !matrix.matrix<8x4xi8> -> !matrix.matrix<4x4xi32>
+// CHECK-NEXT:    %[[U:.*]] = matrix.matmul %a, %b {unsigned} : !matrix.matrix<4x8xi8>, !matrix.matrix<8x4xi8> -> !matrix.matrix<4x4xi32>
+// CHECK-NEXT:    %[[MIXED:.*]] = matrix.matmul %[[CA]], %[[UB]] : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32> -> !matrix.matrix<4x4xi32>
+// CHECK-NEXT:    %[[ONE:.*]] = matrix.matmul_add %a, %w, %c : !matrix.matrix<4x8xi8>, !matrix.matrix<8x4xi32>, !matrix.matrix<4x4xi32> -> !matrix.matrix<4x4xi32>
+// CHECK-NEXT:    %[[HV:.*]] = matrix.matvec %h, %x fastmath<contract> : !matrix.matrix<4x8xf16>, vector<8xf32> -> vector<4xf32>
+// CHECK-NEXT:    %[[BF:.*]] = matrix.matmul %g, %f : !matrix.matrix<4x8xbf16>, !matrix.matrix<8x4xf32> -> !matrix.matrix<4x4xf64>
+// CHECK-NEXT:    %[[IN:.*]] = matrix.cast %a : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xf32>
+// CHECK-NEXT:    %[[INEXACT:.*]] = matrix.matmul %[[IN]], %f : !matrix.matrix<4x8xf32>, !matrix.matrix<8x4xf32> -> !matrix.matrix<4x4xf32>
+// CHECK-NEXT:    %[[AX:.*]] = matrix.cast %a {unsigned} : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
+// CHECK-NEXT:    %[[KEPT:.*]] = matrix.matvec %[[AX]], %xi : !matrix.matrix<4x8xi32>, vector<8xi8> -> vector<4xi32>
+func.func @widening_casts(%a: !matrix.matrix<4x8xi8>, %b: !matrix.matrix<8x4xi8>, %w: !matrix.matrix<8x4xi32>, %c: !matrix.matrix<4x4xi32>, %h: !matrix.matrix<4x8xf16>, %x: vector<8xf32>, %g: !matrix.matrix<4x8xbf16>, %f: !matrix.matrix<8x4xf32>, %xi: vector<8xi8>) -> (!matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, vector<4xf32>, !matrix.matrix<4x4xf64>, !matrix.matrix<4x4xf32>, vector<4xi32>) {
+  %ca = matrix.cast %a : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
+  %cb = matrix.cast %b : !matrix.matrix<8x4xi8> to !matrix.matrix<8x4xi32>
+  %ua = matrix.cast %a {unsigned} : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
+  %ub = matrix.cast %b {unsigned} : !matrix.matrix<8x4xi8> to !matrix.matrix<8x4xi32>
+  // Both signed, both unsigned, then mixed signedness (stays).
+  %0 = matrix.matmul %ca, %cb : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32> -> !matrix.matrix<4x4xi32>
+  %1 = matrix.matmul %ua, %ub : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32> -> !matrix.matrix<4x4xi32>
+  %2 = matrix.matmul %ca, %ub : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32> -> !matrix.matrix<4x4xi32>
+  // One cast.
+  %3 = matrix.matmul_add %ca, %w, %c : !matrix.matrix<4x8xi32>, !matrix.matrix<8x4xi32>, !matrix.matrix<4x4xi32> -> !matrix.matrix<4x4xi32>
+  // matvec: the matrix through matrix.cast.
+  %ch = matrix.cast %h : !matrix.matrix<4x8xf16> to !matrix.matrix<4x8xf32>
+  %4 = matrix.matvec %ch, %x fastmath<contract> : !matrix.matrix<4x8xf32>, vector<8xf32> -> vector<4xf32>
+  // Into an op that is already mixed.
+  %cg = matrix.cast %g : !matrix.matrix<4x8xbf16> to !matrix.matrix<4x8xf64>
+  %5 = matrix.matmul %cg, %f : !matrix.matrix<4x8xf64>, !matrix.matrix<8x4xf32> -> !matrix.matrix<4x4xf64>
+  // i8 -> f32 is exact but not a widening: it stays.
+  %fa = matrix.cast %a : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xf32>
+  %6 = matrix.matmul %fa, %f : !matrix.matrix<4x8xf32>, !matrix.matrix<8x4xf32> -> !matrix.matrix<4x4xf32>
+  // A zero-extended matrix against a vector the op sign-extends: stays.
+  %ax = matrix.cast %a {unsigned} : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xi32>
+  %7 = matrix.matvec %ax, %xi : !matrix.matrix<4x8xi32>, vector<8xi8> -> vector<4xi32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7 : !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, !matrix.matrix<4x4xi32>, vector<4xf32>, !matrix.matrix<4x4xf64>, !matrix.matrix<4x4xf32>, vector<4xi32>
+}
+
+// Mixed-precision contractions fold like the same-type ops, on the widened values.
+// CHECK-LABEL: func.func @fold_mixed
+// CHECK-NEXT:    %[[S:.*]] = matrix.constant dense<[[134, -4], [-3, -121]]> : !matrix.matrix<2x2xi32>
+// CHECK-NEXT:    %[[U:.*]] = matrix.constant dense<[[32646, 1020], [765, 32391]]> : !matrix.matrix<2x2xi32>
+// CHECK-NEXT:    %[[H:.*]] = matrix.constant dense<{{\[\[}}4.29077402e+09, 6.550600e+04], [3.275300e+04, 4.500000e+00]]> : !matrix.matrix<2x2xf32>
+// CHECK-NEXT:    %[[K:.*]] = arith.constant 3060 : i16
+// CHECK-NEXT:    %[[SPLAT:.*]] = matrix.splat %[[K]] : !matrix.matrix<3x3xi16>
+// CHECK-NEXT:    func.return %[[S]], %[[U]], %[[H]], %[[SPLAT]]
+func.func @fold_mixed() -> (!matrix.matrix<2x2xi32>, !matrix.matrix<2x2xi32>, !matrix.matrix<2x2xf32>, !matrix.matrix<3x3xi16>) {
+  %a = matrix.constant dense<[[-1, 2], [3, 127]]> : !matrix.matrix<2x2xi8>
+  %b = matrix.constant dense<[[-128, 2], [3, -1]]> : !matrix.matrix<2x2xi8>
+  %0 = matrix.matmul %a, %b : !matrix.matrix<2x2xi8>, !matrix.matrix<2x2xi8> -> !matrix.matrix<2x2xi32>
+  %1 = matrix.matmul %a, %b {unsigned} : !matrix.matrix<2x2xi8>, !matrix.matrix<2x2xi8> -> !matrix.matrix<2x2xi32>
+  // f16 products are exact in f32: 65504 * 65504 overflows f16, not f32.
+  %h = matrix.constant dense<[[65504.0, 1.0], [0.5, 2.0]]> : !matrix.matrix<2x2xf16>
+  %2 = matrix.matmul %h, %h : !matrix.matrix<2x2xf16>, !matrix.matrix<2x2xf16> -> !matrix.matrix<2x2xf32>
+  // Splats: -1 zero-extended is 255; each element is 3 * (255 * 4).
+  %m1 = arith.constant -1 : i8
+  %four = arith.constant 4 : i8
+  %s1 = matrix.splat %m1 : !matrix.matrix<3x3xi8>
+  %s4 = matrix.splat %four : !matrix.matrix<3x3xi8>
+  %3 = matrix.matmul %s1, %s4 {unsigned} : !matrix.matrix<3x3xi8>, !matrix.matrix<3x3xi8> -> !matrix.matrix<3x3xi16>
+  func.return %0, %1, %2, %3 : !matrix.matrix<2x2xi32>, !matrix.matrix<2x2xi32>, !matrix.matrix<2x2xf32>, !matrix.matrix<3x3xi16>
+}

@@ -238,8 +238,122 @@ func.func @matmul_inner_mismatch(%a: !matrix.matrix<2x3xf32>, %b: !matrix.matrix
 // -----
 
 func.func @matmul_element_mismatch(%a: !matrix.matrix<2x3xf32>, %b: !matrix.matrix<3x2xf16>) {
-  // expected-error @+1 {{matrix element type mismatch in 'matrix.matmul': lhs has 'f32' but rhs has 'f16'}}
-  %0 = matrix.matmul %a, %b : !matrix.matrix<2x3xf32>, !matrix.matrix<3x2xf16> -> !matrix.matrix<2x2xf32>
+  // expected-error @+1 {{matrix element type mismatch in 'matrix.matmul': lhs has 'f32', which does not widen exactly to the result element type 'f16'}}
+  %0 = matrix.matmul %a, %b : !matrix.matrix<2x3xf32>, !matrix.matrix<3x2xf16> -> !matrix.matrix<2x2xf16>
+  func.return
+}
+
+// -----
+
+// Mixed-precision contractions: every factor widens exactly to the result.
+
+func.func @mixed_f16_into_bf16(%a: !matrix.matrix<2x3xf16>, %b: !matrix.matrix<3x2xbf16>) {
+  // expected-error @+1 {{matrix element type mismatch in 'matrix.matmul': lhs has 'f16', which does not widen exactly to the result element type 'bf16'}}
+  %0 = matrix.matmul %a, %b : !matrix.matrix<2x3xf16>, !matrix.matrix<3x2xbf16> -> !matrix.matrix<2x2xbf16>
+  func.return
+}
+
+// -----
+
+func.func @mixed_int_into_float(%a: !matrix.matrix<2x2xi8>) {
+  // expected-error @+1 {{matrix element type mismatch in 'matrix.matmul': lhs has 'i8', which does not widen exactly to the result element type 'f32'}}
+  %0 = matrix.matmul %a, %a : !matrix.matrix<2x2xi8>, !matrix.matrix<2x2xi8> -> !matrix.matrix<2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @mixed_narrowing_int(%a: !matrix.matrix<2x3xi32>, %b: !matrix.matrix<3x2xi64>) {
+  // expected-error @+1 {{matrix element type mismatch in 'matrix.matmul': rhs has 'i64', which does not widen exactly to the result element type 'i32'}}
+  %0 = matrix.matmul %a, %b : !matrix.matrix<2x3xi32>, !matrix.matrix<3x2xi64> -> !matrix.matrix<2x2xi32>
+  func.return
+}
+
+// -----
+
+func.func @mixed_f16_into_f16_from_f32(%a: !matrix.matrix<2x3xf16>, %b: !matrix.matrix<3x2xf32>, %c: !matrix.matrix<2x2xf16>) {
+  // expected-error @+1 {{matrix element type mismatch in 'matrix.matmul_add': rhs has 'f32', which does not widen exactly to the result element type 'f16'}}
+  %0 = matrix.matmul_add %a, %b, %c : !matrix.matrix<2x3xf16>, !matrix.matrix<3x2xf32>, !matrix.matrix<2x2xf16> -> !matrix.matrix<2x2xf16>
+  func.return
+}
+
+// -----
+
+func.func @mixed_accumulator_of_factor_type(%a: !matrix.matrix<2x2xf16>, %c: !matrix.matrix<2x2xf16>) {
+  // expected-error @+1 {{matrix element type mismatch: product has 'f32' but accumulator has 'f16'}}
+  %0 = matrix.matmul_add %a, %a, %c : !matrix.matrix<2x2xf16>, !matrix.matrix<2x2xf16>, !matrix.matrix<2x2xf16> -> !matrix.matrix<2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @mixed_matvec_vector(%m: !matrix.matrix<4x8xf16>, %x: vector<8xf64>) {
+  // expected-error @+1 {{matrix element type mismatch in 'matrix.matvec': vector operand has 'f64', which does not widen exactly to the result element type 'f32'}}
+  %0 = matrix.matvec %m, %x : !matrix.matrix<4x8xf16>, vector<8xf64> -> vector<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @mixed_matvec_matrix(%m: !matrix.matrix<4x8xi16>, %x: vector<8xi8>) {
+  // expected-error @+1 {{matrix element type mismatch in 'matrix.matvec': matrix operand has 'i16', which does not widen exactly to the result element type 'i8'}}
+  %0 = matrix.matvec %m, %x : !matrix.matrix<4x8xi16>, vector<8xi8> -> vector<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @mixed_matvec_bias(%m: !matrix.matrix<4x8xi8>, %x: vector<8xi8>, %b: vector<4xi8>) {
+  // expected-error @+1 {{bias type 'vector<4xi8>' should be 'vector<4xi32>'}}
+  %0 = matrix.matvec %m, %x, %b : !matrix.matrix<4x8xi8>, vector<8xi8>, vector<4xi8> -> vector<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @unsigned_on_floats(%a: !matrix.matrix<2x2xf16>) {
+  // expected-error @+1 {{'unsigned' in 'matrix.matmul' is only allowed on integer elements, but it has lhs 'f16' and rhs 'f16' and result 'f32'}}
+  %0 = matrix.matmul %a, %a {unsigned} : !matrix.matrix<2x2xf16>, !matrix.matrix<2x2xf16> -> !matrix.matrix<2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @unsigned_without_widening(%a: !matrix.matrix<2x3xi32>, %b: !matrix.matrix<3x2xi32>) {
+  // expected-error @+1 {{'unsigned' in 'matrix.matmul' needs an integer operand narrower than the result, but it has lhs 'i32' and rhs 'i32' and result 'i32'}}
+  %0 = matrix.matmul %a, %b {unsigned} : !matrix.matrix<2x3xi32>, !matrix.matrix<3x2xi32> -> !matrix.matrix<2x2xi32>
+  func.return
+}
+
+// -----
+
+func.func @unsigned_matvec_without_widening(%m: !matrix.matrix<4x8xi16>, %x: vector<8xi16>) {
+  // expected-error @+1 {{'unsigned' in 'matrix.matvec' needs an integer operand narrower than the result, but it has matrix operand 'i16' and vector operand 'i16' and result 'i16'}}
+  %0 = matrix.matvec %m, %x {unsigned} : !matrix.matrix<4x8xi16>, vector<8xi16> -> vector<4xi16>
+  func.return
+}
+
+// -----
+
+func.func @mixed_container_operands(%a: !matrix.matrix<2x2xi4>) {
+  // expected-error @+1 {{lhs has element type 'i4', which is a bit container without arithmetic and does not widen to the result element type 'i32'}}
+  %0 = matrix.matmul %a, %a : !matrix.matrix<2x2xi4>, !matrix.matrix<2x2xi4> -> !matrix.matrix<2x2xi32>
+  func.return
+}
+
+// -----
+
+func.func @mixed_container_vector(%m: !matrix.matrix<4x8xi8>, %x: vector<8xi6>) {
+  // expected-error @+1 {{vector operand has element type 'i6', which is a bit container without arithmetic and does not widen to the result element type 'i32'}}
+  %0 = matrix.matvec %m, %x : !matrix.matrix<4x8xi8>, vector<8xi6> -> vector<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @mixed_integer_fastmath(%a: !matrix.matrix<2x2xi8>) {
+  // expected-error @+1 {{fastmath flags are only allowed on floating-point matrices, not on element type 'i32'}}
+  %0 = matrix.matmul %a, %a fastmath<contract> : !matrix.matrix<2x2xi8>, !matrix.matrix<2x2xi8> -> !matrix.matrix<2x2xi32>
   func.return
 }
 

@@ -82,6 +82,26 @@ func.func @products(%a: !matrix.matrix<2x3xf64>, %b: !matrix.matrix<3x4xf64>, %c
   func.return
 }
 
+// Mixed precision: factors narrower than the result, widened exactly.
+// CHECK-LABEL: func.func @mixed_products
+func.func @mixed_products(%a: !matrix.matrix<4x64xi8>, %b: !matrix.matrix<64x4xi8>, %h: !matrix.matrix<16x16xf16>, %g: !matrix.matrix<16x16xbf16>, %c: !matrix.matrix<16x16xf32>, %w: !matrix.matrix<8x32xf16>, %x: vector<32xf16>, %s: !matrix.matrix<4x64xi16>, %f: !matrix.matrix<16x16xf32>, %wi: !matrix.matrix<8x32xi8>, %xi: vector<32xi32>, %bi: vector<8xi64>) {
+  // CHECK-NEXT: %0 = matrix.matmul %a, %b : !matrix.matrix<4x64xi8>, !matrix.matrix<64x4xi8> -> !matrix.matrix<4x4xi32>
+  %0 = matrix.matmul %a, %b : !matrix.matrix<4x64xi8>, !matrix.matrix<64x4xi8> -> !matrix.matrix<4x4xi32>
+  // CHECK-NEXT: %1 = matrix.matmul %a, %b {unsigned} : !matrix.matrix<4x64xi8>, !matrix.matrix<64x4xi8> -> !matrix.matrix<4x4xi16>
+  %1 = matrix.matmul %a, %b {unsigned} : !matrix.matrix<4x64xi8>, !matrix.matrix<64x4xi8> -> !matrix.matrix<4x4xi16>
+  // CHECK-NEXT: %2 = matrix.matmul_add %h, %g, %c fastmath<contract> : !matrix.matrix<16x16xf16>, !matrix.matrix<16x16xbf16>, !matrix.matrix<16x16xf32> -> !matrix.matrix<16x16xf32>
+  %2 = matrix.matmul_add %h, %g, %c fastmath<contract> : !matrix.matrix<16x16xf16>, !matrix.matrix<16x16xbf16>, !matrix.matrix<16x16xf32> -> !matrix.matrix<16x16xf32>
+  // CHECK-NEXT: %3 = matrix.matvec %w, %x : !matrix.matrix<8x32xf16>, vector<32xf16> -> vector<8xf32>
+  %3 = matrix.matvec %w, %x : !matrix.matrix<8x32xf16>, vector<32xf16> -> vector<8xf32>
+  // CHECK-NEXT: %4 = matrix.matmul %s, %b {unsigned} : !matrix.matrix<4x64xi16>, !matrix.matrix<64x4xi8> -> !matrix.matrix<4x4xi64>
+  %4 = matrix.matmul %s, %b {unsigned} : !matrix.matrix<4x64xi16>, !matrix.matrix<64x4xi8> -> !matrix.matrix<4x4xi64>
+  // CHECK-NEXT: %5 = matrix.matmul %h, %f fastmath<fast> : !matrix.matrix<16x16xf16>, !matrix.matrix<16x16xf32> -> !matrix.matrix<16x16xf64>
+  %5 = matrix.matmul %h, %f fastmath<fast> : !matrix.matrix<16x16xf16>, !matrix.matrix<16x16xf32> -> !matrix.matrix<16x16xf64>
+  // CHECK-NEXT: %6 = matrix.matvec %wi, %xi, %bi {unsigned} : !matrix.matrix<8x32xi8>, vector<32xi32>, vector<8xi64> -> vector<8xi64>
+  %6 = matrix.matvec %wi, %xi, %bi {unsigned} : !matrix.matrix<8x32xi8>, vector<32xi32>, vector<8xi64> -> vector<8xi64>
+  func.return
+}
+
 // CHECK-LABEL: func.func @transpose_cast
 func.func @transpose_cast(%a: !matrix.matrix<2x3xi32>, %f: !matrix.matrix<2x3xf32>, %q: !matrix.matrix<2x3xi6>) {
   // CHECK-NEXT: %0 = matrix.transpose %a : !matrix.matrix<2x3xi32> -> !matrix.matrix<3x2xi32>
