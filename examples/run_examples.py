@@ -60,6 +60,19 @@ def _dequant_reference(w: Array, scale: np.float32, x: Array) -> tuple[Array, ..
     return ((weights * scale) @ x,)
 
 
+def _mxfp4_reference(w: Array, x: Array) -> tuple[Array, ...]:
+    """OCP MX section 6.3 with ml_dtypes: per block of 32, the scale 2^e with
+    e = floor(log2 amax) - 2 (f4e2m1fn's largest value is 1.5 * 2^2), the
+    elements w / 2^e clamped to [-6, 6] and rounded to f4e2m1fn."""
+    blocks = w.astype(np.float64).reshape(w.shape[0], -1, 32)
+    amax = np.abs(blocks).max(axis=2, keepdims=True)
+    e = np.frexp(amax)[1] - 1 - 2
+    scaled = np.clip(blocks / 2.0**e, -6, 6)
+    fp4 = scaled.astype(ml_dtypes.float4_e2m1fn).astype(np.float64)
+    dequantized = (fp4 * 2.0**e).reshape(w.shape).astype(np.float32)
+    return (dequantized @ x,)
+
+
 def _transform_chain_reference() -> tuple[Array, ...]:
     translate = np.array(
         [[1, 0, 0, 2], [0, 1, 0, -1], [0, 0, 1, 0.5], [0, 0, 0, 1]], np.float32
@@ -86,6 +99,12 @@ CASES = [
         "dequant_matmul",
         lambda rng: [_fp8_weights(rng), np.float32(0.125), _f32(rng, 16, 4)],
         _dequant_reference,
+    ),
+    Case(
+        "mxfp4_matvec.mlir",
+        "mxfp4_matvec",
+        lambda rng: [_f32(rng, 16, 64), _f32(rng, 64)],
+        _mxfp4_reference,
     ),
 ]
 

@@ -8,7 +8,7 @@ Operands are scalars, vectors or matrices; the conversion is elementwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 from xdsl.dialect_interfaces.constant_materialization import (
@@ -16,6 +16,7 @@ from xdsl.dialect_interfaces.constant_materialization import (
 )
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    I64,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -23,6 +24,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     UnitAttr,
     VectorType,
+    i64,
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.interfaces import HasCanonicalizationPatternsInterface, HasFolderInterface
@@ -44,7 +46,9 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.parser import Parser
 from xdsl.pattern_rewriter import RewritePattern
+from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -55,10 +59,14 @@ from mx.passes.canonicalization.matrix import MAX_FOLDED_ELEMENTS
 from mx.semantics.arbfp import (
     FLOAT_DTYPES,
     FORMATS,
+    SCALE_FORMATS,
     FloatFormat,
     Rounding,
+    ScaleRule,
     decode,
     encode,
+    scaled_decode,
+    scaled_encode,
 )
 
 FormatKeyword = cast(
@@ -91,6 +99,29 @@ def float_type_name(t: Attribute) -> str | None:
         return None
     name = str(t)
     return name if name in FLOAT_DTYPES else None
+
+
+def verify_container(role: str, container: Attribute, fmt: FloatFormat) -> None:
+    """Checks that `container` is the signless integer of exactly `fmt`'s width."""
+    if (
+        not isinstance(container, IntegerType)
+        or container.signedness.data != Signedness.SIGNLESS
+    ):
+        raise VerifyException(
+            f"{role} element type '{container}' must be a signless integer "
+            f"(the {fmt.bits}-bit container of {fmt.keyword})"
+        )
+    if container.width.data != fmt.bits:
+        raise VerifyException(
+            f"'{container}' is not the {fmt.bits}-bit container of {fmt.keyword}"
+        )
+
+
+def verify_float_type(role: str, t: Attribute) -> None:
+    if float_type_name(t) is None:
+        raise VerifyException(
+            f"{role} element type '{t}' must be f16, bf16, f32 or f64"
+        )
 
 
 def _shape_and_element(t: Attribute) -> tuple[str, tuple[int, ...], Attribute]:
@@ -152,27 +183,9 @@ class ConvertOp(
                     f"operand type '{in_vector}' and result type "
                     f"'{out_vector}' have different scalable dimensions"
                 )
-        fmt = self.float_format
-        container = self.container_type
         role = "source" if self.DECODES else "result"
-        if (
-            not isinstance(container, IntegerType)
-            or container.signedness.data != Signedness.SIGNLESS
-        ):
-            raise VerifyException(
-                f"{role} element type '{container}' must be a signless integer "
-                f"(the {fmt.bits}-bit container of {fmt.keyword})"
-            )
-        if container.width.data != fmt.bits:
-            raise VerifyException(
-                f"'{container}' is not the {fmt.bits}-bit container of {fmt.keyword}"
-            )
-        float_role = "destination" if self.DECODES else "source"
-        if float_type_name(self.float_type) is None:
-            raise VerifyException(
-                f"{float_role} element type '{self.float_type}' must be "
-                "f16, bf16, f32 or f64"
-            )
+        verify_container(role, self.container_type, self.float_format)
+        verify_float_type("destination" if self.DECODES else "source", self.float_type)
 
     def evaluate(self, values: np.ndarray) -> np.ndarray:
         """The op's result for operand values given as a NumPy array.
@@ -290,7 +303,395 @@ class ConvertToOp(ConvertOp):
         assert name is not None
         source = np.asarray(values).astype(FLOAT_DTYPES[name])
         bits = encode(self.float_format, source, self.rounding_mode, self.saturating)
-        return bits.view(np.int8) if self.float_format.bits == 8 else bits
+        return _as_container(self.float_format, bits)
+
+
+@irdl_attr_definition
+class ScaleRuleAttr(EnumAttribute[ScaleRule], SpacedOpaqueSyntaxAttribute):
+    """How scaled_convert_to picks a block's scale: `#arbfp<scale_rule ceil>`."""
+
+    name = "arbfp.scale_rule"
+
+
+DEFAULT_SCALE_FORMAT = "f8e8m0fnu"
+
+
+def _scaled_shape(t: Attribute, role: str) -> tuple[int, ...]:
+    """The shape of a matrix or 1-D vector type (error otherwise)."""
+    if isinstance(t, MatrixType):
+        return t.shape
+    if isinstance(t, VectorType):
+        vector = cast(VectorType, t)
+        if vector.get_num_dims() == 1 and not any(vector.get_scalable_dims()):
+            return tuple(vector.get_shape())
+    raise VerifyException(f"{role} type '{t}' must be a matrix or a 1-D vector")
+
+
+def _blocked_length(shape: tuple[int, ...]) -> str:
+    return "number of columns" if len(shape) == 2 else "vector length"
+
+
+def _scales_type(elements: Attribute, block: int) -> Attribute:
+    """The type of the scales of `elements` (a matrix or 1-D vector type)."""
+    if isinstance(elements, MatrixType):
+        return MatrixType(elements.rows, elements.cols // block, IntegerType(8))
+    (length,) = cast(VectorType, elements).get_shape()
+    return VectorType(IntegerType(8), [length // block])
+
+
+class ScaledConvertOp(IRDLOperation, HasFolderInterface):
+    """Shared structure, syntax and checks of the two block-scaled conversions:
+    `FMT %operands block N [scale SFMT] [rounding MODE] [scale_rule R] : types`."""
+
+    DECODES: ClassVar[bool]
+
+    format = prop_def(FormatAttr)
+    block = prop_def(IntegerAttr[I64])
+    scale_format = prop_def(
+        FormatAttr, default_value=FormatAttr(FormatKeyword(DEFAULT_SCALE_FORMAT))
+    )
+
+    traits = traits_def(Pure())
+
+    @property
+    def float_format(self) -> FloatFormat:
+        return self.format.format
+
+    @property
+    def scale_float_format(self) -> FloatFormat:
+        return self.scale_format.format
+
+    @property
+    def block_size(self) -> int:
+        return self.block.value.data
+
+    def elements_value(self) -> SSAValue:
+        raise NotImplementedError
+
+    def scales_value(self) -> SSAValue:
+        raise NotImplementedError
+
+    def floats_value(self) -> SSAValue:
+        raise NotImplementedError
+
+    @property
+    def float_type(self) -> Attribute:
+        return _shape_and_element(self.floats_value().type)[2]
+
+    def verify_(self) -> None:
+        fmt = self.float_format
+        if not fmt.has_zero:
+            raise VerifyException(
+                f"{fmt.keyword} is a scale format, not the element format of a "
+                "block-scaled conversion"
+            )
+        scale_fmt = self.scale_float_format
+        if scale_fmt.keyword not in SCALE_FORMATS:
+            raise VerifyException(
+                f"scale format {scale_fmt.keyword} must be f8e8m0fnu or f8e4m3fn"
+            )
+        if not self.DECODES and scale_fmt.keyword != DEFAULT_SCALE_FORMAT:
+            raise VerifyException(
+                "scaled_convert_to computes f8e8m0fnu scales only, got scale "
+                f"format {scale_fmt.keyword}"
+            )
+        elements, scales = self.elements_value().type, self.scales_value().type
+        floats = self.floats_value().type
+        element_role, float_role = (
+            ("source", "destination") if self.DECODES else ("result", "source")
+        )
+        if not self.DECODES:  # the operand's errors first
+            _scaled_shape(floats, float_role)
+        shape = _scaled_shape(elements, f"{element_role} elements")
+        _scaled_shape(scales, "scales")
+        float_shape = _scaled_shape(floats, float_role)
+        if (
+            len({isinstance(t, MatrixType) for t in (elements, scales, floats)}) != 1
+            or float_shape != shape
+        ):
+            raise VerifyException(
+                f"elements type '{elements}' and {float_role} type '{floats}' must "
+                "have the same shape, and the scales the same kind"
+            )
+        verify_container(element_role, _shape_and_element(elements)[2], fmt)
+        verify_float_type(float_role, _shape_and_element(floats)[2])
+        block = self.block_size
+        if block < 1:
+            raise VerifyException(f"block size must be at least 1, got {block}")
+        if shape[-1] % block:
+            raise VerifyException(
+                f"block size {block} does not divide the {_blocked_length(shape)} "
+                f"{shape[-1]}"
+            )
+        expected = _scales_type(elements, block)
+        if _scaled_shape(scales, "scales") != _scaled_shape(expected, "scales"):
+            raise VerifyException(
+                f"scales type '{scales}' must be '{expected}': one scale per "
+                f"block of {block} elements"
+            )
+        verify_container("scale", _shape_and_element(scales)[2], scale_fmt)
+
+    # -- syntax --------------------------------------------------------------
+
+    @classmethod
+    def _parse_options(cls, parser: Parser) -> dict[str, Attribute]:
+        """`block N [scale SFMT] [rounding MODE] [scale_rule R]` as properties."""
+        parser.parse_keyword("block")
+        properties: dict[str, Attribute] = {
+            "block": IntegerAttr(parser.parse_integer(allow_negative=False), i64)
+        }
+        if parser.parse_optional_keyword("scale"):
+            keyword = parser.parse_str_enum(FormatKeyword)
+            properties["scale_format"] = FormatAttr(keyword)
+        if not cls.DECODES:
+            if parser.parse_optional_keyword("rounding"):
+                properties["rounding"] = RoundingAttr(parser.parse_str_enum(Rounding))
+            if parser.parse_optional_keyword("scale_rule"):
+                rule = parser.parse_str_enum(ScaleRule)
+                properties["scale_rule"] = ScaleRuleAttr(rule)
+        return properties
+
+    def _print_options(self, printer: Printer) -> None:
+        printer.print_string(f" block {self.block_size}")
+        if self.scale_float_format.keyword != DEFAULT_SCALE_FORMAT:
+            printer.print_string(f" scale {self.scale_float_format.keyword}")
+
+    # -- numerics --------------------------------------------------------------
+
+    def _fold_operands(self) -> list[np.ndarray] | None:
+        """The constant operands' values, row by row, in their shapes."""
+        values: list[np.ndarray] = []
+        for operand in self.operands:
+            constant = ConstantLike.get_constant_value(operand)
+            if not isinstance(constant, DenseIntOrFPElementsAttr):
+                return None
+            dense = cast(DenseIntOrFPElementsAttr, constant)
+            shape = _scaled_shape(operand.type, "operand")
+            if np.prod(shape) > MAX_FOLDED_ELEMENTS:
+                return None
+            values.append(np.array(dense.get_values()).reshape(shape))
+        return values
+
+
+def _constant(t: Attribute, values: np.ndarray) -> Attribute:
+    """The attribute a folded block-scaled conversion's result becomes."""
+    if isinstance(t, MatrixType):
+        return dense_matrix_value(t, values.reshape(-1).tolist())
+    vector = cast(Any, t)  # a vector of int or float
+    return DenseIntOrFPElementsAttr.from_list(vector, values.tolist())
+
+
+def _as_container(fmt: FloatFormat, bits: np.ndarray) -> np.ndarray:
+    """Encodings as the interpreter holds containers: int8 for i8, uint8 below."""
+    return bits.view(np.int8) if fmt.bits == 8 else bits
+
+
+@irdl_op_definition
+class ScaledConvertFromOp(ScaledConvertOp):
+    """Decodes block-scaled small floats: element value x its block's scale,
+    rounded once to f16, bf16, f32 or f64."""
+
+    name = "arbfp.scaled_convert_from"
+    DECODES: ClassVar[bool] = True
+
+    input = operand_def(AnyAttr())
+    scales = operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+
+    def __init__(
+        self,
+        fmt: str,
+        elements: SSAValue | Operation,
+        scales: SSAValue | Operation,
+        block: int,
+        result_type: Attribute,
+        scale_format: str = DEFAULT_SCALE_FORMAT,
+    ):
+        super().__init__(
+            operands=[elements, scales],
+            result_types=[result_type],
+            properties={
+                "format": FormatAttr(FormatKeyword(fmt)),
+                "block": IntegerAttr(block, i64),
+                "scale_format": FormatAttr(FormatKeyword(scale_format)),
+            },
+        )
+
+    def elements_value(self) -> SSAValue:
+        return self.input
+
+    def scales_value(self) -> SSAValue:
+        return self.scales
+
+    def floats_value(self) -> SSAValue:
+        return self.result
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        fmt = parser.parse_str_enum(FormatKeyword)
+        elements = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        scales = parser.parse_unresolved_operand()
+        properties = {"format": FormatAttr(fmt), **cls._parse_options(parser)}
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        elements_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        scales_type = parser.parse_type()
+        parser.parse_keyword("to")
+        result_type = parser.parse_type()
+        return cls.build(
+            operands=[
+                parser.resolve_operand(elements, elements_type),
+                parser.resolve_operand(scales, scales_type),
+            ],
+            result_types=[result_type],
+            properties=properties,
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.float_format.keyword} ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        printer.print_operand(self.scales)
+        self._print_options(printer)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.scales.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+    def evaluate(self, elements: np.ndarray, scales: np.ndarray) -> np.ndarray:
+        """The op's result for its operands' values (containers of any integer
+        dtype, encoding in the low bits; blocks along the last axis)."""
+        name = float_type_name(self.float_type)
+        assert name is not None
+        return scaled_decode(
+            self.float_format,
+            self.scale_float_format,
+            elements,
+            scales,
+            self.block_size,
+            FLOAT_DTYPES[name],
+        )
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        operands = self._fold_operands()
+        if operands is None:
+            return None
+        return (_constant(self.result.type, self.evaluate(*operands)),)
+
+
+@irdl_op_definition
+class ScaledConvertToOp(ScaledConvertOp):
+    """Quantizes f16, bf16, f32 or f64 values into block-scaled small floats:
+    one f8e8m0fnu scale per block, the elements rounded and saturated."""
+
+    name = "arbfp.scaled_convert_to"
+    DECODES: ClassVar[bool] = False
+
+    input = operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    scales = result_def(AnyAttr())
+    rounding = prop_def(RoundingAttr, default_value=RoundingAttr(Rounding.NEAREST_EVEN))
+    scale_rule = prop_def(ScaleRuleAttr, default_value=ScaleRuleAttr(ScaleRule.FLOOR))
+
+    def __init__(
+        self,
+        fmt: str,
+        value: SSAValue | Operation,
+        block: int,
+        result_type: Attribute,
+        rounding: Rounding = Rounding.NEAREST_EVEN,
+        scale_rule: ScaleRule = ScaleRule.FLOOR,
+    ):
+        value = SSAValue.get(value)
+        super().__init__(
+            operands=[value],
+            result_types=[result_type, _scales_type(result_type, block)],
+            properties={
+                "format": FormatAttr(FormatKeyword(fmt)),
+                "block": IntegerAttr(block, i64),
+                "rounding": RoundingAttr(rounding),
+                "scale_rule": ScaleRuleAttr(scale_rule),
+            },
+        )
+
+    @property
+    def rounding_mode(self) -> Rounding:
+        return self.rounding.data
+
+    @property
+    def rule(self) -> ScaleRule:
+        return self.scale_rule.data
+
+    def elements_value(self) -> SSAValue:
+        return self.result
+
+    def scales_value(self) -> SSAValue:
+        return self.scales
+
+    def floats_value(self) -> SSAValue:
+        return self.input
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        fmt = parser.parse_str_enum(FormatKeyword)
+        value = parser.parse_unresolved_operand()
+        properties = {"format": FormatAttr(fmt), **cls._parse_options(parser)}
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        parser.parse_keyword("to")
+        result_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        scales_type = parser.parse_type()
+        return cls.build(
+            operands=[parser.resolve_operand(value, value_type)],
+            result_types=[result_type, scales_type],
+            properties=properties,
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.float_format.keyword} ")
+        printer.print_operand(self.input)
+        self._print_options(printer)
+        if self.rounding_mode is not Rounding.NEAREST_EVEN:
+            printer.print_string(f" rounding {self.rounding_mode.value}")
+        if self.rule is not ScaleRule.FLOOR:
+            printer.print_string(f" scale_rule {self.rule.value}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.scales.type)
+
+    def evaluate(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(elements, scales) for float values (blocks along the last axis)."""
+        name = float_type_name(self.float_type)
+        assert name is not None
+        with np.errstate(invalid="ignore"):  # ml_dtypes warns on casting a bf16 NaN
+            source = np.asarray(values).astype(FLOAT_DTYPES[name])
+        bits, scales = scaled_encode(
+            self.float_format, source, self.block_size, self.rounding_mode, self.rule
+        )
+        return _as_container(self.float_format, bits), scales.view(np.int8)
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        operands = self._fold_operands()
+        if operands is None:
+            return None
+        bits, scales = self.evaluate(*operands)
+        return (
+            _constant(self.result.type, bits),
+            _constant(self.scales.type, scales),
+        )
 
 
 class ArbfpConstantMaterialization(ConstantMaterializationInterface):
@@ -309,7 +710,7 @@ class ArbfpConstantMaterialization(ConstantMaterializationInterface):
 
 Arbfp = Dialect(
     "arbfp",
-    [ConvertFromOp, ConvertToOp],
-    [FormatAttr, RoundingAttr],
+    [ConvertFromOp, ConvertToOp, ScaledConvertFromOp, ScaledConvertToOp],
+    [FormatAttr, RoundingAttr, ScaleRuleAttr],
     [ArbfpConstantMaterialization()],
 )

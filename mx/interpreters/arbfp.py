@@ -3,7 +3,8 @@
 Runtime values follow `mx.interpreters.matrix`: scalars are `IntegerAttr` /
 `FloatAttr` (Python/NumPy numbers are accepted as operands), vectors and
 matrices are NumPy arrays of the element's dtype (i4/i6 as uint8 holding the low
-bits). The numerics are the ops' `evaluate` (`mx.semantics.arbfp`).
+bits; a block-scaled conversion's blocks run along the last axis). The numerics
+are the ops' `evaluate` (`mx.semantics.arbfp`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from xdsl.interpreter import (
     register_impls,
 )
 
-from mx.dialects.arbfp import ConvertFromOp, ConvertOp, ConvertToOp
+from mx.dialects.arbfp import (
+    ConvertFromOp,
+    ConvertOp,
+    ConvertToOp,
+    ScaledConvertFromOp,
+    ScaledConvertToOp,
+)
 from mx.dialects.matrix import MatrixType
 from mx.interpreters.matrix import scalar_attr, scalar_value
 
@@ -45,3 +52,15 @@ class ArbfpFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: ConvertToOp, args: PythonValues
     ) -> PythonValues:
         return (_run(op, args[0]),)
+
+    @impl(ScaledConvertFromOp)
+    def run_scaled_convert_from(
+        self, interpreter: Interpreter, op: ScaledConvertFromOp, args: PythonValues
+    ) -> PythonValues:
+        return (op.evaluate(np.asarray(args[0]), np.asarray(args[1])),)
+
+    @impl(ScaledConvertToOp)
+    def run_scaled_convert_to(
+        self, interpreter: Interpreter, op: ScaledConvertToOp, args: PythonValues
+    ) -> PythonValues:
+        return op.evaluate(np.asarray(args[0]))

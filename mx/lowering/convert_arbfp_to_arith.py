@@ -26,13 +26,15 @@ convert-matrix-to-affine calls them for the scalar conversions in its loops.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseArrayBase,
     Float16Type,
     Float64Type,
     IntegerType,
@@ -42,6 +44,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     f64,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -53,10 +56,22 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from mx.dialects.arbfp import ConvertFromOp, ConvertToOp
+from mx.dialects.arbfp import (
+    ConvertFromOp,
+    ConvertToOp,
+    ScaledConvertFromOp,
+    ScaledConvertToOp,
+)
 from mx.lowering.bf16 import extf_bf16_to_f32
-from mx.lowering.bitwise import BitwiseEmitter
-from mx.semantics.arbfp import FloatFormat, NanEncoding, Rounding
+from mx.lowering.bitwise import BitwiseEmitter, integer_width
+from mx.semantics.arbfp import (
+    FORMATS,
+    SCALE_NAN,
+    FloatFormat,
+    NanEncoding,
+    Rounding,
+    ScaleRule,
+)
 
 
 def _element(t: Attribute) -> Attribute:
@@ -326,6 +341,201 @@ def emit_convert_to(
     return e.ops, e.trunc(result, fmt.bits)
 
 
+# Block-scaled conversions. Their scalar building blocks below take the scale
+# (or scale code) of each element in the element's own shape: the matrix
+# lowering calls them per element, the vector lowering after broadcasting
+# each block's scale to its lanes.
+
+_E8M0 = FORMATS["f8e8m0fnu"]
+
+
+def _work_layout(float_type: Attribute) -> _Binary:
+    """f64 for f64, else f32: the precision the block-scaled ops compute in."""
+    return _F64 if isinstance(_element(float_type), Float64Type) else _F32
+
+
+def emit_scaled_convert_from(
+    fmt: FloatFormat,
+    scale_fmt: FloatFormat,
+    bits: SSAValue,
+    scale_bits: SSAValue,
+    float_type: Attribute,
+) -> tuple[list[Operation], SSAValue]:
+    """Ops computing element value x scale value (`bits` and `scale_bits` of
+    one shape) rounded once into `float_type`.
+
+    Both values are exact in f32 (2^-127 is an f32 subnormal), so one f32
+    multiply rounds the exact product once; f16/bf16 then narrow it, which
+    is still a single rounding: the product has at most 9 significant bits,
+    so f32 rounds only products below 2^-140, far below both types' least
+    subnormal. f64 multiplies exactly in f64.
+    """
+    e = BitwiseEmitter(bits.type)
+    work = e.type(_work_layout(float_type).type)
+    value_ops, value = emit_convert_from(fmt, bits, work)
+    scale_ops, scale = emit_convert_from(scale_fmt, scale_bits, work)
+    e.ops = [*value_ops, *scale_ops]
+    product = e.add(arith.MulfOp(value, scale))
+    if _element(float_type) != _element(work):
+        product = e.add(arith.TruncFOp(product, float_type))
+    return e.ops, product
+
+
+def _widen_to_work(value: SSAValue) -> tuple[list[Operation], SSAValue, _Binary]:
+    """`value` extended exactly to its work layout (`_work_layout`)."""
+    b = _work_layout(value.type)
+    ops: list[Operation] = []
+    if isinstance(_element(value.type), BFloat16Type):
+        ops, value = extf_bf16_to_f32(value)
+    elif _element(value.type) != b.type:
+        e = BitwiseEmitter(value.type)
+        value = e.add(arith.ExtFOp(value, e.type(b.type)))
+        ops = e.ops
+    return ops, value, b
+
+
+def emit_magnitude_bits(value: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """|value| as the bits of its work layout (an integer of that width):
+    the operand of a block's running maximum (integer order is float order
+    on magnitudes, and a NaN's bits exceed inf's)."""
+    ops, wide, b = _widen_to_work(value)
+    e = BitwiseEmitter(wide.type)
+    e.ops = ops
+    bits = e.bitcast(wide, IntegerType(b.width))
+    return e.ops, e.and_(bits, (1 << (b.width - 1)) - 1)
+
+
+def emit_block_scale(
+    fmt: FloatFormat, amax: SSAValue, rule: ScaleRule
+) -> tuple[list[Operation], SSAValue]:
+    """The f8e8m0fnu scale code (i8) of blocks whose largest magnitude has
+    the bits `amax` (`emit_magnitude_bits`): 0xFF for a NaN or inf in the
+    block, 0x00 for an all-zero block, else 2^e with e of `rule` clamped to
+    [-127, 127], computed on the exponent and mantissa fields."""
+    e = BitwiseEmitter(amax.type)
+    b = _F64 if integer_width(amax) == 64 else _F32
+    inf_bits = ((1 << b.exponent) - 1) << b.mantissa
+    special = e.less(inf_bits - 1, amax)
+    max_significand, max_exponent = math.frexp(fmt.max_finite)
+    # floor(log2 amax) = field - bias (a subnormal amax clamps anyway)
+    exponent = e.subi(e.shr(amax, b.mantissa), b.bias + max_exponent - 1)
+    if rule is ScaleRule.CEIL:
+        # one more where amax's significand exceeds the largest finite's
+        max_mantissa = int((2 * max_significand - 1) * (1 << b.mantissa))
+        mantissa = e.and_(amax, (1 << b.mantissa) - 1)
+        exponent = e.subi(exponent, e.less(max_mantissa, mantissa))
+    exponent = e.max(e.min(exponent, 127), -127)
+    code = e.select(e.is_zero(amax), 0, e.addi(exponent, 127))
+    code = e.select(special, SCALE_NAN, code)
+    return e.ops, e.trunc(code, 8)
+
+
+def emit_scaled_elements(
+    fmt: FloatFormat, value: SSAValue, code: SSAValue, rounding: Rounding
+) -> tuple[list[Operation], SSAValue]:
+    """The element encodings of `value` in blocks with scale codes `code`
+    (i8, one per element): x / 2^e converted with `rounding`, saturating,
+    and 0 in NaN-scaled blocks.
+
+    x * 2^-e is exact unless it falls below the work type's normal range;
+    there only its sign and being non-zero matter to the rounding (every
+    element format's least subnormal is above 2^-18), so a product that
+    flushed to zero is replaced by the least subnormal of its sign.
+    """
+    ops, x, b = _widen_to_work(value)
+    e = BitwiseEmitter(x.type)
+    e.ops = ops
+    inverse = e.subi(_E8M0.max_magnitude, code)  # the code of 2^-e (i8)
+    factor_ops, factor = emit_convert_from(_E8M0, inverse, x.type)
+    e.ops += factor_ops
+    bits_type = IntegerType(b.width)
+    magnitude = (1 << (b.width - 1)) - 1
+    x_bits = e.bitcast(x, bits_type)
+    y_bits = e.bitcast(e.add(arith.MulfOp(x, factor)), bits_type)
+    flushed = e.and_(
+        e.is_zero(e.and_(y_bits, magnitude)), e.nonzero(e.and_(x_bits, magnitude))
+    )
+    y_bits = e.or_(y_bits, e.and_(flushed, 1))
+    special = e.equal(e.ext_unsigned(code, b.width), SCALE_NAN)
+    y_bits = e.select(special, 0, y_bits)
+    convert_ops, encoded = emit_convert_to(
+        fmt, e.bitcast(y_bits, b.type), rounding, saturate=True
+    )
+    return e.ops + convert_ops, encoded
+
+
+def _broadcast_blocks(
+    value: SSAValue, block: int, length: int
+) -> tuple[list[Operation], SSAValue]:
+    """The vector of `length` lanes holding lane i // block of `value`."""
+    vt = cast(VectorType, value.type)
+    shuffle = vector.ShuffleOp(
+        value,
+        value,
+        DenseArrayBase.from_list(i64, [i // block for i in range(length)]),
+        result_type=VectorType(vt.element_type, [length]),
+    )
+    return [shuffle], shuffle.results[0]
+
+
+class LowerScaledConvertFrom(RewritePattern):
+    """arbfp.scaled_convert_from on 1-D vectors -> the scales broadcast to the
+    elements' lanes (one vector.shuffle), then branch-free arith."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: ScaledConvertFromOp, rewriter: PatternRewriter
+    ) -> None:
+        if not isinstance(op.input.type, VectorType):
+            return  # (matrices: convert-matrix-to-affine computes each element)
+        (length,) = op.input.type.get_shape()
+        ops, scales = _broadcast_blocks(op.scales, op.block_size, length)
+        value_ops, value = emit_scaled_convert_from(
+            op.float_format, op.scale_float_format, op.input, scales, op.result.type
+        )
+        rewriter.replace(op, [*ops, *value_ops], [value])
+
+
+class LowerScaledConvertTo(RewritePattern):
+    """arbfp.scaled_convert_to on 1-D vectors -> each block's largest
+    magnitude (a maximum over N shuffles picking lane t of every block),
+    its scale code, the codes broadcast to the lanes, then the elements."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: ScaledConvertToOp, rewriter: PatternRewriter
+    ) -> None:
+        if not isinstance(op.input.type, VectorType):
+            return  # (matrices: convert-matrix-to-affine loops over blocks)
+        (length,) = op.input.type.get_shape()
+        block = op.block_size
+        ops, magnitudes = emit_magnitude_bits(op.input)
+        e = BitwiseEmitter(VectorType(IntegerType(8), [length // block]))
+        amax: SSAValue | None = None
+        for t in range(block):
+            lanes = vector.ShuffleOp(
+                magnitudes,
+                magnitudes,
+                DenseArrayBase.from_list(i64, list(range(t, length, block))),
+                result_type=VectorType(
+                    cast(VectorType, magnitudes.type).element_type, [length // block]
+                ),
+            )
+            ops.append(lanes)
+            amax = lanes.results[0] if amax is None else e.max(amax, lanes.results[0])
+            ops += e.ops
+            e.ops = []
+        assert amax is not None
+        code_ops, codes = emit_block_scale(op.float_format, amax, op.rule)
+        broadcast_ops, lane_codes = _broadcast_blocks(codes, block, length)
+        element_ops, elements = emit_scaled_elements(
+            op.float_format, op.input, lane_codes, op.rounding_mode
+        )
+        rewriter.replace(
+            op, [*ops, *code_ops, *broadcast_ops, *element_ops], [elements, codes]
+        )
+
+
 class LowerConvertFrom(RewritePattern):
     """arbfp.convert_from on a scalar or vector -> arith integer/bit ops."""
 
@@ -351,11 +561,19 @@ class LowerConvertTo(RewritePattern):
 
 @dataclass(frozen=True)
 class ConvertArbfpToArithPass(ModulePass):
-    """Lowers arbfp conversions of scalars and vectors to branch-free arith."""
+    """Lowers arbfp conversions of scalars and vectors (block-scaled ones of
+    1-D vectors) to branch-free arith."""
 
     name = "convert-arbfp-to-arith"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([LowerConvertFrom(), LowerConvertTo()])
+            GreedyRewritePatternApplier(
+                [
+                    LowerConvertFrom(),
+                    LowerConvertTo(),
+                    LowerScaledConvertFrom(),
+                    LowerScaledConvertTo(),
+                ]
+            )
         ).rewrite_module(op)

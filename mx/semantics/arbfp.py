@@ -279,3 +279,106 @@ def encode(
         encoded = np.where(negative | (x == 0), invalid, encoded)
     encoded = np.where(is_nan, fmt.nan_encoding or 0, encoded)
     return encoded.astype(np.uint8)
+
+
+# Block-scaled formats (OCP Microscaling).
+
+
+class ScaleRule(StrEnum):
+    """How scaled_convert_to picks a block's scale exponent."""
+
+    FLOOR = "floor"
+    """e = floor(log2 amax) - emax (OCP MX v1.0, section 6.3)."""
+    CEIL = "ceil"
+    """e = ceil(log2(amax / max finite)): no element saturates (cuBLAS)."""
+
+
+SCALE_FORMATS = ("f8e8m0fnu", "f8e4m3fn")
+"""Scale formats of scaled_convert_from; scaled_convert_to computes the first only."""
+
+SCALE_NAN = 0xFF
+"""f8e8m0fnu's NaN: the scale of a block holding a NaN or an infinity."""
+
+_SCALE_EXPONENT_RANGE = (-127, 127)
+
+
+def _blocks(values: np.ndarray, block: int) -> np.ndarray:
+    """`values` with its last axis split into (blocks, block)."""
+    return values.reshape(*values.shape[:-1], values.shape[-1] // block, block)
+
+
+def scaled_decode(
+    fmt: FloatFormat,
+    scale_fmt: FloatFormat,
+    bits: npt.ArrayLike,
+    scale_bits: npt.ArrayLike,
+    block: int,
+    dtype: npt.DTypeLike,
+) -> np.ndarray:
+    """scaled_convert_from: element value x scale value, rounded once to `dtype`.
+
+    Blocks of `block` elements run along the last axis of `bits`, whose last
+    axis is `block` times that of `scale_bits`. Both values and their product
+    are exact in float64 (at most 9 significant bits, |exponent| < 150); NumPy's
+    float64 -> f16/f32 casts round once. For bf16 the product goes through
+    f32 first, which rounds only products below 2^-140 (more than 8 bits
+    under the least bf16 subnormal), whose bf16 result is ±0 either way.
+    """
+    elements = decode(fmt, bits, np.float64)
+    scales = decode(scale_fmt, scale_bits, np.float64)
+    with np.errstate(invalid="ignore"):  # inf x 0 is NaN, as intended
+        product = _blocks(elements, block) * scales[..., None]
+    product = product.reshape(elements.shape)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is intended
+        if np.dtype(dtype) == FLOAT_DTYPES["bf16"]:
+            return product.astype(np.float32).astype(dtype)
+        return product.astype(dtype)
+
+
+def _scale_exponents(
+    fmt: FloatFormat, amax: np.ndarray, rule: ScaleRule
+) -> npt.NDArray[np.int64]:
+    """The clamped scale exponent e of blocks with largest magnitude `amax` > 0,
+    computed exactly from the float64 representation."""
+    significand, exponent = np.frexp(amax)  # amax = significand * 2^exponent
+    max_significand, max_exponent = math.frexp(fmt.max_finite)
+    if rule is ScaleRule.FLOOR:
+        e = exponent - max_exponent  # floor(log2 amax) - emax
+    else:
+        # amax / max_finite lies in (2^(d-1), 2^(d+1)) with d the exponent
+        # difference; the comparison of significands tells which power bounds it.
+        e = exponent - max_exponent + (significand > max_significand)
+    return np.clip(e, *_SCALE_EXPONENT_RANGE).astype(np.int64)
+
+
+def scaled_encode(
+    fmt: FloatFormat,
+    values: npt.ArrayLike,
+    block: int,
+    rounding: Rounding = Rounding.NEAREST_EVEN,
+    rule: ScaleRule = ScaleRule.FLOOR,
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+    """scaled_convert_to: floats -> (element encodings, f8e8m0fnu scale encodings).
+
+    Blocks of `block` values run along the last axis. A block holding a NaN or
+    an infinity gets the NaN scale and zero elements; an all-zero block the
+    scale 2^-127; any other the scale 2^e of `_scale_exponents`, its elements
+    being x / 2^e converted with `rounding`, saturating.
+    """
+    with np.errstate(invalid="ignore"):  # ml_dtypes warns on casting a bf16 NaN
+        x = _blocks(np.asarray(values).astype(np.float64), block)
+    special = ~np.asarray(np.isfinite(x).all(axis=-1))
+    magnitudes = np.where(np.isfinite(x), np.abs(x), 0.0)
+    amax = magnitudes.max(axis=-1)
+    zero = amax == 0
+    e = np.where(zero, _SCALE_EXPONENT_RANGE[0], _scale_exponents(fmt, amax, rule))
+    scales = np.where(special, SCALE_NAN, e + 127).astype(np.uint8)
+    finite = np.where(special[..., None], 0.0, x)
+    scaled = np.ldexp(finite, -e[..., None])
+    # Below float64's range (an f64 input far below its block's amax) only
+    # the sign and being non-zero matter to the rounding: keep both.
+    underflow = (scaled == 0) & (finite != 0)
+    scaled = np.where(underflow, np.copysign(math.ulp(0.0), finite), scaled)
+    bits = encode(fmt, scaled, rounding, saturate=True)
+    bits = np.where(special[..., None], 0, bits).astype(np.uint8)
+    return bits.reshape(np.shape(values)), scales

@@ -53,6 +53,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mx.diagnostics import OpDiagnostic
+from mx.dialects.arbfp import ScaledConvertToOp
 from mx.dialects.matrix import (
     ConstantOp,
     ExtractOp,
@@ -66,6 +67,7 @@ from mx.dialects.matrix import (
     StoreOp,
     element_type_of,
 )
+from mx.lowering.matrix_to_affine.block_scaled import quantize_into
 from mx.lowering.matrix_to_affine.blocked import Blocking, Gemm, blocked_gemm
 from mx.lowering.matrix_to_affine.buffers import Allocator, buffer_type
 from mx.lowering.matrix_to_affine.carriers import (
@@ -82,7 +84,7 @@ from mx.lowering.matrix_to_affine.elements import (
     buffer_of,
     widen,
 )
-from mx.lowering.matrix_to_affine.fusion import ELEMENTWISE, FusionPlan
+from mx.lowering.matrix_to_affine.fusion import BLOCK_SCALED, ELEMENTWISE, FusionPlan
 from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.products import Product, blocked_product, dot
 from mx.lowering.matrix_to_affine.vectors import (
@@ -241,7 +243,7 @@ class MaterializeElementwise(MatrixPattern):
     %buf = memref.alloca; affine.for %c { affine.for %r { buf[c, r] = element } }."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, (*ELEMENTWISE, OuterProductOp, LoadOp)):
+        if not isinstance(op, (*ELEMENTWISE, *BLOCK_SCALED, OuterProductOp, LoadOp)):
             return
         if op in self.state.plan.fused or not _is_matrix(op.results[0]):
             return
@@ -252,6 +254,27 @@ class MaterializeElementwise(MatrixPattern):
         self.state.materialize(op.results[0], buffer, op)
         self.state.plan.fused.remove(op)
         rewriter.replace(op, as_matrix(buffer, t))
+
+
+@dataclass
+class LowerScaledConvertTo(MatrixPattern):
+    """%q, %s = arbfp.scaled_convert_to %x -> two buffers written by one loop
+    nest over rows and blocks (`block_scaled.py`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: ScaledConvertToOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if not _is_matrix(op.input):
+            return
+        elements = self.state.buffer(_matrix(op.result), op)
+        scales = self.state.buffer(_matrix(op.scales), op)
+        quantize_into(self.state.emitter(op), op, elements, scales)
+        casts = [
+            as_matrix(elements, _matrix(op.result)),
+            as_matrix(scales, _matrix(op.scales)),
+        ]
+        rewriter.replace(op, casts, [c.results[0] for c in casts])
 
 
 @dataclass
@@ -694,6 +717,7 @@ def _patterns(state: LoweringState) -> list[RewritePattern]:
         LowerCarriedTerminator(state),
         MaterializeConstant(state),
         MaterializeElementwise(state),
+        LowerScaledConvertTo(state),
         LowerMatmul(state),
         LowerMatvec(state),
         LowerExtract(state),

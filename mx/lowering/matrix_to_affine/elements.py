@@ -237,6 +237,10 @@ class Emitter:
             return self.emit(arith.SelectOp(op.cond, *operands))
         if isinstance(op, LoadOp):
             return self.load_memory(op, r, c)
+        if isinstance(op, arbfp.ScaledConvertFromOp):
+            from mx.lowering.matrix_to_affine.block_scaled import scaled_element
+
+            return scaled_element(self, op, r, c)
         if isinstance(op, OuterProductOp):
             u = self.emit(vector.ExtractOp(op.lhs, [r], _scalar_type(op)))
             v = self.emit(vector.ExtractOp(op.rhs, [c], _scalar_type(op)))

@@ -7,8 +7,8 @@ A fused op emits no code of its own: each consumer computes the op's element
   times;
 - loads read by a matmul/matmul_add as a factor (read where the product needs
   them: it writes only its own buffer);
-- elementwise ops (add, sub, mul, div, neg, fma, cast, arbfp conversions,
-  outer_product, transpose) and loads whose only use reads each element once at
+- elementwise ops (add, sub, mul, div, neg, fma, cast, arbfp conversions
+  including scaled_convert_from, outer_product, transpose) and loads whose only use reads each element once at
   the same point of the same block (another elementwise op, extract, insert's
   matrix, matvec's matrix, matmul_add's accumulator, a store, a func.return).
 So a chain of elementwise ops becomes one loop nest with no intermediate buffer.
@@ -67,6 +67,10 @@ ELEMENTWISE = (
 """Ops whose result element (r, c) reads each operand once (at (r, c) or (c, r))
 (`arith.select` when it selects matrices)."""
 
+BLOCK_SCALED = (arbfp.ScaledConvertFromOp,)
+"""Ops elementwise in their first operand only (their scales operand, read
+at (r, c // N) by N elements, gets a buffer)."""
+
 
 def is_splat_constant(op: ConstantOp) -> bool:
     """True if every element has the same bits (0.0 and -0.0 differ)."""
@@ -83,8 +87,8 @@ def reads_elementwise(use: Use) -> bool:
     user = use.operation
     if isinstance(user, (*ELEMENTWISE, ExtractOp, StoreOp, func.ReturnOp)):
         return True
-    if isinstance(user, InsertOp):
-        return use.index == 1
+    if isinstance(user, (InsertOp, *BLOCK_SCALED)):
+        return use.index == (1 if isinstance(user, InsertOp) else 0)
     if isinstance(user, MatmulAddOp):
         return use.index == 2
     return isinstance(user, MatvecOp) and use.index == 0
@@ -99,7 +103,7 @@ def reads_in_place(use: Use) -> bool:
 
 def _is_elementwise_producer(op: Operation) -> bool:
     return (
-        isinstance(op, (*ELEMENTWISE, OuterProductOp, LoadOp))
+        isinstance(op, (*ELEMENTWISE, *BLOCK_SCALED, OuterProductOp, LoadOp))
         and len(op.results) == 1
         and isinstance(op.results[0].type, MatrixType)
     )

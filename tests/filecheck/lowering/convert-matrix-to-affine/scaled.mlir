@@ -1,0 +1,72 @@
+// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+
+// scaled_convert_from is fused into its consumer like the plain converts:
+// element (r, c) is decoded where the store needs it, from element (r, c) and
+// scale (r, c // N) (no buffer of f32 values).
+
+// CHECK-LABEL: func.func @dequantize_store
+// CHECK-SAME: (%[[Q:.*]]: memref<8x2xi4>, %[[S:.*]]: memref<2x2xi8>, %[[OUT:.*]]: memref<16xf32>)
+// CHECK-NOT:  memref.alloc
+// CHECK:      affine.for %[[C:.*]] = 0 to 8 {
+// CHECK-NEXT:   affine.for %[[R:.*]] = 0 to 2 {
+// CHECK-NEXT:     %[[B:.*]] = affine.load %[[Q]][%[[C]], %[[R]]] : memref<8x2xi4>
+// CHECK-NEXT:     %[[N:.*]] = arith.constant 4 : index
+// CHECK-NEXT:     %[[J:.*]] = arith.divui %[[C]], %[[N]] : index
+// CHECK-NEXT:     %[[SC:.*]] = memref.load %[[S]][%[[J]], %[[R]]] : memref<2x2xi8>
+// (element value x scale value: the last multiply)
+// CHECK:          arith.mulf
+// CHECK:          %[[V:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:     affine.store %[[V]], %[[OUT]][%[[R]] * 8 + %[[C]]] : memref<16xf32>
+// CHECK-NOT:  arbfp
+func.func @dequantize_store(%q: !matrix.matrix<2x8xi4>, %s: !matrix.matrix<2x2xi8>, %out: memref<16xf32>) {
+  %r = arbfp.scaled_convert_from f4e2m1fn %q, %s block 4 : !matrix.matrix<2x8xi4>, !matrix.matrix<2x2xi8> to !matrix.matrix<2x8xf32>
+  matrix.row_major_store %r, %out[0] : !matrix.matrix<2x8xf32>, memref<16xf32>
+  func.return
+}
+
+// scaled_convert_to: one nest over rows and blocks; per block a loop
+// carrying the largest magnitude's bits, the scale code stored, then a loop
+// converting the block's elements.
+
+// CHECK-LABEL: func.func @quantize
+// CHECK-SAME: (%[[X:.*]]: memref<8x2xf32>, %[[QO:.*]]: memref<8x2xi8>, %[[SO:.*]]: memref<2x2xi8>)
+// CHECK:      %[[SB:.*]] = memref.alloca() {{.*}} : memref<2x2xi8>
+// CHECK:      %[[QB:.*]] = memref.alloca() {{.*}} : memref<8x2xi8>
+// CHECK:      affine.for %[[R:.*]] = 0 to 2 {
+// CHECK-NEXT:   affine.for %[[J:.*]] = 0 to 2 {
+// CHECK:          %[[AMAX:.*]] = affine.for %{{.*}} = 0 to 4 iter_args(%[[M:.*]] = %{{.*}}) -> (i32) {
+// CHECK:            memref.load %[[X]]
+// CHECK:            %[[NEXT:.*]] = arith.maxsi %[[M]], %{{.*}} : i32
+// CHECK-NEXT:       affine.yield %[[NEXT]] : i32
+// CHECK:          affine.store %{{.*}}, %[[SB]][%[[J]], %[[R]]] : memref<2x2xi8>
+// CHECK-NEXT:     affine.for %{{.*}} = 0 to 4 {
+// CHECK:            memref.load %[[X]]
+// CHECK:            arith.mulf
+// CHECK:            memref.store %{{.*}}, %[[QB]]
+// CHECK-NOT:  arbfp
+// CHECK:      func.return
+func.func @quantize(%x: !matrix.matrix<2x8xf32>) -> (!matrix.matrix<2x8xi8>, !matrix.matrix<2x2xi8>) {
+  %q, %s = arbfp.scaled_convert_to f8e4m3fn %x block 4 : !matrix.matrix<2x8xf32> to !matrix.matrix<2x8xi8>, !matrix.matrix<2x2xi8>
+  func.return %q, %s : !matrix.matrix<2x8xi8>, !matrix.matrix<2x2xi8>
+}
+
+// A scaled_convert_from feeding a vectorized f32 matvec is decoded by one
+// loop nest into a buffer the product then reads in vector blocks, as for the
+// plain converts (the product reads its matrix operand as column vectors).
+
+// CHECK-LABEL: func.func @mx_matvec
+// CHECK-SAME: (%[[Q:.*]]: memref<8x4xi8>, %[[S:.*]]: memref<1x4xi8>, %{{.*}}: vector<8xf32>)
+// CHECK:      %[[W:.*]] = memref.alloca() {{.*}} : memref<8x4xf32>
+// CHECK:      affine.for %[[C:.*]] = 0 to 8 {
+// CHECK-NEXT:   affine.for %[[R:.*]] = 0 to 4 {
+// CHECK-NEXT:     affine.load %[[Q]][%[[C]], %[[R]]] : memref<8x4xi8>
+// CHECK:          memref.load %[[S]]
+// CHECK:          affine.store %{{.*}}, %[[W]][%[[C]], %[[R]]] : memref<8x4xf32>
+// CHECK:      vector.load %[[W]]
+// CHECK-NOT:  arbfp
+// CHECK:      func.return
+func.func @mx_matvec(%q: !matrix.matrix<4x8xi8>, %s: !matrix.matrix<4x1xi8>, %x: vector<8xf32>) -> vector<4xf32> {
+  %w = arbfp.scaled_convert_from f8e4m3fn %q, %s block 8 : !matrix.matrix<4x8xi8>, !matrix.matrix<4x1xi8> to !matrix.matrix<4x8xf32>
+  %y = matrix.matvec %w, %x : !matrix.matrix<4x8xf32>, vector<8xf32> -> vector<4xf32>
+  func.return %y : vector<4xf32>
+}
