@@ -1,4 +1,5 @@
-"""JIT tests of the cache-blocked, packed products (matmul, matmul_add):
+"""JIT tests of the cache-blocked, packed products (matmul, matmul_add,
+and matvec of column- and row-major matrices):
 compiled with small cache sizes, so that every block and panel boundary of
 the blocking is crossed by small matrices, and with the default sizes on
 large ones; compared with the interpreter bit for bit (without `contract`
@@ -110,7 +111,11 @@ def _check(
     compiled = compile_module(text, _pipeline(options))
     module = Parser(_context(), text).parse_module()
     rng = np.random.default_rng(seed)
-    a, b, acc = _values(rng, t, (r, k)), _values(rng, t, (k, c)), _values(rng, t, (r, c))
+    a, b, acc = (
+        _values(rng, t, (r, k)),
+        _values(rng, t, (k, c)),
+        _values(rng, t, (r, c)),
+    )
     if seed % 3 == 0 and t.startswith("f"):
         # Every product -0, so every sum must stay -0 (not +0).
         a, b = np.full_like(a, -0.0), np.abs(b)
@@ -191,3 +196,95 @@ def test_blocked_property(
     l1, l2, l3 = caches
     options = f"l1-bytes={l1} l2-bytes={l2} l3-bytes={l3} blocked-min-bytes=0"
     _check(t, shape, flags, options, seed)
+
+
+def _matvec_module(t: str, r: int, k: int, layout: str, flags: str) -> str:
+    m = f"!matrix.matrix<{r}x{k}x{t}>"
+    mem = f"memref<?x{t}>"
+    fm = f" fastmath<{flags}>" if flags else ""
+    x, y = f"vector<{k}x{t}>", f"vector<{r}x{t}>"
+    return f"""
+func.func @matvec(%w: {mem}, %x: {x}, %b: {y}) -> {y} {{
+  %m = matrix.{layout}_load %w[0] : {mem} -> {m}
+  %y = matrix.matvec %m, %x, %b{fm} : {m}, {x}, {y} -> {y}
+  func.return %y : {y}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "t, shape, flags, options",
+    [
+        ("f32", (1, 7), "", SMALL_CACHES),
+        ("f32", (33, 65), "", SMALL_CACHES),
+        ("f64", (65, 33), "", SMALL_CACHES),
+        ("i32", (40, 300), "", SMALL_CACHES),
+        ("f32", (100, 37), "contract", SMALL_CACHES),
+        ("f32", (333, 1000), "", ""),
+        ("f64", (1000, 77), "contract", ""),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("layout", ["column_major", "row_major"])
+def test_matvec(
+    t: str, shape: tuple[int, int], flags: str, options: str, layout: str
+) -> None:
+    """Column-major matrices are read column by column, row-major ones in
+    tiles transposed in registers (rows past the last full tile and columns
+    past the last full tile take their own paths)."""
+    r, k = shape
+    text = _matvec_module(t, r, k, layout, flags)
+    compiled = compile_module(text, _pipeline(options))
+    rng = np.random.default_rng(r + k)
+    w, x, b = (
+        _values(rng, t, (r, k)),
+        _values(rng, t, (1, k))[0],
+        _values(rng, t, (1, r))[0],
+    )
+    memory = (w.T if layout == "column_major" else w).reshape(-1)
+    got = np.asarray(compiled["matvec"](memory.copy(), x.copy(), b.copy()))
+    if flags:
+        assert _within_bound(got[:, None], w, x[:, None], b[:, None])
+    else:
+        module = Parser(_context(), text).parse_module()
+        (want,) = run_function(module, "matvec", memory.copy(), x.copy(), b.copy())
+        assert _same_bits(got, np.asarray(want)), (shape, layout)
+
+
+MIXED = """
+func.func @matmul_add(%x: !matrix.matrix<70x40xf16>, %y: !matrix.matrix<40x30xf16>, %z: !matrix.matrix<70x30xf32>) -> !matrix.matrix<70x30xf32> {
+  %r = matrix.matmul_add %x, %y, %z : !matrix.matrix<70x40xf16>, !matrix.matrix<40x30xf16>, !matrix.matrix<70x30xf32> -> !matrix.matrix<70x30xf32>
+  func.return %r : !matrix.matrix<70x30xf32>
+}
+func.func @matvec_columns(%w: memref<?xi8>, %x: vector<50xi8>) -> vector<70xi32> {
+  %m = matrix.column_major_load %w[0] : memref<?xi8> -> !matrix.matrix<70x50xi8>
+  %y = matrix.matvec %m, %x {unsigned} : !matrix.matrix<70x50xi8>, vector<50xi8> -> vector<70xi32>
+  func.return %y : vector<70xi32>
+}
+func.func @matvec_rows(%w: memref<?xi8>, %x: vector<50xi8>) -> vector<70xi32> {
+  %m = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<70x50xi8>
+  %y = matrix.matvec %m, %x : !matrix.matrix<70x50xi8>, vector<50xi8> -> vector<70xi32>
+  func.return %y : vector<70xi32>
+}
+"""
+
+
+def test_mixed_precision_factors_are_widened() -> None:
+    """Narrower factors (f16 -> f32, unsigned and signed i8 -> i32) are
+    widened exactly where the blocked code reads them."""
+    compiled = compile_module(MIXED, _pipeline(SMALL_CACHES))
+    module = Parser(_context(), MIXED).parse_module()
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((70, 40)).astype(np.float16)
+    b = rng.standard_normal((40, 30)).astype(np.float16)
+    c = rng.standard_normal((70, 30)).astype(np.float32)
+    w = rng.integers(-128, 128, 70 * 50).astype(np.int8)
+    x = rng.integers(-128, 128, 50).astype(np.int8)
+    for name, args in (
+        ("matmul_add", (a, b, c)),
+        ("matvec_columns", (w, x)),
+        ("matvec_rows", (w, x)),
+    ):
+        got = np.asarray(compiled[name](*(v.copy() for v in args)))
+        (want,) = run_function(module, name, *(v.copy() for v in args))
+        assert _same_bits(got, np.asarray(want)), name

@@ -41,10 +41,16 @@ from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from mx.dialects.matrix import MatrixType
+from mx.dialects.matrix import MatrixType, element_type_of
 from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
-from mx.lowering.matrix_to_affine.vectors import read_block, segments
+from mx.lowering.matrix_to_affine.products import dot
+from mx.lowering.matrix_to_affine.vectors import (
+    for_each_segment,
+    read_block,
+    segments,
+    transpose_tile,
+)
 
 PANEL_VECTORS = 2
 """Machine vectors per panel of rows of A (MR = PANEL_VECTORS * lanes)."""
@@ -83,8 +89,11 @@ class Gemm:
     output: SSAValue
     """The buffer of D."""
     element_type: Attribute
+    """Of D (and Acc); the factors may be narrower."""
     flags: FastMathFlagsAttr
     lanes: int
+    widen: Callable[[Emitter, SSAValue], SSAValue]
+    """A factor (scalar or vector) widened exactly to `element_type`."""
 
 
 def _ceil(a: int, b: int) -> int:
@@ -124,6 +133,20 @@ def _for(
     block.add_op(affine.YieldOp.get(*yielded))
     e.builder.insert(op)
     return op.results
+
+
+def _step(
+    e: Emitter, flags: FastMathFlagsAttr, a: SSAValue, b: SSAValue, acc: SSAValue
+) -> SSAValue:
+    """acc + a*b: one `math.fma` with `contract` (floats), else a separate
+    multiply and add."""
+    element = a.type.element_type if isinstance(a.type, VectorType) else a.type
+    if FastMathFlag.ALLOW_CONTRACT in flags.data and not isinstance(
+        element, IntegerType
+    ):
+        fma_flags = None if flags == FastMathFlagsAttr("none") else flags
+        return e.emit(math.FmaOp(a, b, acc, fma_flags))
+    return e.emit(add(acc, e.emit(multiply(a, b, flags)), flags))
 
 
 def _identity(e: Emitter, t: Attribute) -> SSAValue:
@@ -250,16 +273,6 @@ class _MicroKernel:
     def depth_blocks(self) -> int:
         return _ceil(self.g.depth, self.kc)
 
-    def step(self, f: Emitter, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
-        """acc + a*b, fused with `contract`."""
-        g = self.g
-        if FastMathFlag.ALLOW_CONTRACT in g.flags.data and not isinstance(
-            g.element_type, IntegerType
-        ):
-            flags = None if g.flags == FastMathFlagsAttr("none") else g.flags
-            return f.emit(math.FmaOp(a, b, acc, flags))
-        return f.emit(add(acc, f.emit(multiply(a, b, g.flags)), g.flags))
-
     def emit(
         self,
         f: Emitter,
@@ -330,7 +343,7 @@ class _MicroKernel:
                 b = h.load_buffer(self.b_packed, j, b_row)
                 for i, (_, w) in enumerate(vectors):
                     broadcast = h.emit(vector.BroadcastOp(b, VectorType(t, [w])))
-                    out.append(self.step(h, a[i], broadcast, carried[len(out)]))
+                    out.append(_step(h, g.flags, a[i], broadcast, carried[len(out)]))
             return out
 
         sums = list(_for(f, (kb, self.kc, self.kc, k), accs, depth_step))
@@ -385,7 +398,7 @@ def _pack_lhs(e: Emitter, g: Gemm, mr: int, packed: SSAValue) -> None:
                         if isinstance(first_row, int)
                         else _apply(h, _d(0) + lane, [first_row])
                     )
-                    block = read_block(h, g.lhs, r, kk, w, True)
+                    block = g.widen(h, read_block(h, g.lhs, r, kk, w, True))
                     h.builder.insert(
                         vector.StoreOp(block, packed, [row, h.index(lane)])
                     )
@@ -429,7 +442,7 @@ def _pack_rhs(e: Emitter, g: Gemm, nr: int, packed: SSAValue) -> None:
                         if isinstance(panel_index, int)
                         else _apply(h, _d(0) * nr + j, [panel_index])
                     )
-                    value = h.element(g.rhs, kk, c)
+                    value = g.widen(h, h.element(g.rhs, kk, c))
                 else:
                     value = _identity(h, t)
                 h.store_buffer(value, packed, j, at)
@@ -447,3 +460,192 @@ def _pack_rhs(e: Emitter, g: Gemm, nr: int, packed: SSAValue) -> None:
         e.loop(0, full, [], each)
     if rest:
         panel(e, full, rest)
+
+
+MATVEC_COLUMNS = 8
+"""Columns of a column-major matrix one pass over the result consumes."""
+
+
+@dataclass(frozen=True)
+class Gemv:
+    """y = M·x (+ bias), M R x K: readable along rows (column-major) or, for
+    a row-major matrix, along columns."""
+
+    rows: int
+    cols: int
+    matrix: SSAValue
+    vector: SSAValue
+    bias: SSAValue | None
+    element_type: Attribute
+    """Of y (and the bias); M and x may be narrower."""
+    flags: FastMathFlagsAttr
+    lanes: int
+    widen: Callable[[Emitter, SSAValue], SSAValue]
+    """A factor (scalar or vector) widened exactly to `element_type`."""
+
+
+def blocked_matvec(
+    e: Emitter,
+    g: Gemv,
+    along_rows: bool,
+    blocking: Blocking,
+    allocate: Callable[[MatrixType], SSAValue],
+) -> SSAValue:
+    """y = M·x (+ bias), each y(r) summed in k order from -0, the bias
+    added last. A column-major M (`along_rows`) is read column after column
+    (MATVEC_COLUMNS at a time, each a contiguous stream), updating blocks of
+    y that stay in L1; a row-major M in square tiles of `lanes` rows by
+    `lanes` columns, transposed in registers so that the lanes are rows."""
+    t = g.element_type
+    x = allocate(MatrixType(g.cols, 1, element_type_of(g.vector.type)))
+    y = allocate(MatrixType(g.rows, 1, t))
+    zero = e.index(0)
+    e.builder.insert(vector.StoreOp(g.vector, x, [zero, zero]))
+    if along_rows:
+        _matvec_by_columns(e, g, x, y, blocking)
+    else:
+        _matvec_by_tiles(e, g, x, y)
+    bias = g.bias
+    if bias is not None:
+        b = allocate(MatrixType(g.rows, 1, t))
+        e.builder.insert(vector.StoreOp(bias, b, [zero, zero]))
+
+        def add_bias(f: Emitter, r: Index, w: int) -> None:
+            vt = VectorType(t, [w])
+            at = [f.index(0), f.index(r)]
+            total = add(
+                f.emit(vector.LoadOp(y, at, vt)),
+                f.emit(vector.LoadOp(b, at, vt)),
+                g.flags,
+            )
+            f.builder.insert(vector.StoreOp(f.emit(total), y, at))
+
+        for_each_segment(e, g.rows, g.lanes, add_bias)
+    result = VectorType(t, [g.rows])
+    return e.emit(vector.LoadOp(y, [zero, zero], result))
+
+
+def _broadcast_x(
+    e: Emitter, g: Gemv, x: SSAValue, k: Index, vt: VectorType
+) -> SSAValue:
+    """x(k), widened, in every lane of a vector of type `vt`."""
+    return e.emit(vector.BroadcastOp(g.widen(e, e.load_buffer(x, k, 0)), vt))
+
+
+def _matvec_by_columns(
+    e: Emitter, g: Gemv, x: SSAValue, y: SSAValue, blocking: Blocking
+) -> None:
+    t, lanes = g.element_type, g.lanes
+    per_block = max(1, blocking.l1_bytes // 2 // (element_bytes(t) * lanes))
+    """Vectors of y per row block: half of L1."""
+
+    def fill(f: Emitter, r: Index, w: int) -> None:
+        splat = f.emit(vector.BroadcastOp(_identity(f, t), VectorType(t, [w])))
+        f.builder.insert(vector.StoreOp(splat, y, [f.index(0), f.index(r)]))
+
+    for_each_segment(e, g.rows, lanes, fill)
+
+    def update(f: Emitter, r: Index, w: int, k0: Index, count: int) -> None:
+        """y[r..r+w) += M[r..r+w, k0..k0+count) · x[k0..k0+count), in k order."""
+        at = [f.index(0), f.index(r)]
+        acc = f.emit(vector.LoadOp(y, at, VectorType(t, [w])))
+        for j in range(count):
+            k = k0 + j if isinstance(k0, int) else _apply(f, _d(0) + j, [k0])
+            a = g.widen(f, read_block(f, g.matrix, r, k, w, True))
+            acc = _step(
+                f, g.flags, a, _broadcast_x(f, g, x, k, VectorType(t, [w])), acc
+            )
+        f.builder.insert(vector.StoreOp(acc, y, at))
+
+    full_vectors, rest = divmod(g.rows, lanes)
+    full_steps, last = divmod(g.cols, MATVEC_COLUMNS)
+
+    def columns(f: Emitter, rows: Callable[[Emitter, Index, int], None]) -> None:
+        """Every step of MATVEC_COLUMNS columns (then the last, narrower
+        one) over the rows `rows` emits."""
+
+        def one(h: Emitter, s: SSAValue, _: object) -> list[SSAValue]:
+            k0 = _apply(h, _d(0) * MATVEC_COLUMNS, [s])
+            rows(h, k0, MATVEC_COLUMNS)
+            return []
+
+        if full_steps:
+            f.loop(0, full_steps, [], one)
+        if last:
+            rows(f, full_steps * MATVEC_COLUMNS, last)
+
+    def row_block(f: Emitter, rb: SSAValue, _: object) -> list[SSAValue]:
+        def rows(h: Emitter, k0: Index, count: int) -> None:
+            def vec(i: Emitter, v: SSAValue, _: object) -> list[SSAValue]:
+                update(i, _apply(i, _d(0) * lanes, [v]), lanes, k0, count)
+                return []
+
+            _for(h, (rb, per_block, per_block, full_vectors), [], vec)
+
+        columns(f, rows)
+        return []
+
+    if full_vectors:
+        e.loop(0, _ceil(full_vectors, per_block), [], row_block)
+    if rest:
+
+        def tail(h: Emitter, k0: Index, count: int) -> None:
+            for start, w, n in segments(rest, lanes):
+                for i in range(n):
+                    update(h, full_vectors * lanes + start + i * w, w, k0, count)
+
+        columns(e, tail)
+
+
+def _matvec_by_tiles(e: Emitter, g: Gemv, x: SSAValue, y: SSAValue) -> None:
+    t, lanes = g.element_type, g.lanes
+    vt = VectorType(t, [lanes])
+    full_tiles, rest_rows = divmod(g.rows, lanes)
+    full_steps, last = divmod(g.cols, lanes)
+
+    def tile_rows(f: Emitter, it: SSAValue, _: object) -> list[SSAValue]:
+        r0 = _apply(f, _d(0) * lanes, [it])
+        rows = [_apply(f, _d(0) * lanes + i, [it]) for i in range(lanes)]
+
+        def step(
+            h: Emitter, s: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            k0 = _apply(h, _d(0) * lanes, [s])
+            lines = [read_block(h, g.matrix, r, k0, lanes, False) for r in rows]
+            acc = carried[0]
+            for j, narrow in enumerate(transpose_tile(h, lines)):
+                column = g.widen(h, narrow)
+                k = _apply(h, _d(0) * lanes + j, [s])
+                acc = _step(h, g.flags, column, _broadcast_x(h, g, x, k, vt), acc)
+            return [acc]
+
+        def gathered(
+            h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            column = h.emit(
+                vector.BroadcastOp(g.widen(h, h.element(g.matrix, rows[0], k)), vt)
+            )
+            for i in range(1, lanes):
+                value = g.widen(h, h.element(g.matrix, rows[i], k))
+                column = h.emit(vector.InsertOp(value, column, [i]))
+            return [_step(h, g.flags, column, _broadcast_x(h, g, x, k, vt), carried[0])]
+
+        acc = f.emit(vector.BroadcastOp(_identity(f, t), vt))
+        if full_steps:
+            acc = f.loop(0, full_steps, [acc], step)[0]
+        if last:
+            acc = f.loop(full_steps * lanes, g.cols, [acc], gathered)[0]
+        f.builder.insert(vector.StoreOp(acc, y, [f.index(0), r0]))
+        return []
+
+    if full_tiles:
+        e.loop(0, full_tiles, [], tile_rows)
+    for r in range(full_tiles * lanes, full_tiles * lanes + rest_rows):
+        total = dot(
+            e,
+            lambda f, k, r=r: g.widen(f, f.element(g.matrix, r, k)),
+            lambda f, k: g.widen(f, f.load_buffer(x, k, 0)),
+            g.cols,
+            g.flags,
+        )
+        e.store_buffer(total, y, r, 0)

@@ -68,7 +68,13 @@ from mx.dialects.matrix import (
     element_type_of,
 )
 from mx.lowering.matrix_to_affine.block_scaled import quantize_into
-from mx.lowering.matrix_to_affine.blocked import Blocking, Gemm, blocked_gemm
+from mx.lowering.matrix_to_affine.blocked import (
+    Blocking,
+    Gemm,
+    Gemv,
+    blocked_gemm,
+    blocked_matvec,
+)
 from mx.lowering.matrix_to_affine.buffers import Allocator, buffer_type
 from mx.lowering.matrix_to_affine.carriers import (
     Slot,
@@ -335,6 +341,7 @@ class LowerMatmul(MatrixPattern):
                     t.element_type,
                     op.fastmath,
                     lanes,
+                    factor,
                 )
                 blocked_gemm(
                     self.state.emitter(op),
@@ -392,6 +399,9 @@ class LowerMatvec(MatrixPattern):
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
         if lanes := self.state.lanes(MatrixType(m.rows, 1, result)):
+            if self.state.blocking.applies(m.rows, 1, m.cols, result):
+                rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
+                return
             rewriter.replace(op, [], [self._blocked(op, m, lanes)])
             return
         zero = e.scalar_constant(0, result)
@@ -415,6 +425,35 @@ class LowerMatvec(MatrixPattern):
 
         (result_vector,) = e.loop(0, m.rows, [init], row)
         rewriter.replace(op, [], [result_vector])
+
+    def _cache_blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
+        fused = self.state.plan.fused
+        along_rows = readable(op.matrix, fused, True) or not readable(
+            op.matrix, fused, False
+        )
+        matrix = (
+            self.state.readable_along_rows(op.matrix, op) if along_rows else op.matrix
+        )
+        result = op.result_element
+        unsigned = op.unsigned is not None
+        gemv = Gemv(
+            m.rows,
+            m.cols,
+            matrix,
+            op.vector,
+            op.bias,
+            result,
+            op.fastmath,
+            lanes,
+            lambda f, x: widen(f, x, result, unsigned),
+        )
+        return blocked_matvec(
+            self.state.emitter(op),
+            gemv,
+            along_rows,
+            self.state.blocking,
+            lambda t: self.state.buffer(t, op),
+        )
 
     def _blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
         e = self.state.emitter(op)

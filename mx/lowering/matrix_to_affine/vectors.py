@@ -275,7 +275,7 @@ def _tile(t: MatrixType, lanes: int) -> int:
     return tile
 
 
-def _transpose(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
+def transpose_tile(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
     """The columns of the square tile whose rows are `lines`: log2(n) rounds
     of interleaving line i with line i + n/2 (a perfect shuffle)."""
     n = len(lines)
@@ -327,7 +327,7 @@ def _copy_transposed(
             lines = [
                 read_block(g, value, r, c, tile, not along_rows) for r, c in across
             ]
-            for (r, c), line in zip(along, _transpose(g, lines), strict=True):
+            for (r, c), line in zip(along, transpose_tile(g, lines), strict=True):
                 write_block(g, line, target, r, c)
             return []
 

@@ -1,0 +1,59 @@
+// RUN: mx-opt %s -p "convert-matrix-to-affine{vector-bits=128 blocked-min-bytes=0}" | filecheck %s
+
+// A column-major matrix: y starts at -0, then each step of 8 columns updates
+// every vector of y in k order (8 contiguous column streams), the last 2
+// columns in a narrower step.
+// CHECK-LABEL: func.func @matvec_columns
+// CHECK: %[[Y:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x12xf32>
+// CHECK: %[[X:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x18xf32>
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK: arith.constant -0.000000e+00 : f32
+// CHECK: vector.store %{{.*}}, %[[Y]]
+// CHECK: affine.for %[[RB:.*]] = 0 to 1 {
+// CHECK-NEXT: affine.for %[[S:.*]] = 0 to 2 {
+// CHECK-NEXT: %[[K0:.*]] = affine.apply affine_map<(d0) -> ((d0 * 8))> (%[[S]])
+// CHECK-NEXT: affine.for %[[V:.*]] = affine_map<(d0) -> ((d0 * 1536))>(%[[RB]]) to min affine_map<(d0) -> (((d0 * 1536) + 1536), 3)>(%[[RB]]) {
+// CHECK: %[[ACC:.*]] = vector.load %[[Y]]
+// CHECK: %[[A:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK: %[[XK:.*]] = memref.load %[[X]]
+// CHECK-NEXT: %[[XB:.*]] = vector.broadcast %[[XK]] : f32 to vector<4xf32>
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[XB]] : vector<4xf32>
+// CHECK-NEXT: %{{.*}} = arith.addf %[[ACC]], %[[P]] : vector<4xf32>
+// CHECK-COUNT-7: arith.addf
+// CHECK: vector.store %{{.*}}, %[[Y]]
+// CHECK: affine.for %{{.*}} = affine_map<(d0) -> ((d0 * 1536))>(%[[RB]])
+// CHECK-COUNT-2: arith.addf
+// CHECK: vector.store %{{.*}}, %[[Y]]
+// CHECK: vector.load %[[Y]][%{{.*}}, %{{.*}}] : memref<1x12xf32>, vector<12xf32>
+func.func @matvec_columns(%w: memref<?xf32>, %x: vector<18xf32>) -> vector<12xf32> {
+  %m = matrix.column_major_load %w[0] : memref<?xf32> -> !matrix.matrix<12x18xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<12x18xf32>, vector<18xf32> -> vector<12xf32>
+  func.return %y : vector<12xf32>
+}
+
+// A row-major matrix: tiles of 4 rows x 4 columns read along the rows,
+// transposed in registers (2 rounds of shuffles), the lanes being rows that
+// each sum in k order; the last 2 columns are gathered; the last row (9) is a
+// scalar dot product.
+// CHECK-LABEL: func.func @matvec_rows
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK: %[[ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: %[[INIT:.*]] = vector.broadcast %[[ZERO]] : f32 to vector<4xf32>
+// CHECK: %[[SUMS:.*]] = affine.for %{{.*}} = 0 to 2 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (vector<4xf32>) {
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK-COUNT-8: vector.shuffle
+// CHECK: %[[P:.*]] = arith.mulf
+// CHECK-NEXT: arith.addf %[[ACC]], %[[P]] : vector<4xf32>
+// CHECK-COUNT-3: arith.addf
+// CHECK: affine.yield
+// CHECK: %[[LAST:.*]] = affine.for %{{.*}} = 8 to 10 iter_args(%{{.*}} = %[[SUMS]]) -> (vector<4xf32>) {
+// CHECK-COUNT-3: vector.insert
+// CHECK: vector.store %[[LAST]]
+// CHECK: affine.for %{{.*}} = 1 to 10 iter_args(%{{.*}}) -> (f32) {
+// CHECK-NOT: vector.shuffle
+// CHECK: func.return
+func.func @matvec_rows(%w: memref<?xf32>, %x: vector<10xf32>) -> vector<9xf32> {
+  %m = matrix.row_major_load %w[0] : memref<?xf32> -> !matrix.matrix<9x10xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<9x10xf32>, vector<10xf32> -> vector<9xf32>
+  func.return %y : vector<9xf32>
+}
