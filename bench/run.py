@@ -578,6 +578,11 @@ def main() -> int:
     )
     ap.add_argument("--no-mx", action="store_true", help="peers only")
     ap.add_argument(
+        "--no-large",
+        action="store_true",
+        help="skip the large products (bench/large.py: blocked matmul, matvec)",
+    )
+    ap.add_argument(
         "--no-compile-time",
         action="store_true",
         help="skip the mx-opt compile-time measurement",
@@ -611,11 +616,18 @@ def main() -> int:
             notes.update(compile_time.measure(out))
     elif args.no_mx:
         mx_note = "run with --no-mx"
+    large = ""
+    if with_mx and not args.no_large:
+        from bench import large as large_products
+
+        large = large_products.measure(out, quick)
     write_tsv(results, out)
     ratios = report(ks, results, b if with_mx else None, mx_note, notes, out)
     plot(ratios, out)
     machine_txt(out, blas, bool(_setarch()), started, load_start)
     print((out / "results.md").read_text())
+    if large:
+        print(large)
     return 0 if all(r.ok for r in results.values()) else 1
 
 

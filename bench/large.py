@@ -1,0 +1,317 @@
+"""Large products: mx's cache-blocked matmul and matvec against single-threaded OpenBLAS.
+
+usage: python -m bench.large [--quick] [--out DIR]     (also run by bench/run.py)
+
+Square f32/f64 A·B at 64..1024 and 1000, a tall-skinny A·B (4096×128 by 128×128), and a
+4096×4096 f32 M·x with column- and row-major M. mx: one `func.func` over flat buffers
+(`matrix.column_major_load`/`row_major_load`, `matmul`/`matvec`, a store), compiled by
+`mx.jit.compile_module` (mx-lower-to-llvm, LLVM -O3 for the host CPU), strict and with
+`fastmath<contract>`. NumPy: `np.matmul`/`np.dot` with `out=` on the same bytes, in its own
+process with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE cleared, one thread (threadpoolctl); the
+kernel OpenBLAS selects is recorded. Times are thread CPU time, median of 5 reps of ≥ 50 ms.
+Peak: a clang-16 loop of 24 independent 512-bit FMA chains (the per-core FMA throughput as
+measured), and the nominal 2 FMA units × lanes × 2 flops × the clock measured by a chain of
+dependent integer multiplies (3 cycles each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bench.timing import time_per_op
+
+ROOT = Path(__file__).resolve().parent.parent
+REPS, MIN_MS = 5, 50.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """D = A·B (R×K by K×C), or y = M·x (R×K, `layout` of M)."""
+
+    kind: str  # "mm" or "mv"
+    dtype: str
+    rows: int
+    depth: int
+    cols: int = 1
+    layout: str = "column_major"
+
+    @property
+    def label(self) -> str:
+        if self.kind == "mv":
+            return f"M·x {self.rows}×{self.depth} {self.dtype} ({self.layout.replace('_', '-')} M)"
+        r, k, c = self.rows, self.depth, self.cols
+        shape = f"{r}³" if r == k == c else f"{r}×{k}·{k}×{c}"
+        return f"A·B {shape} {self.dtype}"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.rows * self.depth * self.cols
+
+    @property
+    def np_dtype(self) -> type[np.floating]:
+        return np.float64 if self.dtype == "f64" else np.float32
+
+
+def cases(quick: bool) -> list[Case]:
+    sizes = (256, 1024) if quick else (64, 128, 256, 512, 1000, 1024)
+    out = [Case("mm", t, n, n, n) for t in ("f32", "f64") for n in sizes]
+    if not quick:
+        out += [Case("mm", t, 4096, 128, 128) for t in ("f32", "f64")]
+    out += [
+        Case("mv", "f32", 4096, 4096, 1, layout)
+        for layout in ("column_major", "row_major")
+    ]
+    return out
+
+
+def _module(c: Case, contract: bool) -> str:
+    t, fm = c.dtype, " fastmath<contract>" if contract else ""
+    mem = f"memref<?x{t}>"
+
+    def mat(r: int, k: int) -> str:
+        return f"!matrix.matrix<{r}x{k}x{t}>"
+
+    if c.kind == "mv":
+        m, x, y = (
+            mat(c.rows, c.depth),
+            f"vector<{c.depth}x{t}>",
+            f"vector<{c.rows}x{t}>",
+        )
+        return f"""func.func @f(%w: {mem}, %x: {mem}, %y: {mem}) {{
+  %c0 = arith.constant 0 : index
+  %m = matrix.{c.layout}_load %w[0] : {mem} -> {m}
+  %v = vector.load %x[%c0] : {mem}, {x}
+  %r = matrix.matvec %m, %v{fm} : {m}, {x} -> {y}
+  vector.store %r, %y[%c0] : {mem}, {y}
+  func.return
+}}"""
+    a, b, d = mat(c.rows, c.depth), mat(c.depth, c.cols), mat(c.rows, c.cols)
+    return f"""func.func @f(%a: {mem}, %b: {mem}, %d: {mem}) {{
+  %ma = matrix.column_major_load %a[0] : {mem} -> {a}
+  %mb = matrix.column_major_load %b[0] : {mem} -> {b}
+  %p = matrix.matmul %ma, %mb{fm} : {a}, {b} -> {d}
+  matrix.column_major_store %p, %d[0] : {d}, {mem}
+  func.return
+}}"""
+
+
+def _operands(c: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flat buffers: A (or M) and B (or x) with values in [-1, 1), and the output."""
+    rng = np.random.default_rng(0)
+    dt = c.np_dtype
+    a = rng.uniform(-1, 1, c.rows * c.depth).astype(dt)
+    b = rng.uniform(-1, 1, c.depth * c.cols).astype(dt)
+    return a, b, np.zeros(c.rows * c.cols, dt)
+
+
+def _reference(c: Case, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if c.kind == "mv":
+        m = (
+            a.reshape(c.depth, c.rows).T
+            if c.layout == "column_major"
+            else a.reshape(c.rows, c.depth)
+        )
+        return m.astype(np.float64) @ b.astype(np.float64)
+    am = a.reshape(c.depth, c.rows).T.astype(np.float64)
+    bm = b.reshape(c.cols, c.depth).T.astype(np.float64)
+    return (am @ bm).T.reshape(-1)
+
+
+def _median_ns(fn: Callable[[], object]) -> float:
+    return statistics.median(time_per_op(fn, 1, REPS, MIN_MS))
+
+
+def time_mx(c: Case) -> dict[str, float]:
+    """ns per op of the strict and the contract build; asserts their results."""
+    from mx.jit import compile_module
+
+    out: dict[str, float] = {}
+    a, b, d = _operands(c)
+    want = _reference(c, a, b)
+    eps = float(np.finfo(c.np_dtype).eps)
+    for contract in (False, True):
+        f = compile_module(_module(c, contract))["f"]
+        f(a, b, d)
+        error = float(np.max(np.abs(d.astype(np.float64) - want)))
+        assert error <= 2 * (c.depth + 2) * eps * c.depth, (c.label, error)
+        out["mx contract" if contract else "mx"] = _median_ns(lambda f=f: f(a, b, d))
+    return out
+
+
+def time_numpy(c: Case) -> float:
+    """ns per op of NumPy on the same bytes (C-order arrays of the transposes)."""
+    a, b, _ = _operands(c)
+    if c.kind == "mv":
+        m = (
+            a.reshape(c.rows, c.depth)
+            if c.layout == "row_major"
+            else a.reshape(c.depth, c.rows).T
+        )
+        y = np.empty(c.rows, c.np_dtype)
+        return _median_ns(lambda: np.dot(m, b, out=y))
+    at, bt = a.reshape(c.depth, c.rows), b.reshape(c.cols, c.depth)
+    dt = np.empty((c.cols, c.rows), c.np_dtype)
+    return _median_ns(lambda: np.matmul(bt, at, out=dt))
+
+
+def _numpy_process(quick: bool) -> tuple[dict[str, float], str]:
+    from bench.run import numpy_env
+
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.large",
+            "--numpy",
+            *(["--quick"] if quick else []),
+        ],
+        capture_output=True,
+        text=True,
+        env=numpy_env(),
+        cwd=ROOT,
+        check=True,
+    )
+    data = json.loads(p.stdout)
+    return data["times"], data["blas"]
+
+
+def _numpy_main(quick: bool) -> None:
+    from threadpoolctl import (  # pyright: ignore[reportMissingImports]
+        threadpool_info,
+        threadpool_limits,
+    )
+
+    with threadpool_limits(1):
+        times = {c.label: time_numpy(c) for c in cases(quick)}
+        blas = [
+            f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+            for i in threadpool_info()
+        ]
+    json.dump({"times": times, "blas": "; ".join(blas)}, sys.stdout)
+
+
+PEAK_C = r"""
+#include <immintrin.h>
+#include <stdio.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec; }
+static double fma_rate(long n) {
+  __m512 acc[24];
+  for (int j = 0; j < 24; ++j) acc[j] = _mm512_set1_ps(0.1f * j);
+  __m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
+  double t0 = now();
+  for (long i = 0; i < n; ++i) {
+#pragma unroll
+    for (int j = 0; j < 24; ++j) acc[j] = _mm512_fmadd_ps(acc[j], x, y);
+    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]),
+                     "+v"(acc[4]), "+v"(acc[5]), "+v"(acc[6]), "+v"(acc[7]),
+                     "+v"(acc[8]), "+v"(acc[9]), "+v"(acc[10]), "+v"(acc[11]));
+  }
+  double t = now() - t0;
+  float s = 0;
+  for (int j = 0; j < 24; ++j) s += _mm512_reduce_add_ps(acc[j]);
+  return s == -1 ? 0 : 24.0 * n / t;
+}
+static double clock_rate(long m) {
+  long v = 3; double t0 = now();
+  for (long i = 0; i < m; ++i) __asm__ volatile("imul %0, %0\n\timul %0, %0" : "+r"(v));
+  return 6.0 * m / (now() - t0);
+}
+int main(void) {
+  double best = 0, hz = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    double f = fma_rate(20000000), c = clock_rate(200000000);
+    if (f > best) best = f;
+    if (c > hz) hz = c;
+  }
+  printf("%g %g\n", best, hz);
+  return 0;
+}
+"""
+
+
+def peak() -> tuple[float, float]:
+    """(measured 512-bit FMAs per second, clock in Hz) of one core."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = Path(tmp) / "peak.c", Path(tmp) / "peak"
+        src.write_text(PEAK_C)
+        subprocess.run(
+            ["clang-16", "-O2", "-march=native", str(src), "-o", str(exe)], check=True
+        )
+        fmas, clock = (
+            float(x)
+            for x in subprocess.run(
+                [str(exe)], capture_output=True, text=True, check=True
+            ).stdout.split()
+        )
+    return fmas, clock
+
+
+def measure(out: Path, quick: bool = False) -> str:
+    """Runs every case; writes `large.md` into `out` and returns it."""
+    print("large products: NumPy ...", flush=True)
+    numpy_ns, blas = _numpy_process(quick)
+    fmas, clock = peak()
+    rows: list[str] = []
+    for c in cases(quick):
+        print(f"large products: mx {c.label} ...", flush=True)
+        mx = time_mx(c)
+        best = min(mx.values())
+        lanes = 16 if c.dtype == "f32" else 8
+        measured_peak = fmas * lanes * 2
+        gf = {k: c.flops / v for k, v in (*mx.items(), ("NumPy", numpy_ns[c.label]))}
+        rows.append(
+            f"| {c.label} | {gf['mx']:.1f} | {gf['mx contract']:.1f} | {gf['NumPy']:.1f} "
+            f"| **{best / numpy_ns[c.label]:.2f}×** | {c.flops / best * 1e9 / measured_peak:.0%} |"
+        )
+    text = "\n".join(
+        [
+            "### Large products (GFLOP/s; thread CPU time, median of 5 reps of ≥ 50 ms)",
+            "",
+            f"OpenBLAS (NumPy, 1 thread, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE cleared): {blas}.",
+            f"Per-core peak: {fmas / 1e9:.2f} G 512-bit FMAs/s measured "
+            f"(f32 {fmas * 32 / 1e9:.0f}, f64 {fmas * 16 / 1e9:.0f} GFLOP/s); nominal at the "
+            f"measured {clock / 1e9:.2f} GHz with 2 FMA units: f32 {clock * 64 / 1e9:.0f}, "
+            f"f64 {clock * 32 / 1e9:.0f} GFLOP/s.",
+            "",
+            "| kernel | mx | mx contract | NumPy (OpenBLAS) | best mx / NumPy | best mx, % of measured peak |",
+            "|---|---|---|---|---|---|",
+            *rows,
+        ]
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "large.md").write_text(text + "\n")
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--numpy", action="store_true", help="(internal) time the NumPy peer"
+    )
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    args = ap.parse_args()
+    if args.numpy:
+        _numpy_main(args.quick)
+        return
+    print(measure(args.out, args.quick))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    main()
