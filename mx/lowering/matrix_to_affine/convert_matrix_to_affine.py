@@ -8,7 +8,11 @@ Vectors (`matrix_to_affine/vectors.py`, option `vector-bits`, default 512):
 f32/f64/i8..i64 elementwise nests and copies work on vector blocks along the
 contiguous dimension (transposing copies on square tiles in registers), and
 products are register-blocked (`matrix_to_affine/products.py`); other element
-types, and `vector-bits=0`, keep scalar loop nests.
+types, and `vector-bits=0`, keep scalar loop nests. Products whose operands
+take at least `blocked-min-bytes` (default 256 KiB) are cache-blocked and
+packed (`matrix_to_affine/blocked.py`), with block sizes derived from the
+`l1-bytes`/`l2-bytes`/`l3-bytes` options (defaults: one core of an Intel
+Sapphire Rapids: 48 KiB, 2 MiB, and 32 MiB of L3).
 
 Functions: a matrix argument becomes a `memref<CxRxT>` argument (the caller's
 column-major buffer, never written by the callee); each matrix result becomes
