@@ -13,7 +13,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     VectorType,
     i32,
-    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import (
@@ -26,6 +25,7 @@ from mx.dialects.llvm_ext import ExtractElementOp, FPToSIOp, FPToUIOp, UIToFPOp
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
+    integer_constant,
     integer_width,
     require_1d_vector,
     to_llvm,
@@ -59,17 +59,22 @@ def constant(value: int, type_: Attribute, rewriter: PatternRewriter) -> SSAValu
 
 
 class ConstantLowering(RewritePattern):
-    """arith.constant -> llvm.mlir.constant (index values become i64)."""
+    """arith.constant -> llvm.mlir.constant (index values become i64; integer
+    scalars are shared by the function, see `integer_constant`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
         type_ = convert_type(op.result.type)
         value = op.value
-        if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType):
-            # Folds compute index constants exactly; the index type is 64 bits wide.
-            wrapped = (value.value.data + 2**63) % 2**64 - 2**63
-            value = IntegerAttr(wrapped, i64)
-        elif isinstance(value, DenseIntOrFPElementsAttr) and type_ != value.type:
+        if isinstance(value, IntegerAttr) and isinstance(type_, IntegerType):
+            data = value.value.data
+            if isinstance(value.type, IndexType):
+                # Folds compute index constants exactly; the index type is 64 bits wide.
+                data = (data + 2**63) % 2**64 - 2**63
+            shared = integer_constant(data, type_, rewriter)
+            rewriter.replace(op, [], [from_llvm(shared, op.result.type, rewriter)])
+            return
+        if isinstance(value, DenseIntOrFPElementsAttr) and type_ != value.type:
             assert isinstance(type_, VectorType)
             value = DenseIntOrFPElementsAttr.from_list(
                 type_, [int(cast(int, v)) for v in value.get_values()]
@@ -224,14 +229,14 @@ class CmpiLowering(RewritePattern):
 def extract_element(
     vector: SSAValue, index: int, rewriter: PatternRewriter
 ) -> SSAValue:
-    position = rewriter.insert(llvm.ConstantOp(IntegerAttr(index, i32), i32)).result
+    position = integer_constant(index, i32, rewriter)
     return rewriter.insert(ExtractElementOp(vector, position)).res
 
 
 def insert_element(
     vector: SSAValue, value: SSAValue, index: int, rewriter: PatternRewriter
 ) -> SSAValue:
-    position = rewriter.insert(llvm.ConstantOp(IntegerAttr(index, i32), i32)).result
+    position = integer_constant(index, i32, rewriter)
     return rewriter.insert(llvm.InsertElementOp(vector, value, position)).res
 
 

@@ -25,6 +25,7 @@ from mx.lowering.llvm.math import MATH_PATTERNS
 from mx.lowering.llvm.memref import MEMREF_PATTERNS
 from mx.lowering.llvm.narrow_floats import NARROW_FLOAT_PATTERNS
 from mx.lowering.llvm.scf import SCF_PATTERNS
+from mx.lowering.llvm.types import constant_pool
 from mx.lowering.llvm.vector import VECTOR_PATTERNS
 
 _LLVM_OPS = frozenset(op.name for op in (*llvm.LLVM.operations, *LLVMExt.operations))
@@ -48,19 +49,20 @@ class ConvertToLLVMPass(ModulePass):
     name = "convert-to-llvm"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        _walk(op, AFFINE_PATTERNS)
-        # Last op first: lowering a loop moves the ops after it to a new block,
-        # which must not hold the loops still to be lowered (O(n²) moves).
-        _walk(op, SCF_PATTERNS, reverse=True)
-        _walk(op, NARROW_FLOAT_PATTERNS)
-        _walk(
-            op,
-            FUNC_PATTERNS
-            + ARITH_PATTERNS
-            + MATH_PATTERNS
-            + MEMREF_PATTERNS
-            + VECTOR_PATTERNS,
-        )
+        with constant_pool():
+            _walk(op, AFFINE_PATTERNS)
+            # Last op first: lowering a loop moves the ops after it to a new
+            # block, which must not hold the loops still to be lowered (O(n²)).
+            _walk(op, SCF_PATTERNS, reverse=True)
+            _walk(op, NARROW_FLOAT_PATTERNS)
+            _walk(
+                op,
+                FUNC_PATTERNS
+                + ARITH_PATTERNS
+                + MATH_PATTERNS
+                + MEMREF_PATTERNS
+                + VECTOR_PATTERNS,
+            )
         reconcile_unrealized_casts(op, warn_on_failure=False)
         for inner in op.walk():
             if inner is not op and inner.name not in _LLVM_OPS:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import llvm, math
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.builtin import IntegerAttr, i1
+from xdsl.dialects.builtin import i1
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -14,6 +14,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from mx.lowering.llvm.arith import llvm_fastmath
+from mx.lowering.llvm.types import integer_constant
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class CallIntrinsicLowering(RewritePattern):
             return
         args = list(op.operands)
         if self.poison_flag:
-            args.append(rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i1), i1)).result)
+            args.append(integer_constant(0, i1, rewriter))
         new = llvm.CallIntrinsicOp(self.intrinsic, args, [r.type for r in op.results])
         fastmath = op.properties.get("fastmath")
         if isinstance(fastmath, FastMathFlagsAttr):

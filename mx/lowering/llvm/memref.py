@@ -9,12 +9,14 @@ of the lowering goes through `load_value`/`store_value`.
 """
 
 from collections.abc import Sequence
+from functools import cache
 from typing import cast
 
 from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     IntegerType,
@@ -23,8 +25,11 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StridedLayoutAttr,
     TensorType,
+    UnitAttr,
+    UnrealizedConversionCastOp,
     VectorType,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
@@ -39,6 +44,7 @@ from xdsl.utils.exceptions import VerifyException
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
+    integer_constant,
     memory_type,
     narrowed,
     to_llvm,
@@ -95,19 +101,22 @@ def _bits(type_: Attribute) -> int:
 
 
 def _i64(value: int, rewriter: PatternRewriter) -> SSAValue:
-    return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, i64), i64)).result
+    return integer_constant(value, i64, rewriter)
 
 
-def _is_zero(value: SSAValue) -> bool:
-    """Whether `value` is a constant 0 (whose index term adds nothing; fewer ops
-    to build is less compile time, LLVM would fold them anyway)."""
+def _constant_value(value: SSAValue) -> int | None:
+    """The integer a constant `value` holds (also through a conversion cast),
+    or None."""
     if not isinstance(value, OpResult):
-        return False
+        return None
     owner = value.op
+    if isinstance(owner, UnrealizedConversionCastOp):
+        return _constant_value(owner.inputs[0])
     if isinstance(owner, llvm.ConstantOp | arith.ConstantOp):
         constant = owner.value
-        return isinstance(constant, IntegerAttr) and constant.value.data == 0
-    return False
+        if isinstance(constant, IntegerAttr):
+            return constant.value.data
+    return None
 
 
 def element_pointer(
@@ -116,25 +125,63 @@ def element_pointer(
     op_name: str,
     rewriter: PatternRewriter,
 ) -> SSAValue:
-    """`getelementptr` to `base[indices]`, row-major."""
+    """`getelementptr` to `base[indices]`, row-major. Constant index terms are
+    folded here (fewer ops to build is less compile time; LLVM would fold
+    them anyway)."""
     type_ = _memref_type(base, op_name)
     pointer = to_llvm(base, rewriter)
     shape = type_.get_shape()
-    linear: SSAValue | None = None
-    for index, size in zip(indices, shape, strict=False):
-        index = to_llvm(index, rewriter)
-        if linear is None or _is_zero(linear):
-            linear = index
-            continue
-        linear = rewriter.insert(llvm.MulOp(linear, _i64(size, rewriter))).res
-        if not _is_zero(index):
-            linear = rewriter.insert(llvm.AddOp(linear, index)).res
-    element = memory_type(type_.element_type)
-    if linear is None:  # a 0-D memref
+    if not indices:  # a 0-D memref
         return pointer
-    return rewriter.insert(
-        llvm.GEPOp.from_mixed_indices(pointer, [linear], element, inbounds=True)
-    ).result
+    # linear = dynamic + offset, row-major over `shape`
+    dynamic: SSAValue | None = None
+    offset = 0
+    for index, size in zip(indices, shape, strict=False):
+        if dynamic is not None:
+            dynamic = rewriter.insert(llvm.MulOp(dynamic, _i64(size, rewriter))).res
+        offset *= size
+        value = _constant_value(index)
+        if value is not None:
+            offset += value
+            continue
+        index = to_llvm(index, rewriter)
+        dynamic = (
+            index
+            if dynamic is None
+            else rewriter.insert(llvm.AddOp(dynamic, index)).res
+        )
+    if dynamic is None:
+        if not offset:
+            return pointer
+        linear = _i64(offset, rewriter)
+    elif offset:
+        linear = rewriter.insert(llvm.AddOp(dynamic, _i64(offset, rewriter))).res
+    else:
+        linear = dynamic
+    # `GEPOp.from_mixed_indices` builds the same op, 4x slower (its attributes).
+    gep = llvm.GEPOp.create(
+        operands=[pointer, linear],
+        result_types=[_POINTER],
+        properties={
+            "rawConstantIndices": _ONE_SSA_INDEX,
+            "elem_type": memory_type(type_.element_type),
+            "noWrapFlags": _NO_WRAP_FLAGS,
+            "inbounds": _INBOUNDS,
+        },
+    )
+    return rewriter.insert(gep).result
+
+
+_POINTER = llvm.LLVMPointerType()
+_ONE_SSA_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
+_NO_WRAP_FLAGS = IntegerAttr(0, 32)
+_INBOUNDS = UnitAttr()
+_NOT_ATOMIC = IntegerAttr(0, i64)
+
+
+@cache
+def _alignment(bytes_: int) -> IntegerAttr[IntegerType]:
+    return IntegerAttr(bytes_, i64)
 
 
 def _element_count(
@@ -171,7 +218,13 @@ def load_value(
 ) -> SSAValue:
     """Loads a value of `type_` (scalar or vector) from `pointer`: its
     `memory_type`, truncated to `type_` (the bytes' high bits are ignored)."""
-    load = rewriter.insert(llvm.LoadOp(pointer, memory_type(type_), alignment))
+    properties: dict[str, Attribute] = {"ordering": _NOT_ATOMIC}
+    if alignment is not None:
+        properties["alignment"] = _alignment(alignment)
+    load = llvm.LoadOp.create(
+        operands=[pointer], result_types=[memory_type(type_)], properties=properties
+    )
+    rewriter.insert(load)
     return narrowed(load.dereferenced_value, type_, rewriter)
 
 
@@ -184,7 +237,12 @@ def store_value(
     """The `llvm.store` of `value` (already converted) to `pointer` as its
     `memory_type`, zero-extended (the bytes' high bits are written as zero);
     inserts the extension."""
-    return llvm.StoreOp(widened(value, rewriter), pointer, alignment=alignment)
+    properties: dict[str, Attribute] = {"ordering": _NOT_ATOMIC}
+    if alignment is not None:
+        properties["alignment"] = _alignment(alignment)
+    return llvm.StoreOp.create(
+        operands=[widened(value, rewriter), pointer], properties=properties
+    )
 
 
 class LoadLowering(RewritePattern):
@@ -290,7 +348,7 @@ class CopyLowering(RewritePattern):
                 "bare pointer does not carry"
             )
         size = _i64(type_.element_count() * store_size(type_.element_type), rewriter)
-        volatile = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i1), i1)).result
+        volatile = integer_constant(0, i1, rewriter)
         args = [
             to_llvm(op.destination, rewriter),
             to_llvm(op.source, rewriter),

@@ -11,9 +11,13 @@ convert operands with `to_llvm` and hand results back with `from_llvm`; the
 the end of the pass.
 """
 
-from xdsl.dialects import llvm
+from collections.abc import Generator
+from contextlib import contextmanager
+
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     UnrealizedConversionCastOp,
@@ -21,8 +25,9 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.llvm import LLVMPointerType
-from xdsl.ir import Attribute, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -116,3 +121,43 @@ def require_1d_vector(type_: VectorType, op_name: str) -> int:
             f"'{op_name}': only fixed-size 1-D vectors lower to LLVM, got {type_}"
         )
     return type_.get_shape()[0]
+
+
+_pools: list[dict[tuple[Block, int, Attribute], llvm.ConstantOp]] = []
+
+
+@contextmanager
+def constant_pool() -> Generator[None]:
+    """While active, `integer_constant` shares each integer constant of a
+    function: one `llvm.mlir.constant` at the start of its entry block instead
+    of one per use (a quarter of the ops `convert-to-llvm` built)."""
+    _pools.append({})
+    try:
+        yield
+    finally:
+        _pools.pop()
+
+
+def _entry_block(op: Operation | None) -> Block | None:
+    while op is not None and not isinstance(op, func.FuncOp | llvm.FuncOp):
+        op = op.parent_op()
+    if op is None or not op.regions[0].blocks:
+        return None
+    return op.regions[0].blocks.first
+
+
+def integer_constant(
+    value: int, type_: IntegerType, rewriter: PatternRewriter
+) -> SSAValue:
+    """An `llvm.mlir.constant` of `type_`, shared within the function of the
+    op being rewritten when a `constant_pool` is active."""
+    entry = _entry_block(rewriter.insertion_point.block.parent_op()) if _pools else None
+    if entry is None:
+        return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, type_), type_)).result
+    key = (entry, value, type_)
+    constant = _pools[-1].get(key)
+    if constant is None or constant.parent is not entry:  # new, or erased as dead
+        constant = llvm.ConstantOp(IntegerAttr(value, type_), type_)
+        rewriter.insert(constant, InsertPoint.at_start(entry))
+        _pools[-1][key] = constant
+    return constant.result

@@ -9,7 +9,6 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
     FloatAttr,
-    IntegerAttr,
     IntegerType,
     VectorType,
     i32,
@@ -32,7 +31,13 @@ from mx.lowering.llvm.memref import (
     store_size,
     store_value,
 )
-from mx.lowering.llvm.types import convert_type, from_llvm, require_1d_vector, to_llvm
+from mx.lowering.llvm.types import (
+    convert_type,
+    from_llvm,
+    integer_constant,
+    require_1d_vector,
+    to_llvm,
+)
 
 
 def _position(
@@ -48,7 +53,7 @@ def _position(
         )
     if positions[0] == DYNAMIC_INDEX:
         return to_llvm(dynamic[0], rewriter)
-    return rewriter.insert(llvm.ConstantOp(IntegerAttr(positions[0], i64), i64)).result
+    return integer_constant(positions[0], i64, rewriter)
 
 
 class BroadcastLowering(RewritePattern):
@@ -67,7 +72,7 @@ class BroadcastLowering(RewritePattern):
         if isinstance(source.type, VectorType):
             raise VerifyException(f"'{op.name}': only scalar sources lower to LLVM")
         undef = rewriter.insert(llvm.UndefOp(type_)).res
-        zero = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
+        zero = integer_constant(0, i32, rewriter)
         lane0 = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
         splat = rewriter.insert(
             llvm.ShuffleVectorOp(
@@ -239,8 +244,8 @@ class ReductionLowering(RewritePattern):
 def _pair(a: SSAValue, b: SSAValue, rewriter: PatternRewriter) -> SSAValue:
     type_ = VectorType(a.type, [2])
     undef = rewriter.insert(llvm.UndefOp(type_)).res
-    zero = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
-    one = rewriter.insert(llvm.ConstantOp(IntegerAttr(1, i32), i32)).result
+    zero = integer_constant(0, i32, rewriter)
+    one = integer_constant(1, i32, rewriter)
     first = rewriter.insert(llvm.InsertElementOp(undef, a, zero)).res
     return rewriter.insert(llvm.InsertElementOp(first, b, one)).res
 
