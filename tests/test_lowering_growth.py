@@ -5,6 +5,7 @@ by the same amount — in the number of functions and in the length of one
 function's chain of matrix ops (a quadratic walk or a re-visit of the whole
 function per rewrite would make the increments grow)."""
 
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -35,9 +36,7 @@ def _function(name: str, chain: int) -> str:
             body.append(f"  %m{k + 1} = matrix.transpose %m{k} : {M} -> {M}")
         else:
             body.append(f"  %m{k + 1} = matrix.{op} %m{k}, %m0 : {M}")
-    body.append(
-        f"  matrix.column_major_store %m{chain}, %b[0] : {M}, memref<16xf32>"
-    )
+    body.append(f"  matrix.column_major_store %m{chain}, %b[0] : {M}, memref<16xf32>")
     return (
         f"func.func @{name}(%a: memref<16xf32>, %b: memref<16xf32>) {{\n"
         + "\n".join(body)
@@ -70,7 +69,7 @@ def _convert(source: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
 
 def _assert_linear(counts: list[tuple[int, int]]) -> None:
     for what in (0, 1):
-        steps = [b[what] - a[what] for a, b in zip(counts, counts[1:], strict=False)]
+        steps = [b[what] - a[what] for a, b in pairwise(counts)]
         assert steps[0] > 0
         # Equal input increments: equal work increments (up to a few ops of
         # per-function constants that the first sizes may not yet need).

@@ -32,11 +32,13 @@ func.func @dynamic(%a: memref<?xf64>, %i: index) -> f64 {
 // CHECK-DAG: llvm.func @malloc(i64) -> !llvm.ptr
 // CHECK-LABEL: llvm.func @buffers
 func.func @buffers(%n: index) {
-  // CHECK: %[[C16:.*]] = llvm.mlir.constant(16) : i64
+  // Integer constants are shared by the function, at the start of its body.
+  // CHECK-DAG: %[[C4:.*]] = llvm.mlir.constant(4) : i64
+  // CHECK-DAG: %[[C16:.*]] = llvm.mlir.constant(16) : i64
   // CHECK: llvm.alloca %[[C16]] x i32 {alignment = 16 : i64} : (i64) -> !llvm.ptr
   %s = memref.alloca() : memref<4x4xi32>
-  // CHECK: llvm.mlir.constant(4) : i64
-  // CHECK-NEXT: %[[BYTES:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+  // CHECK: %[[COUNT:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+  // CHECK-NEXT: %[[BYTES:.*]] = llvm.mul %[[COUNT]], %[[C4]] : i64
   // CHECK-NEXT: %[[H:.*]] = llvm.call @malloc(%[[BYTES]]) : (i64) -> !llvm.ptr
   %h = memref.alloc(%n) : memref<?xi32>
   // CHECK: llvm.call @free(%[[H]]) : (!llvm.ptr) -> ()
