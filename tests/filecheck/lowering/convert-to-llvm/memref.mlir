@@ -52,12 +52,12 @@ func.func @buffers(%n: index) {
 // up to a multiple of the alignment (24 bytes -> 64).
 // CHECK-LABEL: llvm.func @aligned
 func.func @aligned() {
+  // CHECK-DAG: %[[C64:.*]] = llvm.mlir.constant(64) : i64
+  // CHECK-DAG: %[[MASK:.*]] = llvm.mlir.constant(-64) : i64
+  // CHECK-DAG: %[[C63:.*]] = llvm.mlir.constant(63) : i64
   // CHECK: %[[BYTES:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
-  // CHECK-NEXT: %[[C63:.*]] = llvm.mlir.constant(63) : i64
   // CHECK-NEXT: %[[UP:.*]] = llvm.add %[[BYTES]], %[[C63]] : i64
-  // CHECK-NEXT: %[[MASK:.*]] = llvm.mlir.constant(-64) : i64
   // CHECK-NEXT: %[[SIZE:.*]] = llvm.and %[[UP]], %[[MASK]] : i64
-  // CHECK-NEXT: %[[C64:.*]] = llvm.mlir.constant(64) : i64
   // CHECK-NEXT: llvm.call @aligned_alloc(%[[C64]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
   %h = memref.alloc() {alignment = 64 : i64} : memref<3x2xf32>
   memref.dealloc %h : memref<3x2xf32>
