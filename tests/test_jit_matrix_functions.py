@@ -4,7 +4,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from mx.frontend import FrontendError
+from mx.errors import CompileError
 from mx.jit import compile_module
 
 SOURCE = """
@@ -74,21 +74,33 @@ func.func @f(%a: f32) -> f32 {
   %b = arith.addf %a, %a : f32
 }
 """
-    with pytest.raises(FrontendError, match="must be the last operation"):
+    with pytest.raises(CompileError, match="must be the last operation") as error:
         compile_module(source)
+    assert str(error.value).startswith("<string>:3:3: error: ")
 
 
-def test_sub_byte_vectors_cross_the_boundary_as_bytes() -> None:
-    """`vector<4xi4>` is passed as one byte per element (LLVM's `<4 x i8>`, not
-    its packed `<4 x i4>`); the callee ignores each byte's high bits."""
+def test_sub_byte_vectors_cross_the_boundary_one_element_per_byte() -> None:
+    """`vector<16xi4>` is passed as one byte per element (LLVM's `<16 x i8>`,
+    not its packed `<16 x i4>`); the callee ignores each byte's high bits and
+    results have them zero."""
     module = compile_module(
         """
-func.func @decode(%q: vector<4xi4>) -> vector<4xf32> {
-  %r = arbfp.convert_from f4e2m1fn %q : vector<4xi4> to vector<4xf32>
-  func.return %r : vector<4xf32>
+func.func @decode(%q: vector<16xi4>) -> vector<16xf32> {
+  %r = arbfp.convert_from f4e2m1fn %q : vector<16xi4> to vector<16xf32>
+  func.return %r : vector<16xf32>
+}
+func.func @negate(%q: vector<16xi4>) -> vector<16xi4> {
+  %z = arith.constant dense<0> : vector<16xi4>
+  %r = arith.subi %z, %q : vector<16xi4>
+  func.return %r : vector<16xi4>
 }
 """
     )
-    codes = np.array([0x01, 0xF2, 0x77, 0xAA], np.uint8)
-    expected = (codes & 0xF).view(ml_dtypes.float4_e2m1fn).astype(np.float32)
-    np.testing.assert_array_equal(module.decode(codes.view(np.int8)), expected)
+    codes = np.arange(16, dtype=np.uint8)
+    expected = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    np.testing.assert_array_equal(module.decode(codes), expected)
+    np.testing.assert_array_equal(module.decode(codes | 0xF0), expected)
+    negated = module.negate(codes.view(np.int8))
+    assert negated.dtype == np.int8
+    # -q in 4-bit two's complement, in the low bits of each byte.
+    np.testing.assert_array_equal(negated, (16 - codes) % 16)

@@ -3,18 +3,25 @@
 Arguments and results cross calls in their `memory_type`: an `i4`/`i6`
 container is passed as a byte holding it in its low bits (C's `uint8_t`; the
 callee ignores the high bits, results have them zero), `vector<8xi4>` as
-`<8 x i8>`."""
+`<8 x i8>`. A function with several results returns them in one struct, as
+MLIR's lowering does."""
+
+from collections.abc import Sequence
 
 from xdsl.dialects import cf, func, llvm
-from xdsl.dialects.builtin import FunctionType, UnrealizedConversionCastOp
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FunctionType,
+    UnrealizedConversionCastOp,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.utils.exceptions import VerifyException
 
 from mx.lowering.llvm.types import (
     convert_type,
@@ -58,15 +65,19 @@ def _pass_arguments_in_memory_type(body: Region, rewriter: PatternRewriter) -> N
         entry.erase_arg(arg)
 
 
-def _function_type(function_type: FunctionType, op_name: str) -> llvm.LLVMFunctionType:
-    outputs = function_type.outputs.data
-    if len(outputs) > 1:
-        raise VerifyException(
-            f"'{op_name}': functions with several results do not lower to LLVM"
-        )
-    result = memory_type(outputs[0]) if outputs else llvm.LLVMVoidType()
+def _result_type(outputs: Sequence[Attribute]) -> Attribute:
+    """void, the one result's memory type, or a struct of the results'."""
+    if not outputs:
+        return llvm.LLVMVoidType()
+    if len(outputs) == 1:
+        return memory_type(outputs[0])
+    return llvm.LLVMStructType.from_type_list([memory_type(t) for t in outputs])
+
+
+def _function_type(function_type: FunctionType) -> llvm.LLVMFunctionType:
     return llvm.LLVMFunctionType(
-        [memory_type(t) for t in function_type.inputs.data], result
+        [memory_type(t) for t in function_type.inputs.data],
+        _result_type(function_type.outputs.data),
     )
 
 
@@ -84,7 +95,7 @@ class FuncLowering(RewritePattern):
             op,
             llvm.FuncOp(
                 op.sym_name,
-                _function_type(op.function_type, op.name),
+                _function_type(op.function_type),
                 linkage=llvm.LinkageAttr("external"),
                 body=body,
             ),
@@ -92,38 +103,56 @@ class FuncLowering(RewritePattern):
 
 
 class CallLowering(RewritePattern):
-    """func.call -> llvm.call (arguments widened to, the result narrowed
-    from, their memory types)."""
+    """func.call -> llvm.call (arguments widened to, the results narrowed
+    from, their memory types; several results extracted from one struct)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
-        if len(op.res) > 1:
-            raise VerifyException(
-                f"'{op.name}': calls with several results do not lower"
-            )
         args = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
-        result_type = memory_type(op.res[0].type) if op.res else None
+        types = [r.type for r in op.res]
+        result_type = _result_type(types) if types else None
         call = rewriter.insert(llvm.CallOp(op.callee, *args, return_type=result_type))
-        results = (
-            [
-                from_llvm(
-                    narrowed(call.returned, op.res[0].type, rewriter),
-                    op.res[0].type,
-                    rewriter,
-                )
+        returned = call.returned
+        if returned is None:
+            values: list[SSAValue] = []
+        elif len(types) == 1:
+            values = [returned]
+        else:
+            values = [
+                rewriter.insert(
+                    llvm.ExtractValueOp(
+                        DenseArrayBase.from_list(i64, [i]), returned, memory_type(t)
+                    )
+                ).res
+                for i, t in enumerate(types)
             ]
-            if call.returned
-            else []
+        rewriter.replace(
+            op,
+            [],
+            [
+                from_llvm(narrowed(v, t, rewriter), t, rewriter)
+                for v, t in zip(values, types, strict=True)
+            ],
         )
-        rewriter.replace(op, [], results)
 
 
 class ReturnLowering(RewritePattern):
-    """func.return -> llvm.return (of the value widened to its memory type)."""
+    """func.return -> llvm.return (of the values widened to their memory
+    types; several values packed into one struct)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /):
         values = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
+        if len(values) > 1:
+            struct_type = _result_type([a.type for a in op.arguments])
+            struct = rewriter.insert(llvm.UndefOp(struct_type)).res
+            for i, value in enumerate(values):
+                struct = rewriter.insert(
+                    llvm.InsertValueOp(
+                        DenseArrayBase.from_list(i64, [i]), struct, value
+                    )
+                ).res
+            values = [struct]
         rewriter.replace(op, llvm.ReturnOp(values[0] if values else None))
 
 

@@ -15,7 +15,8 @@ packed (`matrix_to_affine/blocked.py`), with block sizes derived from the
 Sapphire Rapids: 48 KiB, 2 MiB, and 32 MiB of L3).
 
 Functions: a matrix argument becomes a `memref<CxRxT>` argument (the caller's
-column-major buffer, never written by the callee); each matrix result becomes
+column-major buffer, never written by the callee; with `layout=row-major` a
+`memref<RxCxT>` row-major buffer, see `matrix_to_affine/abi.py`); each matrix result becomes
 an out-parameter `memref<CxRxT>` appended after the arguments, in result order,
 written by `func.return`; the other results stay results. After
 `convert-to-llvm` every such memref is one bare `ptr`, so
@@ -71,6 +72,12 @@ from mx.dialects.matrix import (
     StoreOp,
     element_type_of,
 )
+from mx.lowering.matrix_to_affine.abi import (
+    LAYOUTS,
+    abi_type,
+    abi_value,
+    matrix_of_abi_buffer,
+)
 from mx.lowering.matrix_to_affine.block_scaled import quantize_into
 from mx.lowering.matrix_to_affine.blocked import (
     Blocking,
@@ -79,7 +86,7 @@ from mx.lowering.matrix_to_affine.blocked import (
     blocked_gemm,
     blocked_matvec,
 )
-from mx.lowering.matrix_to_affine.buffers import Allocator, buffer_type
+from mx.lowering.matrix_to_affine.buffers import Allocator
 from mx.lowering.matrix_to_affine.carriers import (
     Slot,
     block_slots,
@@ -115,6 +122,8 @@ class LoweringState:
     vector_bits: int
     """Bits of a machine vector (0: scalar loop nests only)."""
     blocking: Blocking
+    row_major: bool = False
+    """Matrices cross function boundaries in row-major buffers (abi.py)."""
     allocator: Allocator = field(default_factory=Allocator)
     owned: set[SSAValue] = field(default_factory=set[SSAValue])
     """Buffers of op results that nothing else refers to (insert may update
@@ -240,6 +249,9 @@ def _is_matrix(value: SSAValue) -> bool:
 @dataclass
 class MatrixPattern(RewritePattern):
     state: LoweringState
+
+    def _abi_value(self, value: SSAValue, at: Operation) -> SSAValue:
+        return abi_value(value, self.state.row_major, at, self.state.plan.fused)
 
 
 # ---------------------------------------------------------------------------
@@ -565,9 +577,10 @@ class LowerFuncSignature(MatrixPattern):
         if not any(isinstance(t, MatrixType) for t in (*inputs, *outputs)):
             return
         outs = [t for t in outputs if isinstance(t, MatrixType)]
+        row_major = self.state.row_major
         op.function_type = FunctionType.from_lists(
-            [buffer_type(t) if isinstance(t, MatrixType) else t for t in inputs]
-            + [buffer_type(t) for t in outs],
+            [abi_type(t, row_major) if isinstance(t, MatrixType) else t for t in inputs]
+            + [abi_type(t, row_major) for t in outs],
             [t for t in outputs if not isinstance(t, MatrixType)],
         )
         if op.arg_attrs is not None:
@@ -588,10 +601,20 @@ class LowerFuncSignature(MatrixPattern):
             return
         for index, t in enumerate(inputs):
             if isinstance(t, MatrixType):
-                arg = block.insert_arg(buffer_type(t), index)
-                _replace_block_arg(block, index + 1, arg)
+                buffer = block.insert_arg(abi_type(t, row_major), index)
+                old = block.args[index + 1]
+                old.replace_all_uses_with(
+                    matrix_of_abi_buffer(
+                        buffer,
+                        t,
+                        row_major,
+                        InsertPoint.at_start(block),
+                        self.state.plan.fused,
+                    )
+                )
+                block.erase_arg(old)
         self.state.out_params[op] = [
-            block.insert_arg(buffer_type(t), len(block.args)) for t in outs
+            block.insert_arg(abi_type(t, row_major), len(block.args)) for t in outs
         ]
 
 
@@ -612,7 +635,7 @@ class LowerReturn(MatrixPattern):
         outs = iter(self.state.out_params[function])
         for value in op.arguments:
             if _is_matrix(value):
-                self.state.materialize(value, next(outs), op)
+                self.state.materialize(self._abi_value(value, op), next(outs), op)
         rewriter.replace(
             op, func.ReturnOp(*(v for v in op.arguments if not _is_matrix(v)))
         )
@@ -626,11 +649,15 @@ class LowerCall(MatrixPattern):
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /) -> None:
         if not any(_is_matrix(v) for v in (*op.arguments, *op.res)):
             return
+        row_major = self.state.row_major
         arguments = [
-            self.state.as_buffer(v, op) if _is_matrix(v) else v for v in op.arguments
+            self.state.as_buffer(self._abi_value(v, op), op) if _is_matrix(v) else v
+            for v in op.arguments
         ]
         results = {
-            i: self.state.buffer(_matrix(r), op)
+            i: self.state.buffer(
+                _matrix(r).transposed() if row_major else _matrix(r), op
+            )
             for i, r in enumerate(op.res)
             if _is_matrix(r)
         }
@@ -639,13 +666,23 @@ class LowerCall(MatrixPattern):
             [*arguments, *results.values()],
             [r.type for r in op.res if not _is_matrix(r)],
         )
+        rewriter.insert(call)
         scalars = iter(call.res)
-        casts = {i: as_matrix(b, _matrix(op.res[i])) for i, b in results.items()}
+        matrices = {
+            i: matrix_of_abi_buffer(
+                b,
+                _matrix(op.res[i]),
+                row_major,
+                InsertPoint.before(op),
+                self.state.plan.fused,
+            )
+            for i, b in results.items()
+        }
         rewriter.replace(
             op,
-            [call, *casts.values()],
+            [],
             [
-                casts[i].results[0] if i in casts else next(scalars)
+                matrices[i] if i in matrices else next(scalars)
                 for i in range(len(op.res))
             ],
         )
@@ -860,6 +897,16 @@ class ConvertMatrixToAffinePass(ModulePass):
     this many bytes are cache-blocked and packed; smaller ones keep the
     register-blocked kernel."""
 
+    layout: str = "column-major"
+    """How matrix arguments and results are laid out at function boundaries:
+    `column-major` (Clang's) or `row-major` (NumPy's, C arrays')."""
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(
+                f"layout must be one of {', '.join(LAYOUTS)}, got '{self.layout}'"
+            )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_lowerable(op)
         plan = FusionPlan()
@@ -867,7 +914,9 @@ class ConvertMatrixToAffinePass(ModulePass):
         blocking = Blocking(
             self.l1_bytes, self.l2_bytes, self.l3_bytes, self.blocked_min_bytes
         )
-        state = LoweringState(plan, self.vector_bits, blocking)
+        state = LoweringState(
+            plan, self.vector_bits, blocking, self.layout == "row-major"
+        )
         order = _program_order(op)
         for child in order:
             for region in child.regions:

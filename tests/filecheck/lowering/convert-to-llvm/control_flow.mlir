@@ -51,3 +51,24 @@ func.func @caller(%m: memref<?xf32>, %i: index) -> f32 {
   // CHECK: llvm.return %[[R]] : f32
   func.return %r : f32
 }
+
+// -----
+
+// Several results travel in one struct, as in MLIR's LLVM lowering.
+// CHECK-LABEL: llvm.func @pair(%{{.*}}: f32, %{{.*}}: i32) -> !llvm.struct<(f32, i32)>
+// CHECK:         %[[U:.*]] = llvm.mlir.undef : !llvm.struct<(f32, i32)>
+// CHECK-NEXT:    %[[S0:.*]] = llvm.insertvalue %a, %[[U]][0] : !llvm.struct<(f32, i32)>
+// CHECK-NEXT:    %[[S1:.*]] = llvm.insertvalue %b, %[[S0]][1] : !llvm.struct<(f32, i32)>
+// CHECK-NEXT:    llvm.return %[[S1]] : !llvm.struct<(f32, i32)>
+func.func @pair(%a: f32, %b: i32) -> (f32, i32) {
+  func.return %a, %b : f32, i32
+}
+
+// CHECK-LABEL: llvm.func @second
+// CHECK:         %[[R:.*]] = llvm.call @pair(%{{.*}}, %{{.*}}) : (f32, i32) -> !llvm.struct<(f32, i32)>
+// CHECK-NEXT:    %[[Y:.*]] = llvm.extractvalue %[[R]][1] : !llvm.struct<(f32, i32)>
+// CHECK-NEXT:    llvm.return %[[Y]] : i32
+func.func @second(%a: f32, %b: i32) -> i32 {
+  %x, %y = func.call @pair(%a, %b) : (f32, i32) -> (f32, i32)
+  func.return %y : i32
+}

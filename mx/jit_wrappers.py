@@ -1,0 +1,353 @@
+"""The native entry points the JIT generates around each compiled function
+(LLVM IR text, compiled in the same module as the function).
+
+- `fast_entry`: a CPython `METH_FASTCALL` function `(self, args, nargs)` that
+  checks each argument object in place — an exact `ndarray` of an accepted
+  dtype, with the expected dimensions and flags; a `float`, an `int` in range
+  or a NumPy scalar of the exact type — loads it and calls the function, the
+  results going into arrays the caller preallocated (appended to the
+  arguments). It returns the Python int 0, or 1 when an argument is anything
+  else: the caller then takes the general path, which explains what is wrong
+  or handles what is merely unusual (batches, Fortran order, conversions).
+  The checks read NumPy's array struct (`PyArrayObject_fields`, stable across
+  NumPy 1.x and 2.x; `check_layouts` confirms the offsets at run time).
+- `batch_entry`: `void (ptr bases, ptr strides, i64 count)` calls the function
+  `count` times; operand k of call i is at `bases[k] + i * strides[k]` (a
+  stride of 0 broadcasts). Scalars and vectors are loaded from there, results
+  stored there, matrices and memrefs passed as that pointer.
+
+Values are loaded and stored in the types of the lowered function's
+signature, where integers of other widths than 8/16/32/64 bits already take
+the next wider container (`convert-to-llvm`'s memory types: one element per
+byte, NumPy's layout, not LLVM's packed vectors).
+"""
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from mx.targets.llvm_ir import type_str
+
+Kind = Literal["matrix", "memref", "vector", "scalar"]
+
+# PyObject and PyArrayObject_fields offsets (64-bit CPython, NumPy 1.x/2.x).
+OB_TYPE = 8
+ARRAY_DATA = 16
+ARRAY_ND = 24
+ARRAY_DIMS = 32
+ARRAY_DESCR = 56
+ARRAY_FLAGS = 64
+SCALAR_VALUE = 16
+"""`PyFloatObject.ob_fval`, and the value of a NumPy or ml_dtypes scalar."""
+
+C_CONTIGUOUS = 0x1
+F_CONTIGUOUS = 0x2
+ALIGNED = 0x100
+WRITEABLE = 0x400
+
+
+def check_layouts() -> bool:
+    """True if the offsets above are those of this Python and NumPy."""
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return False
+    a = np.zeros((3, 5), np.float32)
+
+    def at(offset: int, t: type[Any]) -> Any:
+        return t.from_address(id(a) + offset).value
+
+    dims = at(ARRAY_DIMS, ctypes.c_void_p)
+    return (
+        at(OB_TYPE, ctypes.c_void_p) == id(np.ndarray)
+        and at(ARRAY_DATA, ctypes.c_void_p) == a.ctypes.data
+        and at(ARRAY_ND, ctypes.c_int) == 2
+        and ctypes.c_int64.from_address(dims + 8).value == 5
+        and at(ARRAY_DESCR, ctypes.c_void_p) == id(a.dtype)
+        and at(ARRAY_FLAGS, ctypes.c_int) & C_CONTIGUOUS == C_CONTIGUOUS
+        and ctypes.c_double.from_address(id(1.25) + SCALAR_VALUE).value == 1.25
+        and ctypes.string_at(id(np.float32(1.5)) + SCALAR_VALUE, 4)
+        == np.float32(1.5).tobytes()
+    )
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A parameter or result as the native entries see it."""
+
+    kind: Kind
+    value_type: Any
+    """The lowered LLVM type of a scalar or vector value (None for arrays)."""
+    # Checks of the fast entry (parameters only).
+    descrs: tuple[int, ...] = ()
+    """Addresses of the accepted dtype objects (arrays, vectors)."""
+    dims: tuple[int, ...] = ()
+    """Exact dimensions (matrix, vector)."""
+    min_size: int = 0
+    """Elements a memref's array must have at least."""
+    flags: int = 0
+    """Flags the array must have."""
+    scalar_types: tuple[int, ...] = ()
+    """Addresses of the exact Python/NumPy scalar types accepted."""
+    from_python: Literal["float", "int", "bool", ""] = ""
+    """Which Python scalar is converted natively."""
+    int_range: tuple[int, int] = (0, 0)
+    """Accepted Python int values [low, high) for an integer parameter."""
+
+
+def _api(name: str) -> int:
+    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value or 0
+
+
+def _const_ptr(address: int) -> str:
+    return f"inttoptr (i64 {address} to ptr)"
+
+
+class _Writer:
+    """Numbered SSA names and lines of one LLVM function."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.count += 1
+        return f"%{prefix}{self.count}"
+
+    def emit(self, text: str) -> str:
+        name = self.fresh()
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+    def raw(self, text: str) -> None:
+        self.lines.append(text)
+
+    def field(self, obj: str, offset: int, type_: str) -> str:
+        address = self.emit(f"getelementptr i8, ptr {obj}, i64 {offset}")
+        return self.emit(f"load {type_}, ptr {address}, align 1")
+
+    def check(self, condition: str, fail: str = "fail") -> None:
+        """Continue only if `condition` holds."""
+        ok = self.fresh("ok").lstrip("%")
+        self.raw(f"  br i1 {condition}, label %{ok}, label %{fail}")
+        self.raw(f"{ok}:")
+
+
+def _store_result(w: _Writer, operand: Operand, value: str, address: str) -> None:
+    w.raw(f"  store {type_str(operand.value_type)} {value}, ptr {address}, align 1")
+
+
+def _call_and_store(
+    w: _Writer,
+    callee: str,
+    signature: tuple[str, Sequence[str]],
+    values: Sequence[str],
+    results: Sequence[Operand],
+    result_addresses: Sequence[str],
+) -> None:
+    """Call `callee` with `values` (the matrix results' pointers included)
+    and store its non-matrix results at their addresses."""
+    return_type, param_types = signature
+    args = ", ".join(f"{t} {v}" for t, v in zip(param_types, values, strict=True))
+    call = f"call {return_type} {callee}({args})"
+    scalars = [
+        (r, a)
+        for r, a in zip(results, result_addresses, strict=True)
+        if r.kind in ("scalar", "vector")
+    ]
+    if not scalars:
+        w.raw(f"  {call}")
+        return
+    returned = w.emit(call)
+    if len(scalars) == 1:
+        _store_result(w, scalars[0][0], returned, scalars[0][1])
+        return
+    for j, (r, address) in enumerate(scalars):
+        value = w.emit(f"extractvalue {return_type} {returned}, {j}")
+        _store_result(w, r, value, address)
+
+
+def _check_array(w: _Writer, obj: str, p: Operand) -> str:
+    """Checks of an array argument; its data pointer."""
+    w.check(
+        w.emit(
+            f"icmp eq ptr {w.field(obj, OB_TYPE, 'ptr')}, {_const_ptr(id(np.ndarray))}"
+        )
+    )
+    descr = w.field(obj, ARRAY_DESCR, "ptr")
+    matches = [w.emit(f"icmp eq ptr {descr}, {_const_ptr(d)}") for d in p.descrs]
+    any_match = matches[0]
+    for m in matches[1:]:
+        any_match = w.emit(f"or i1 {any_match}, {m}")
+    w.check(any_match)
+    flags = w.field(obj, ARRAY_FLAGS, "i32")
+    masked = w.emit(f"and i32 {flags}, {p.flags}")
+    w.check(w.emit(f"icmp eq i32 {masked}, {p.flags}"))
+    nd = w.field(obj, ARRAY_ND, "i32")
+    dims = w.field(obj, ARRAY_DIMS, "ptr")
+    if p.kind == "memref":
+        # One dimension, or two (as many arrays are): at least min_size elements.
+        is1 = w.emit(f"icmp eq i32 {nd}, 1")
+        is2 = w.emit(f"icmp eq i32 {nd}, 2")
+        w.check(w.emit(f"or i1 {is1}, {is2}"))
+        d0 = w.emit(f"load i64, ptr {dims}, align 1")
+        # With nd == 1 this reads strides[0] (NumPy allocates both together).
+        d1_address = w.emit(f"getelementptr i64, ptr {dims}, i64 1")
+        d1 = w.emit(f"load i64, ptr {d1_address}, align 1")
+        factor = w.emit(f"select i1 {is2}, i64 {d1}, i64 1")
+        size = w.emit(f"mul i64 {d0}, {factor}")
+        w.check(w.emit(f"icmp sge i64 {size}, {p.min_size}"))
+    else:
+        w.check(w.emit(f"icmp eq i32 {nd}, {len(p.dims)}"))
+        for j, extent in enumerate(p.dims):
+            address = w.emit(f"getelementptr i64, ptr {dims}, i64 {j}")
+            d = w.emit(f"load i64, ptr {address}, align 1")
+            w.check(w.emit(f"icmp eq i64 {d}, {extent}"))
+    return w.field(obj, ARRAY_DATA, "ptr")
+
+
+def _check_scalar(w: _Writer, obj: str, p: Operand, index: int) -> str:
+    """Checks of a scalar argument; its value (as the lowered type)."""
+    t = type_str(p.value_type)
+    obj_type = w.field(obj, OB_TYPE, "ptr")
+    python = f"py{index}"
+    numpy = f"np{index}"
+    done = f"scalar{index}"
+    incoming: list[tuple[str, str]] = []
+    is_numpy = w.emit(
+        f"icmp eq ptr {obj_type}, {_const_ptr(p.scalar_types[0])}"
+        if p.scalar_types
+        else "icmp eq i1 0, 1"
+    )
+    w.raw(f"  br i1 {is_numpy}, label %{numpy}, label %{python}")
+    w.raw(f"{numpy}:")
+    value = w.field(obj, SCALAR_VALUE, t)
+    incoming.append((value, numpy))
+    w.raw(f"  br label %{done}")
+    w.raw(f"{python}:")
+    if p.from_python == "float":
+        w.check(w.emit(f"icmp eq ptr {obj_type}, {_const_ptr(id(float))}"))
+        double = w.field(obj, SCALAR_VALUE, "double")
+        value = double if t == "double" else w.emit(f"fptrunc double {double} to {t}")
+    elif p.from_python == "bool":
+        w.check(w.emit(f"icmp eq ptr {obj_type}, {_const_ptr(id(bool))}"))
+        value = w.emit(f"icmp eq ptr {obj}, {_const_ptr(id(True))}")
+        if t != "i1":
+            value = w.emit(f"zext i1 {value} to {t}")
+    elif p.from_python == "int":
+        w.check(w.emit(f"icmp eq ptr {obj_type}, {_const_ptr(id(int))}"))
+        overflow = w.emit("alloca i32")
+        as_long = _const_ptr(_api("PyLong_AsLongLongAndOverflow"))
+        number = w.emit(f"call i64 {as_long}(ptr {obj}, ptr {overflow})")
+        w.check(w.emit(f"icmp eq i32 {w.emit(f'load i32, ptr {overflow}')}, 0"))
+        low, high = p.int_range
+        w.check(w.emit(f"icmp sge i64 {number}, {low}"))
+        w.check(w.emit(f"icmp slt i64 {number}, {high}"))
+        value = number if t == "i64" else w.emit(f"trunc i64 {number} to {t}")
+    else:
+        w.raw("  br label %fail")
+        w.raw(f"{done}:")
+        return w.emit(f"phi {t} [{incoming[0][0]}, %{incoming[0][1]}]")
+    label = w.fresh("from_python").lstrip("%")
+    w.raw(f"  br label %{label}")
+    w.raw(f"{label}:")
+    w.raw(f"  br label %{done}")
+    w.raw(f"{done}:")
+    pairs = ", ".join(f"[{v}, %{b}]" for v, b in [*incoming, (value, label)])
+    return w.emit(f"phi {t} {pairs}")
+
+
+def fast_entry(
+    name: str,
+    callee: str,
+    signature: tuple[str, Sequence[str]],
+    params: Sequence[Operand],
+    results: Sequence[Operand],
+) -> str:
+    """The METH_FASTCALL entry `name`: arguments, then one preallocated array
+    per result (matrix: its (R, C) array in the entry's layout; scalar: a
+    1-element array; vector: an (N,) array)."""
+    w = _Writer()
+    from_long = _const_ptr(_api("PyLong_FromLong"))
+    count = len(params) + len(results)
+    w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
+    w.raw("entry:")
+    w.check(w.emit(f"icmp eq i64 %nargs, {count}"))
+    values: list[str] = []
+    for i, p in enumerate(params):
+        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {i}")
+        obj = w.emit(f"load ptr, ptr {slot}")
+        if p.kind == "scalar":
+            values.append(_check_scalar(w, obj, p, i))
+            continue
+        data = _check_array(w, obj, p)
+        if p.kind == "vector":
+            values.append(w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1"))
+        else:
+            values.append(data)
+    addresses: list[str] = []
+    for j in range(len(results)):
+        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
+        obj = w.emit(f"load ptr, ptr {slot}")
+        addresses.append(w.field(obj, ARRAY_DATA, "ptr"))
+    matrix_outs = [
+        a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
+    ]
+    _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
+    w.raw(f"  %done = call ptr {from_long}(i64 0)")
+    w.raw("  ret ptr %done")
+    w.raw("fail:")
+    w.raw(f"  %failed = call ptr {from_long}(i64 1)")
+    w.raw("  ret ptr %failed")
+    w.raw("}")
+    return "\n".join(w.lines)
+
+
+def batch_entry(
+    name: str,
+    callee: str,
+    signature: tuple[str, Sequence[str]],
+    params: Sequence[Operand],
+    results: Sequence[Operand],
+) -> str:
+    """`void name(ptr bases, ptr strides, i64 count)` (see the module docs)."""
+    w = _Writer()
+    operands = [*params, *results]
+    w.raw(f"define void {name}(ptr %bases, ptr %strides, i64 %count) {{")
+    w.raw("entry:")
+    bases: list[str] = []
+    strides: list[str] = []
+    for k in range(len(operands)):
+        b = w.emit(f"getelementptr ptr, ptr %bases, i64 {k}")
+        bases.append(w.emit(f"load ptr, ptr {b}"))
+        s = w.emit(f"getelementptr i64, ptr %strides, i64 {k}")
+        strides.append(w.emit(f"load i64, ptr {s}"))
+    w.raw("  %empty = icmp sle i64 %count, 0")
+    w.raw("  br i1 %empty, label %exit, label %loop")
+    w.raw("loop:")
+    w.raw("  %i = phi i64 [0, %entry], [%next, %loop]")
+    pointers: list[str] = []
+    for k in range(len(operands)):
+        offset = w.emit(f"mul i64 %i, {strides[k]}")
+        pointers.append(w.emit(f"getelementptr i8, ptr {bases[k]}, i64 {offset}"))
+    values: list[str] = []
+    for p, pointer in zip(params, pointers, strict=False):
+        if p.kind in ("scalar", "vector"):
+            values.append(
+                w.emit(f"load {type_str(p.value_type)}, ptr {pointer}, align 1")
+            )
+        else:
+            values.append(pointer)
+    addresses = pointers[len(params) :]
+    matrix_outs = [
+        a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
+    ]
+    _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
+    w.raw("  %next = add i64 %i, 1")
+    w.raw("  %more = icmp slt i64 %next, %count")
+    w.raw("  br i1 %more, label %loop, label %exit")
+    w.raw("exit:")
+    w.raw("  ret void")
+    w.raw("}")
+    return "\n".join(w.lines)

@@ -1,0 +1,226 @@
+"""The Python API's contract: one error type with mx-opt's located messages,
+read-only outputs refused, i1/sub-byte vectors, several results, a bounded
+compile cache."""
+
+import gc
+import weakref
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mx
+from mx import jit
+from mx.errors import ArgumentError, CompileError, MXError, UnknownFunctionError
+from mx.jit import compile_module
+
+COPY = """
+func.func @copy(%src: memref<4xf32>, %dst: memref<4xf32>) {
+  affine.for %i = 0 to 4 {
+    %x = affine.load %src[%i] : memref<4xf32>
+    affine.store %x, %dst[%i] : memref<4xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_read_only_outputs_are_refused_and_left_untouched() -> None:
+    copy = compile_module(COPY).copy
+    src = np.arange(4, dtype=np.float32)
+    src.flags.writeable = False  # only read: accepted
+    frozen = np.zeros(4, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ArgumentError, match="read-only") as error:
+        copy(src, frozen)
+    assert "argument #1 (%dst) of @copy" in str(error.value)
+    assert not frozen.any()
+    over_bytes = np.frombuffer(bytes(16), np.float32)
+    with pytest.raises(ArgumentError, match="read-only"):
+        copy(src, over_bytes)
+    assert over_bytes.tobytes() == bytes(16)
+    out = np.zeros(4, np.float32)
+    copy(src, out)
+    np.testing.assert_array_equal(out, src)
+
+
+BOOLS = """
+func.func @logic(%a: vector<8xi1>, %b: vector<8xi1>) -> (vector<8xi1>, vector<8xi1>) {
+  %x = arith.xori %a, %b : vector<8xi1>
+  %y = arith.andi %a, %b : vector<8xi1>
+  func.return %x, %y : vector<8xi1>, vector<8xi1>
+}
+func.func @flip(%a: vector<5xi1>) -> vector<5xi1> {
+  %t = arith.constant dense<true> : vector<5xi1>
+  %r = arith.xori %a, %t : vector<5xi1>
+  func.return %r : vector<5xi1>
+}
+"""
+
+
+def test_i1_vectors_exhaustively() -> None:
+    module = compile_module(BOOLS)
+    bits = np.arange(256, dtype=np.uint8)[:, None] >> np.arange(8) & 1
+    rows = bits.astype(np.bool_)
+    for a in rows[::17]:
+        for b in rows:
+            x, y = module.logic(a, b)
+            assert x.dtype == np.bool_ and y.dtype == np.bool_
+            np.testing.assert_array_equal(x, a ^ b)
+            np.testing.assert_array_equal(y, a & b)
+    odd = np.array([True, False, False, True, True])
+    np.testing.assert_array_equal(module.flip(odd), ~odd)
+
+
+def test_several_scalar_results_among_matrices() -> None:
+    module = compile_module(
+        """
+func.func @stats(%m: !matrix.matrix<2x2xf64>, %k: i32) -> (f64, !matrix.matrix<2x2xf64>, i32, f16) {
+  %a = matrix.extract %m[0, 1] : !matrix.matrix<2x2xf64>
+  %t = matrix.transpose %m : !matrix.matrix<2x2xf64> -> !matrix.matrix<2x2xf64>
+  %one = arith.constant 1 : i32
+  %n = arith.addi %k, %one : i32
+  %h = arith.truncf %a : f64 to f16
+  func.return %a, %t, %n, %h : f64, !matrix.matrix<2x2xf64>, i32, f16
+}
+"""
+    )
+    m = np.array([[1.0, 2.5], [3.0, 4.0]])
+    a, t, n, h = module.stats(m, 41)
+    assert a == 2.5 and n == 42 and h == np.float16(2.5)
+    assert type(n) is np.int32 and type(h) is np.float16
+    np.testing.assert_array_equal(t, m.T)
+
+
+def _kernel(i: int) -> str:
+    return f"func.func @f(%a: i64) -> i64 {{\n  func.return %a : i64\n}} // {i}\n"
+
+
+def test_the_compile_cache_is_bounded() -> None:
+    previous = jit.cache_limit(3)
+    try:
+        first = compile_module(_kernel(0))
+        assert compile_module(_kernel(0)) is first
+        module_alive = weakref.ref(first)
+        f = first.f
+        del first
+        for i in range(1, 5):
+            compile_module(_kernel(i))
+        gc.collect()
+        assert module_alive() is None, "evicted from the cache"
+        assert f(7) == 7, "a function keeps its native code alive"
+        assert compile_module(_kernel(4)) is compile_module(_kernel(4))
+    finally:
+        jit.cache_limit(previous)
+
+
+# -- one error type, mx-opt's located messages -------------------------------
+
+
+def test_errors_derive_from_the_package_error() -> None:
+    assert mx.MXError is MXError
+    for cls in (CompileError, ArgumentError, UnknownFunctionError):
+        assert issubclass(cls, MXError)
+
+
+def test_parse_error_is_located_with_source_line_and_caret() -> None:
+    source = "func.func @f(%a: f32) -> f32 {\n  %b = arith.addf %a, %zz : f32\n  func.return %b : f32\n}\n"
+    with pytest.raises(CompileError) as error:
+        compile_module(source)
+    lines = str(error.value).split("\n")
+    assert lines[0].startswith("<string>:2:")
+    assert "error:" in lines[0] and "%zz" in lines[0]
+    assert lines[1] == "  %b = arith.addf %a, %zz : f32"
+    assert lines[2].strip() == "^"
+
+
+def test_verifier_error_is_located() -> None:
+    source = """
+func.func @f(%a: !matrix.matrix<2x3xf32>) -> !matrix.matrix<2x3xf32> {
+  %b = matrix.matmul %a, %a : !matrix.matrix<2x3xf32>, !matrix.matrix<2x3xf32> -> !matrix.matrix<2x3xf32>
+  func.return %b : !matrix.matrix<2x3xf32>
+}
+"""
+    with pytest.raises(CompileError) as error:
+        compile_module(source)
+    first, line, caret = str(error.value).split("\n")[:3]
+    assert first.startswith("<string>:3:3: error: 'matrix.matmul' op")
+    assert line.startswith("  %b = matrix.matmul")
+    assert caret == "  ^"
+
+
+def test_pass_diagnostic_is_located() -> None:
+    huge = "!matrix.matrix<65536x65536xf64>"
+    source = f"""
+func.func @f(%a: {huge}) -> f64 {{
+  %b = matrix.matmul %a, %a : {huge}, {huge} -> {huge}
+  %e = matrix.extract %b[0, 0] : {huge}
+  func.return %e : f64
+}}
+"""
+    with pytest.raises(CompileError, match="too large") as error:
+        compile_module(source)
+    assert str(error.value).startswith("<string>:3:3: error:")
+
+
+def test_unknown_pass_and_option_suggest_close_matches() -> None:
+    with pytest.raises(CompileError, match="did you mean: convert-matrix-to-affine"):
+        compile_module(COPY, "convert-matrix-to-afine")
+    with pytest.raises(CompileError, match=r"no option 'vector-bit'.*vector-bits"):
+        compile_module(COPY, "convert-matrix-to-affine{vector-bit=0}")
+
+
+def test_unknown_function_lists_the_functions() -> None:
+    module = compile_module(COPY + BOOLS)
+    with pytest.raises(UnknownFunctionError, match="@copy, @flip, @logic") as error:
+        module["lgic"]
+    assert "did you mean: logic" in str(error.value)
+    with pytest.raises(AttributeError):
+        module.nothing  # noqa: B018
+    assert not hasattr(module, "nothing")
+    with pytest.raises(UnknownFunctionError, match="@copy"):
+        jit.jit(COPY, "paste")
+
+
+def test_an_empty_module_is_accepted() -> None:
+    for source in ("", "\n// nothing\n", "builtin.module {}"):
+        assert compile_module(source).functions == {}
+
+
+def test_argument_errors_are_located_at_the_function() -> None:
+    copy = compile_module(COPY).copy
+    good = np.zeros(4, np.float32)
+    cases = [
+        ((good,), "takes 2 arguments, got 1"),
+        ((good, np.zeros(4, np.float64)), "dtype float64"),
+        ((good, np.zeros(3, np.float32)), "needs 4 elements"),
+        ((good, np.zeros(8, np.float32)[::2]), "C-contiguous"),
+        ((good, [0.0] * 4), "got list"),
+    ]
+    for args, message in cases:
+        with pytest.raises(MXError, match=message) as error:
+            copy(*args)
+        assert str(error.value).startswith("<string>:2:1: error: ")
+        assert str(error.value).split("\n")[1].startswith("func.func @copy")
+
+
+def test_natural_containers_of_one_byte_data() -> None:
+    module = compile_module(
+        """
+func.func @widen(%q: memref<4xi8>, %out: memref<4xf32>) {
+  affine.for %i = 0 to 4 {
+    %x = affine.load %q[%i] : memref<4xi8>
+    %y = arbfp.convert_from f8e4m3fn %x : i8 to f32
+    affine.store %y, %out[%i] : memref<4xf32>
+  }
+  func.return
+}
+"""
+    )
+    values = np.array([0.5, -1.0, 448.0, 0.015625], ml_dtypes.float8_e4m3fn)
+    for view in (values, values.view(np.uint8), values.view(np.int8)):
+        out = np.zeros(4, np.float32)
+        module.widen(view, out)
+        np.testing.assert_array_equal(out, values.astype(np.float32))
+    with pytest.raises(ArgumentError, match="dtype float16"):
+        module.widen(np.zeros(4, np.float16), np.zeros(4, np.float32))

@@ -1,0 +1,266 @@
+"""Calling JIT-compiled matrix functions from NumPy: arrays are used in place
+(C or F order), batches follow NumPy's gufunc rules, every bad argument is
+the package's error, calls from several threads are safe."""
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from mx.errors import ArgumentError, MXError
+from mx.jit import compile_module
+
+M4 = "!matrix.matrix<4x4xf32>"
+MMA = f"""
+func.func @mma(%a: {M4}, %b: {M4}, %c: {M4}) -> {M4} {{
+  %p = matrix.matmul %a, %b : {M4}, {M4} -> {M4}
+  %r = matrix.add %p, %c : {M4}
+  func.return %r : {M4}
+}}
+
+func.func @rect(%a: !matrix.matrix<2x3xf64>, %k: f64) -> (!matrix.matrix<3x2xf64>, f64) {{
+  %t = matrix.transpose %a : !matrix.matrix<2x3xf64> -> !matrix.matrix<3x2xf64>
+  %s = matrix.splat %k : !matrix.matrix<3x2xf64>
+  %r = matrix.mul %t, %s : !matrix.matrix<3x2xf64>
+  %e = matrix.extract %a[1, 2] : !matrix.matrix<2x3xf64>
+  %x = arith.addf %e, %k : f64
+  func.return %r, %x : !matrix.matrix<3x2xf64>, f64
+}}
+
+func.func @alias(%m: !matrix.matrix<2x2xf32>, %mem: memref<4xf32>, %i: index) -> f32 {{
+  %c = arith.constant 42.0 : f32
+  memref.store %c, %mem[%i] : memref<4xf32>
+  %e = matrix.extract %m[0, 1] : !matrix.matrix<2x2xf32>
+  func.return %e : f32
+}}
+"""
+RNG = np.random.default_rng(1234)
+
+
+def _f32(*shape: int) -> np.ndarray[Any, Any]:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _mma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """matrix.md's order: sum over k left to right, then + c, in f32."""
+    out = np.zeros((4, 4), np.float32)
+    for r in range(4):
+        for col in range(4):
+            acc = np.float32(a[r, 0] * b[0, col])
+            for k in range(1, 4):
+                acc = np.float32(acc + np.float32(a[r, k] * b[k, col]))
+            out[r, col] = np.float32(acc + c[r, col])
+    return out
+
+
+def test_single_call_in_any_order_matches_the_reference() -> None:
+    mma = compile_module(MMA).mma
+    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    expected = _mma_reference(a, b, c)
+    for orders in ("CCC", "FCC", "CFC", "CCF", "FFF"):
+        args = [
+            np.asfortranarray(x) if o == "F" else x
+            for x, o in zip((a, b, c), orders, strict=True)
+        ]
+        got = mma(*args)
+        assert got.flags.c_contiguous and got.base is None
+        np.testing.assert_array_equal(got, expected, err_msg=orders)
+
+
+def test_arguments_are_read_in_place_in_c_and_f_order() -> None:
+    """The kernel writes the memref, then reads the matrix: it sees its own
+    write only if the matrix argument is the caller's memory, not a copy."""
+    alias = compile_module(MMA).alias
+    data = np.zeros(4, np.float32)
+    # C order: element (0, 1) is data[1].
+    assert alias(data.reshape(2, 2), data, 1) == 42.0
+    data[:] = 0
+    # F order (a transposed view): element (0, 1) is data[2].
+    assert alias(data.reshape(2, 2).T, data, 2) == 42.0
+    data[:] = 0
+    assert alias(data.reshape(2, 2), data, 3) == 0.0
+
+
+def test_results_are_written_in_place_with_out() -> None:
+    module = compile_module(MMA)
+    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    for out in (np.empty((4, 4), np.float32), np.empty((4, 4), np.float32, order="F")):
+        got = module.mma(a, b, c, out=out)
+        assert got is out
+        np.testing.assert_array_equal(out, _mma_reference(a, b, c))
+    m = RNG.standard_normal((2, 3))
+    r, x = (
+        np.empty((2, 3, 2), np.float64).transpose(0, 2, 1)[0].T,
+        np.empty((), np.float64),
+    )
+    assert module.rect(m, 2.0, out=(r, x)) == (r, x)
+    np.testing.assert_array_equal(r, m.T * 2.0)
+    assert x[()] == m[1, 2] + 2.0
+
+
+def test_batches_match_a_loop_of_single_calls_bit_for_bit() -> None:
+    mma = compile_module(MMA).mma
+    cases = [
+        ((7, 4, 4), (4, 4), (7, 4, 4)),
+        ((3, 1, 4, 4), (5, 4, 4), (4, 4)),
+        ((2, 1, 3, 4, 4), (1, 6, 1, 4, 4), (6, 3, 4, 4)),
+        ((0, 4, 4), (4, 4), (4, 4)),
+    ]
+    for shapes in cases:
+        a, b, c = (_f32(*s) for s in shapes)
+        b = np.asfortranarray(b) if b.ndim == 2 else b
+        got = mma(a, b, c)
+        batch = np.broadcast_shapes(*(s[:-2] for s in shapes))
+        assert got.shape == (*batch, 4, 4)
+        whole = [np.broadcast_to(x, (*batch, 4, 4)) for x in (a, b, c)]
+        for index in np.ndindex(*batch):
+            single = mma(*(x[index] for x in whole))
+            np.testing.assert_array_equal(got[index], single, err_msg=str(index))
+
+
+def test_batches_of_scalars_and_matrices_with_several_results() -> None:
+    rect = compile_module(MMA).rect
+    m = RNG.standard_normal((5, 2, 3))
+    k = RNG.standard_normal(5)
+    r, x = rect(m, k)
+    assert r.shape == (5, 3, 2) and x.shape == (5,)
+    for i in range(5):
+        ri, xi = rect(m[i], float(k[i]))
+        np.testing.assert_array_equal(r[i], ri)
+        assert x[i] == xi
+    # A strided (non-contiguous) batch of contiguous matrices is read in place.
+    strided = np.zeros((10, 2, 3))
+    strided[::2] = m
+    np.testing.assert_array_equal(rect(strided[::2], k)[0], r)
+
+
+def test_natural_containers_for_i8_matrices() -> None:
+    module = compile_module(
+        """
+func.func @decode(%q: !matrix.matrix<2x2xi8>) -> !matrix.matrix<2x2xf32> {
+  %r = arbfp.convert_from f8e5m2 %q : !matrix.matrix<2x2xi8> to !matrix.matrix<2x2xf32>
+  func.return %r : !matrix.matrix<2x2xf32>
+}
+"""
+    )
+    values = np.array([[1.5, -2.0], [0.25, 57344.0]], ml_dtypes.float8_e5m2)
+    for view in (values, values.view(np.uint8), values.view(np.int8)):
+        np.testing.assert_array_equal(module.decode(view), values.astype(np.float32))
+
+
+def _bad_calls() -> list[tuple[str, Callable[[], object], str]]:
+    module = compile_module(MMA)
+    mma, alias = module.mma, module.alias
+    good = _f32(4, 4)
+    frozen = _f32(4, 4)
+    frozen.flags.writeable = False
+    memory = np.zeros(4, np.float32)
+    read_only_memory = np.zeros(4, np.float32)
+    read_only_memory.flags.writeable = False
+    square = np.zeros((2, 2), np.float32)
+    return [
+        ("dtype", lambda: mma(good.astype(np.float64), good, good), "dtype float64"),
+        ("shape", lambda: mma(_f32(4, 3), good, good), r"expected shape \(4, 4\)"),
+        ("order", lambda: mma(_f32(4, 8)[:, ::2], good, good), "C- or F-contiguous"),
+        (
+            "non-contiguous memref",
+            lambda: alias(square, np.zeros(8, np.float32)[::2], 0),
+            "C-contiguous",
+        ),
+        ("read-only memref", lambda: alias(square, read_only_memory, 0), "read-only"),
+        ("read-only out", lambda: mma(good, good, good, out=frozen), "read-only"),
+        (
+            "too-small memref",
+            lambda: alias(square, np.zeros(3, np.float32), 0),
+            "needs 4 elements",
+        ),
+        ("wrong count", lambda: mma(good, good), "takes 3 arguments, got 2"),
+        (
+            "wrong batch shape",
+            lambda: mma(_f32(3, 4, 4), _f32(2, 4, 4), good),
+            "do not broadcast",
+        ),
+        (
+            "out shape",
+            lambda: mma(_f32(3, 4, 4), good, good, out=np.empty((4, 4), np.float32)),
+            r"out= result #0: expected a \(3, 4, 4\)",
+        ),
+        (
+            "out overlaps",
+            lambda: mma(
+                good, good, memory.reshape(2, 2).repeat(2, 0).repeat(2, 1), out=good
+            ),
+            "overlaps",
+        ),
+        ("not an array", lambda: mma(good.tolist(), good, good), "got list"),
+        ("scalar type", lambda: alias(square, memory, 1.5), "expected an integer"),
+        (
+            "memory of the wrong size",
+            lambda: alias(square, memory, 2**64),
+            "does not fit",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(14))
+def test_every_bad_argument_class_is_the_package_error(case: int) -> None:
+    name, call, message = _bad_calls()[case]
+    with pytest.raises(MXError, match=message) as error:
+        call()
+    assert isinstance(error.value, ArgumentError), name
+    first, line = str(error.value).split("\n")[:2]
+    assert first.startswith("<string>:") and ": error: " in first, name
+    assert line.startswith("func.func @"), name
+
+
+def test_calls_from_several_threads() -> None:
+    module = compile_module(MMA)
+    inputs = [(_f32(4, 4), _f32(4, 4), _f32(16, 4, 4)) for _ in range(4)]
+    expected = [module.mma(*args) for args in inputs]
+    failures: list[str] = []
+
+    def work(t: int) -> None:
+        a, b, c = inputs[t]
+        for i in range(300):
+            if i % 2:
+                got = module.mma(a, b, c)
+                ok = np.array_equal(got, expected[t])
+            else:
+                got = module.mma(a, b, c[i % 16])
+                ok = np.array_equal(got, expected[t][i % 16])
+            if not ok:
+                failures.append(f"thread {t}, call {i}")
+            try:
+                module.mma(a, b)
+            except ArgumentError:
+                pass
+            else:
+                failures.append("no error")
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+def test_row_major_abi_option_of_the_lowering() -> None:
+    """`convert-matrix-to-affine{layout=row-major}`: the same results through
+    row-major boundary buffers."""
+    pipeline = (
+        "matrix-fold-transposes,convert-matrix-to-affine{layout=row-major},"
+        "convert-arbfp-to-arith,canonicalize,convert-to-llvm"
+    )
+    module = compile_module(MMA, pipeline)
+    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    np.testing.assert_array_equal(
+        module.mma(a, b, np.asfortranarray(c)), _mma_reference(a, b, c)
+    )
+    m = RNG.standard_normal((2, 3))
+    r, x = module.rect(m, 0.5)
+    np.testing.assert_array_equal(r, m.T * 0.5)
+    assert x == m[1, 2] + 0.5
