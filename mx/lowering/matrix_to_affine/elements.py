@@ -353,8 +353,10 @@ def element_operands(
 ) -> list[tuple[SSAValue, Index, Index]]:
     """The elements of its matrix operands that element (r, c) of the fused
     `op` is computed from."""
-    if isinstance(op, SplatOp | ConstantOp | LoadOp | OuterProductOp):
-        return []
+    if isinstance(
+        op, SplatOp | ConstantOp | LoadOp | OuterProductOp | arbfp.ScaledConvertFromOp
+    ):
+        return []  # (scaled_convert_from reads its scale at (r, c // N) itself)
     if isinstance(op, TransposeOp):
         return [(op.input, c, r)]
     return [(x, r, c) for x in op.operands if isinstance(x.type, MatrixType)]
