@@ -110,7 +110,11 @@ def _check(
     compiled = compile_module(text, _pipeline(options))
     module = Parser(_context(), text).parse_module()
     rng = np.random.default_rng(seed)
-    a, b, acc = _values(rng, t, (r, k)), _values(rng, t, (k, c)), _values(rng, t, (r, c))
+    a, b, acc = (
+        _values(rng, t, (r, k)),
+        _values(rng, t, (k, c)),
+        _values(rng, t, (r, c)),
+    )
     if seed % 3 == 0 and t.startswith("f"):
         # Every product -0, so every sum must stay -0 (not +0).
         a, b = np.full_like(a, -0.0), np.abs(b)

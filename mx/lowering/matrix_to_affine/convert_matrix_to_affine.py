@@ -37,7 +37,9 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func, scf, vector
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DictionaryAttr,
+    Float16Type,
     FunctionType,
     ModuleOp,
     UnrealizedConversionCastOp,
@@ -295,9 +297,12 @@ class LowerMatmul(MatrixPattern):
         if lanes := self.state.lanes(t.with_element_type(compute)):
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
-            # The packed kernel reads factors of the result type only.
-            if not op.is_mixed() and self.state.blocking.applies(
-                t.rows, t.cols, depth, t.element_type
+            # The packed kernel reads factors of the result type only, and
+            # sums in it: f16/bf16 keep the register-blocked kernel.
+            if (
+                not op.is_mixed()
+                and not isinstance(t.element_type, Float16Type | BFloat16Type)
+                and self.state.blocking.applies(t.rows, t.cols, depth, t.element_type)
             ):
                 gemm = Gemm(
                     t.rows,
