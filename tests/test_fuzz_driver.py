@@ -58,7 +58,9 @@ def test_fuzz_regression(path: Path, request: pytest.FixtureRequest) -> None:
     data, args = regression_args(path)
     if (why := re.search(rb"^// fuzz-xfail: (.*)$", data, re.M)) is not None:
         # A known, reported bug: fails until fixed, then XPASS(strict) says so.
-        request.applymarker(pytest.mark.xfail(reason=why.group(1).decode(), strict=True))
+        request.applymarker(
+            pytest.mark.xfail(reason=why.group(1).decode(), strict=True)
+        )
     r = run_in_process(data, args)
     assert r.status in (0, 1) and not r.is_bug, _describe(args, data, r.stderr)
 

@@ -5,10 +5,11 @@ Buffer layout and allocation: `matrix_to_affine/buffers.py` (column-major
 Fusion: `matrix_to_affine/fusion.py` (elementwise chains and views emit no
 buffer; their elements are computed inside the consumer's loop nest).
 Vectors (`matrix_to_affine/vectors.py`, option `vector-bits`, default 512):
-f32/f64/i8..i64 elementwise nests and copies work on vector blocks along the
-contiguous dimension (transposing copies on square tiles in registers), and
-products are register-blocked (`matrix_to_affine/products.py`); other element
-types, and `vector-bits=0`, keep scalar loop nests. Products whose operands
+elementwise nests and copies of every arithmetic element type (f16, bf16,
+f32, f64, i8..i64) work on vector blocks along the contiguous dimension
+(transposing copies on square tiles in registers), and products are
+register-blocked (`matrix_to_affine/products.py`); i4/i6 containers, and
+`vector-bits=0`, keep scalar loop nests. Products whose operands
 take at least `blocked-min-bytes` (default 256 KiB) are cache-blocked and
 packed (`matrix_to_affine/blocked.py`), with block sizes derived from the
 `l1-bytes`/`l2-bytes`/`l3-bytes` options (defaults: one core of an Intel
@@ -41,13 +42,15 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import cf, func, vector
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DictionaryAttr,
+    Float16Type,
     FunctionType,
     ModuleOp,
     UnrealizedConversionCastOp,
     VectorType,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -99,11 +102,17 @@ from mx.lowering.matrix_to_affine.elements import (
     Index,
     as_matrix,
     buffer_of,
+    narrow,
     widen,
 )
 from mx.lowering.matrix_to_affine.fusion import BLOCK_SCALED, ELEMENTWISE, FusionPlan
 from mx.lowering.matrix_to_affine.legality import check_lowerable
-from mx.lowering.matrix_to_affine.products import Product, blocked_product, dot
+from mx.lowering.matrix_to_affine.products import (
+    Product,
+    accumulation_type,
+    blocked_product,
+    dot,
+)
 from mx.lowering.matrix_to_affine.vectors import (
     copy_blocks,
     lanes,
@@ -325,7 +334,8 @@ class LowerMatmul(MatrixPattern):
     register-blocked vector product into a buffer (%a and %acc read as
     column vectors, copied first if they cannot be); without vectors, a loop
     nest over (c, r) around an affine.for over k carrying the sum
-    (products.py). Narrower factors are widened where they are read."""
+    (products.py). Factors are widened where they are read, to the result
+    type or to the `accumulation_type` the sum is kept in."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, MatmulOp | MatmulAddOp):
@@ -335,16 +345,20 @@ class LowerMatmul(MatrixPattern):
         acc = op.acc if isinstance(op, MatmulAddOp) else None
         buffer = self.state.buffer(t, op)
         unsigned = op.unsigned is not None
+        compute = accumulation_type(t.element_type, op.fastmath)
 
         def factor(e: Emitter, x: SSAValue) -> SSAValue:
-            return widen(e, x, t.element_type, unsigned)
+            return widen(e, x, compute, unsigned)
 
-        if lanes := self.state.lanes(t):
+        if lanes := self.state.lanes(t.with_element_type(compute)):
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
-            # The packed kernel reads factors of the result type only.
-            if not op.is_mixed() and self.state.blocking.applies(
-                t.rows, t.cols, depth, t.element_type
+            # The packed kernel reads factors of the result type only, and
+            # sums in it: f16/bf16 keep the register-blocked kernel.
+            if (
+                not op.is_mixed()
+                and not isinstance(t.element_type, Float16Type | BFloat16Type)
+                and self.state.blocking.applies(t.rows, t.cols, depth, t.element_type)
             ):
                 gemm = Gemm(
                     t.rows,
@@ -375,9 +389,13 @@ class LowerMatmul(MatrixPattern):
                 lambda e, k, c: factor(e, e.element(op.rhs, k, c)),
                 None
                 if acc is None
-                else lambda e, r, c, w, a=acc: read_block(e, a, r, c, w, True),
-                lambda e, v, r, c: write_block(e, v, buffer, r, c),
-                t.element_type,
+                else lambda e, r, c, w, a=acc: factor(
+                    e, read_block(e, a, r, c, w, True)
+                ),
+                lambda e, v, r, c: write_block(
+                    e, narrow(e, v, t.element_type), buffer, r, c
+                ),
+                compute,
                 op.fastmath,
                 lanes,
             )
@@ -392,9 +410,9 @@ class LowerMatmul(MatrixPattern):
                 lambda f, k: factor(f, f.element(op.rhs, k, c)),
                 depth,
                 op.fastmath,
-                None if acc is None else lambda f, a=acc: f.element(a, r, c),
+                None if acc is None else lambda f, a=acc: factor(f, f.element(a, r, c)),
             )
-            e.store_buffer(total, buffer, r, c)
+            e.store_buffer(narrow(e, total, t.element_type), buffer, r, c)
 
         self.state.emitter(op).for_each_element(t, body)
         rewriter.replace(op, as_matrix(buffer, t))
@@ -405,20 +423,21 @@ class LowerMatvec(MatrixPattern):
     """%y = matrix.matvec %m, %x[, %b] -> the blocked product of %m by %x
     as a one-column matrix (%x, %b and %y in one-column buffers); without
     vectors, affine.for %r iter_args(%v) { dot product over k; vector.insert
-    into %v }. Narrower factors are widened where they are read."""
+    into %v }. Factors are widened where they are read (as for matmul)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatvecOp, rewriter: PatternRewriter, /) -> None:
         m = _matrix(op.matrix)
         result = op.result_element
+        compute = accumulation_type(result, op.fastmath)
         vector_type = op.result.type
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
-        if lanes := self.state.lanes(MatrixType(m.rows, 1, result)):
+        if lanes := self.state.lanes(MatrixType(m.rows, 1, compute)):
             if self.state.blocking.applies(m.rows, 1, m.cols, result):
                 rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
                 return
-            rewriter.replace(op, [], [self._blocked(op, m, lanes)])
+            rewriter.replace(op, [], [self._blocked(op, m, compute, lanes)])
             return
         zero = e.scalar_constant(0, result)
         init = e.emit(vector.BroadcastOp(zero, vector_type))
@@ -427,17 +446,19 @@ class LowerMatvec(MatrixPattern):
 
         def row(f: Emitter, r: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
             def element_of(g: Emitter, v: SSAValue, i: Index) -> SSAValue:
-                return g.emit(vector.ExtractOp(v, [i], element_type_of(v.type)))
+                x = g.emit(vector.ExtractOp(v, [i], element_type_of(v.type)))
+                return widen(g, x, compute, unsigned)
 
             total = dot(
                 f,
-                lambda g, k: widen(g, g.element(op.matrix, r, k), result, unsigned),
-                lambda g, k: widen(g, element_of(g, op.vector, k), result, unsigned),
+                lambda g, k: widen(g, g.element(op.matrix, r, k), compute, unsigned),
+                lambda g, k: element_of(g, op.vector, k),
                 m.cols,
                 op.fastmath,
                 None if bias is None else lambda g, b=bias: element_of(g, b, r),
             )
-            return [f.emit(vector.InsertOp(total, carried[0], [r]))]
+            rounded = narrow(f, total, result)
+            return [f.emit(vector.InsertOp(rounded, carried[0], [r]))]
 
         (result_vector,) = e.loop(0, m.rows, [init], row)
         rewriter.replace(op, [], [result_vector])
@@ -471,7 +492,9 @@ class LowerMatvec(MatrixPattern):
             lambda t: self.state.buffer(t, op),
         )
 
-    def _blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
+    def _blocked(
+        self, op: MatvecOp, m: MatrixType, compute: Attribute, lanes: int
+    ) -> SSAValue:
         e = self.state.emitter(op)
         result = op.result_element
         unsigned = op.unsigned is not None
@@ -488,16 +511,21 @@ class LowerMatvec(MatrixPattern):
             1,
             m.cols,
             lambda f, r, k, w: widen(
-                f, read_block(f, matrix, r, k, w, True), result, unsigned
+                f, read_block(f, matrix, r, k, w, True), compute, unsigned
             ),
-            lambda f, k, _: widen(f, f.load_buffer(x, k, 0), result, unsigned),
+            lambda f, k, _: widen(f, f.load_buffer(x, k, 0), compute, unsigned),
             None
             if op.bias is None
-            else lambda f, r, _, w: f.emit(
-                vector.LoadOp(y, [f.index(0), f.index(r)], VectorType(result, [w]))
+            else lambda f, r, _, w: widen(
+                f,
+                f.emit(
+                    vector.LoadOp(y, [f.index(0), f.index(r)], VectorType(result, [w]))
+                ),
+                compute,
+                unsigned,
             ),
-            lambda f, v, r, c: write_block(f, v, y, r, c),
-            result,
+            lambda f, v, r, c: write_block(f, narrow(f, v, result), y, r, c),
+            compute,
             op.fastmath,
             lanes,
         )
@@ -878,8 +906,8 @@ class ConvertMatrixToAffinePass(ModulePass):
 
     vector_bits: int = 512
     """Bits of the target's vector registers (512: AVX-512); elementwise
-    nests, copies and products of f32/f64/i8..i64 matrices work on vectors of
-    that many bits (0: scalar loop nests only)."""
+    nests, copies and products of f16/bf16/f32/f64/i8..i64 matrices work on
+    vectors of that many bits (0: scalar loop nests only)."""
 
     l1_bytes: int = 48 * 1024
     """Bytes of the L1 data cache of one core. This and the next three

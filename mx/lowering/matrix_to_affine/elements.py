@@ -411,6 +411,17 @@ def widen(e: Emitter, x: SSAValue, target: Attribute, unsigned: bool) -> SSAValu
     return e.emit((arith.ExtUIOp if unsigned else arith.ExtSIOp)(x, target))
 
 
+def narrow(e: Emitter, x: SSAValue, target: Attribute) -> SSAValue:
+    """The float scalar or vector `x` rounded to element type `target`."""
+    t = x.type
+    if element_type_of(t) == target:
+        return x
+    narrow_type = (
+        VectorType(target, t.get_shape()) if isinstance(t, VectorType) else target
+    )
+    return e.emit(arith.TruncFOp(x, narrow_type))
+
+
 def elementwise_scalar(
     op: AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp,
     operands: Sequence[SSAValue],

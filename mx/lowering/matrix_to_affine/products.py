@@ -4,7 +4,10 @@
 an accumulator operand. Without `contract` every product and sum is a separate
 `arith.mulf`/`arith.addf` carrying the op's flags (so no `contract` flag); with
 `contract` each `acc + a(k)*b(k)` is one `math.fma`; with `reassoc` an
-accumulator operand starts the sum instead of ending it.
+accumulator operand starts the sum instead of ending it. f16/bf16 products
+with `contract` sum in f32 (`accumulation_type`): every product of two f16
+or bf16 values is exact in f32, each step rounds to f32, and the result is
+rounded once to f16/bf16.
 
 `dot` emits one element's sum (the scalar loop nests); `blocked_product` the
 register-blocked vector kernel, whose lanes are rows of a column of the result,
@@ -16,7 +19,13 @@ from dataclasses import dataclass
 
 from xdsl.dialects import math, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.builtin import IntegerType, VectorType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    IntegerType,
+    VectorType,
+    f32,
+)
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, SSAValue
 
@@ -29,6 +38,18 @@ Factor = Callable[[Emitter, Index], SSAValue]
 
 def _has(flags: FastMathFlagsAttr, flag: FastMathFlag) -> bool:
     return flag in flags.data
+
+
+def accumulation_type(element: Attribute, flags: FastMathFlagsAttr) -> Attribute:
+    """The type a product of `element` results sums in: f32 for f16/bf16
+    under `contract` (the op's products and partial sums may stay unrounded
+    until its result, so they are kept in f32 FMAs and rounded once), else
+    `element` itself."""
+    if isinstance(element, Float16Type | BFloat16Type) and _has(
+        flags, FastMathFlag.ALLOW_CONTRACT
+    ):
+        return f32
+    return element
 
 
 def _fma_flags(flags: FastMathFlagsAttr) -> FastMathFlagsAttr | None:

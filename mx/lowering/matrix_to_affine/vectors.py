@@ -7,9 +7,12 @@ splat in both directions; a transpose swaps the direction. A fused elementwise
 op computes its block from its operands' blocks with the same `arith`/`math`
 op on vectors, so every lane is rounded exactly as the scalar element would be.
 
-Only element types whose vectors LLVM stores densely and whose arithmetic
-`convert-to-llvm` lowers lane by lane as on scalars are vectorized (f32, f64,
-i8..i64); everything else keeps the scalar loop nests.
+Every arithmetic element type is vectorized (f16, bf16, f32, f64, i8..i64):
+their vectors are stored densely and `convert-to-llvm` lowers their arithmetic
+lane by lane as on scalars (f16 natively or through f32, each op rounded to
+f16; bf16 promoted to f32 and rounded back with integer arithmetic, see
+`mx.lowering.llvm.narrow_floats`), so a vector lane rounds exactly as the
+scalar element. The `i4`/`i6` containers keep the scalar loop nests.
 """
 
 from collections.abc import Callable
@@ -17,8 +20,6 @@ from collections.abc import Callable
 from xdsl.dialects import arith, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
-    Float32Type,
-    Float64Type,
     IntegerType,
     VectorType,
     i64,
@@ -38,6 +39,7 @@ from mx.dialects.matrix import (
     StoreOp,
     SubOp,
     TransposeOp,
+    is_arithmetic_element,
 )
 from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.elements import (
@@ -58,9 +60,7 @@ BlockBody = Callable[[Emitter, Index, SSAValue, int], None]
 
 def vectorizable(t: Attribute) -> bool:
     """True for element types handled in vectors."""
-    if isinstance(t, IntegerType):
-        return t.width.data in (8, 16, 32, 64)
-    return isinstance(t, Float32Type | Float64Type)
+    return is_arithmetic_element(t)
 
 
 def lanes(t: Attribute, vector_bits: int) -> int:
