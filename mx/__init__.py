@@ -1,6 +1,14 @@
-"""mx: fixed-size matrices as SSA values and FP8/FP6/FP4 formats on xDSL,
-compiled through LLVM. From Python: `mx.jit` (docs/python-api.md)."""
+"""mx: fixed-size matrices as SSA values and small floating-point formats
+(FP8/FP6/FP4), on xDSL, compiled through LLVM. See docs/index.md; from Python:
+`mx.jit` (docs/python-api.md)."""
+
+from importlib.metadata import PackageNotFoundError, version
 
 from mx.errors import MXError
 
-__all__ = ["MXError"]
+try:
+    __version__ = version("mx")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = ["MXError", "__version__"]
