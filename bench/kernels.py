@@ -281,7 +281,7 @@ def _naive_body(k: Kernel) -> str:
     n, t, nn = k.n, k.ctype, k.n * k.n
     f = k.family
     if f in (Family.MMA, Family.MM, Family.MMTT):
-        # Element (r, c) is summed over k in increasing order, as matrix.md rounds matmul; the
+        # Element (r, c) is summed over k in increasing order, as docs/matrix-dialect.md rounds matmul; the
         # r loop is innermost so the compiler vectorizes across rows without reassociating.
         mmtt = f is Family.MMTT
 
@@ -335,7 +335,7 @@ def _upper_params(k: Kernel) -> str:
 def _naive_c(ks: list[Kernel]) -> str:
     out = [
         _PRELUDE,
-        "/* Naive loops, in the rounding order of matrix.md (build with -ffp-contract=off). */",
+        "/* Naive loops, in the rounding order of docs/matrix-dialect.md (build with -ffp-contract=off). */",
     ]
     for k in ks:
         if k.family in MATRIX_FAMILIES:

@@ -1,5 +1,5 @@
 """arbfp's conversions through the interpreter and the constant folder on the
-full input sets (issue "Robustness", part 3), against the exact reference and
+full input sets, against the exact reference and
 ml_dtypes; the JIT runs the same sets in test_arbfp_jit.py.
 
 - convert_from: every encoding of every format into every float type, folded

@@ -38,7 +38,7 @@ def test_decode_every_encoding(name: str, dtype: str) -> None:
     for bits, value in zip(encodings.tolist(), got.tolist(), strict=True):
         want = ref.decode(name, bits)
         if dtype == "f16":
-            want = ref.to_f16(want)  # the only inexact destination (arbfp.md)
+            want = ref.to_f16(want)  # the only inexact destination (docs/arbfp-dialect.md)
         assert ref.exact(value) == want, (name, dtype, hex(bits), value, want)
     if name in inputs.ML_DTYPES:
         encoded = encodings.astype(np.uint8).view(inputs.ML_DTYPES[name])
@@ -78,7 +78,7 @@ def test_encode_matches_exact_reference(
 
 
 def test_f64_is_rounded_once() -> None:
-    # arbfp.md: through f32 this would be 1.0; rounded once it is 1.125 (0x39).
+    # docs/arbfp-dialect.md: through f32 this would be 1.0; rounded once it is 1.125 (0x39).
     x = np.array([1 + 2.0**-4 + 2.0**-30])
     assert encode(FORMATS["f8e4m3fn"], x).tolist() == [0x39]
     assert (
@@ -89,7 +89,7 @@ def test_f64_is_rounded_once() -> None:
 
 @pytest.mark.parametrize("mode", list(Rounding))
 def test_special_rules(mode: Rounding) -> None:
-    """Spot checks of arbfp.md's rules, independent of both implementations."""
+    """Spot checks of docs/arbfp-dialect.md's rules, independent of both implementations."""
     fnu = FORMATS["f8e5m3fnu"]
     e8m0 = FORMATS["f8e8m0fnu"]
     tiny = np.array([-1e-30])

@@ -2,7 +2,7 @@
 
 Each implementation (naive C, Clang matrix types with and without contraction, the FP8 bit
 manipulation, the copy loops, and mx's kernels where the lowering builds them) runs on a small
-batch and is compared with NumPy / ml_dtypes: bit for bit where the kernel promises matrix.md's
+batch and is compared with NumPy / ml_dtypes: bit for bit where the kernel promises docs/matrix-dialect.md's
 rounding order (the reference repeats that order in float32 NumPy arithmetic), within a bound
 where contraction (FMA) is allowed. Needs clang-16: skipped without it, except under CI (`CI`
 set), where its absence fails.
@@ -66,7 +66,7 @@ def _cm(x: Arr, n: int) -> Arr:
 
 
 def _ordered_matmul(a: Arr, b: Arr) -> Arr:
-    """A·B summed over k in increasing order, each product and sum rounded (matrix.md)."""
+    """A·B summed over k in increasing order, each product and sum rounded (docs/matrix-dialect.md)."""
     acc = a[:, :, 0:1] * b[:, 0:1, :]
     for k in range(1, a.shape[2]):
         acc = acc + a[:, :, k : k + 1] * b[:, k : k + 1, :]
@@ -74,7 +74,7 @@ def _ordered_matmul(a: Arr, b: Arr) -> Arr:
 
 
 def _strict(impl: str) -> bool:
-    """Implementations bound to matrix.md's rounding (no contraction)."""
+    """Implementations bound to docs/matrix-dialect.md's rounding (no contraction)."""
     return impl in ("naive", "clang_off", "mx", "mx_novec")
 
 

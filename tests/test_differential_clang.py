@@ -1,4 +1,4 @@
-"""Differential testing of mx against clang-16 (issue "Robustness", part 1).
+"""Differential testing of mx against clang-16.
 
 Random matrix programs are compiled twice (C with Clang's matrix extension, and
 `matrix` dialect through `mx-opt -p mx-lower-to-llvm -t llvm`), linked into one

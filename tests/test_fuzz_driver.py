@@ -1,4 +1,4 @@
-"""Fuzzing the `mx-opt` driver (issue "Robustness", part 2).
+"""Fuzzing the `mx-opt` driver.
 
 Mutated inputs run through mx-opt with every pipeline of mx's registry must
 end with exit status 0 or 1, no traceback, no `internal error`, within

@@ -1,4 +1,4 @@
-"""Translation validation (issue "Robustness", part 4): every pipeline of a
+"""Translation validation: every pipeline of a
 FileCheck RUN line in tests/filecheck/passes/*.mlir and
 tests/filecheck/dialects/*/canonicalize.mlir must leave the interpreted results
 of the functions it transforms unchanged (see `mx.testing.translation`).

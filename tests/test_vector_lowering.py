@@ -2,7 +2,7 @@
 copies, transposing copies): shapes that exercise every block and tail of the
 blocking at the default 512-bit and at 256-bit vectors, both factor layouts,
 with and without `contract`, bit for bit against a reference that sums each
-element in matrix.md's order with NumPy scalars of the element type.
+element in docs/matrix-dialect.md's order with NumPy scalars of the element type.
 
 MX_VECTOR_TESTS=all runs every shape instead of a sample.
 """

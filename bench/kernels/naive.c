@@ -1,7 +1,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Naive loops, in the rounding order of matrix.md (build with -ffp-contract=off). */
+/* Naive loops, in the rounding order of docs/matrix-dialect.md (build with -ffp-contract=off). */
 void naive_mma_f32_4x4(const float *restrict A, const float *restrict B, const float *restrict C, float *restrict D, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     enum { N = 4 };

@@ -1,6 +1,6 @@
 """The `arbfp` dialect: integer-encoded small floats (FP8/FP6/FP4) <-> native floats.
 
-See arbfp.md. `%f = arbfp.convert_from f8e4m3fn %bits : i8 to f32` and
+See docs/arbfp-dialect.md. `%f = arbfp.convert_from f8e4m3fn %bits : i8 to f32` and
 `%b = arbfp.convert_to f8e4m3fn %x rounding toward_zero saturate : f32 to i8`.
 Operands are scalars, vectors or matrices; the conversion is elementwise.
 """
@@ -72,7 +72,7 @@ from mx.semantics.arbfp import (
 FormatKeyword = cast(
     type[StrEnum], StrEnum("FormatKeyword", {k.upper(): k for k in FORMATS})
 )
-"""The format keywords of arbfp.md, in table order (derived from `FORMATS`)."""
+"""The format keywords of docs/arbfp-dialect.md, in table order (derived from `FORMATS`)."""
 
 
 @irdl_attr_definition

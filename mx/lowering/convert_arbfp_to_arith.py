@@ -5,7 +5,7 @@ convert_from places the bits of a format that is a native type's upper bits
 encoding's exponent and mantissa fields are placed in an f32 and scaled by
 2^(127 - bias) (an exact multiply that also produces subnormals), then
 NaN/inf/sign are patched in; f64 is an exact `extf`, f16 a single `truncf`
-(the only rounding arbfp.md allows), bf16 the high half of the (bf16-exact)
+(the only rounding docs/arbfp-dialect.md allows), bf16 the high half of the (bf16-exact)
 f32 bits.
 
 convert_to rounds with an unbounded exponent, then settles overflow, inf,

@@ -4,9 +4,9 @@ Rewrites (`c` may be either operand of a commutative add):
 
 - `add(matmul(a, b), c) → matmul_add(a, b, c)`;
   `arith.addf/addi(matvec(m, x), bias) → matvec(m, x, bias)`. Always legal:
-  the fused op rounds exactly as the pair (matrix.md). It carries the fastmath
-  flags both ops share, and a mixed-precision product keeps its narrower
-  factors and `{unsigned}`.
+  the fused op rounds exactly as the pair (docs/matrix-dialect.md). It carries
+  the fastmath flags both ops share, and a mixed-precision product keeps its
+  narrower factors and `{unsigned}`.
 - `add(mul(a, b), c) → fma(a, b, c)`; `sub(mul(a, b), c) → fma(a, b, neg(c))`;
   `sub(c, mul(a, b)) → fma(neg(a), b, c)` (negation is exact, so these are
   a·b - c and c - a·b rounded once). A splat operand of the `mul` is the scalar

@@ -6,7 +6,7 @@ for the matrix ops, so a user can see what a transform bought:
 
 - `loads` / `stores`: elements read and written by the matrix loads/stores;
 - `multiplies`, `adds`, `fmas`, `divides`: scalar arithmetic (sub counts as an
-  add, neg is free of rounding and not counted). Products follow matrix.md's
+  add, neg is free of rounding and not counted). Products follow docs/matrix-dialect.md's
   order: an RxK·KxC matmul does R·C·K multiplies and R·C·(K-1) adds; with
   `contract` each multiply that feeds an add becomes an fma (R·C multiplies,
   R·C·(K-1) fmas). `matmul_add` and a biased `matvec` add one more add per

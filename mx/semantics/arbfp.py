@@ -1,4 +1,4 @@
-"""Numerical semantics of `arbfp` (arbfp.md): the format table, decode and encode.
+"""Numerical semantics of `arbfp` (docs/arbfp-dialect.md): the format table, decode and encode.
 
 Every property of a format is derived from its row in `FORMATS`. Decoding uses a
 per-format table of exact float64 values; encoding rounds in float64, which holds
@@ -34,7 +34,7 @@ class NanEncoding(Enum):
 
 @dataclass(frozen=True)
 class FloatFormat:
-    """One small floating-point format, as in arbfp.md's table."""
+    """One small floating-point format, as in docs/arbfp-dialect.md's table."""
 
     keyword: str
     bits: int
@@ -136,7 +136,7 @@ FORMATS: dict[str, FloatFormat] = {
 
 
 class Rounding(StrEnum):
-    """convert_to rounding modes (arbfp.md)."""
+    """convert_to rounding modes (docs/arbfp-dialect.md)."""
 
     NEAREST_EVEN = "nearest_even"
     NEAREST_AWAY = "nearest_away"

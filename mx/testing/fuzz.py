@@ -1,4 +1,4 @@
-"""Fuzzing the `mx-opt` driver (issue "Robustness", part 2).
+"""Fuzzing the `mx-opt` driver.
 
 Valid inputs (every `tests/filecheck/**/*.mlir` chunk, plus random programs of
 `mx.testing.matrix_programs`) are mutated — token deletion, duplication,

@@ -1,4 +1,4 @@
-"""Translation validation of the FileCheck-tested pipelines (issue "Robustness", part 4).
+"""Translation validation of the FileCheck-tested pipelines.
 
 For each `// RUN: mx-opt %s -p PIPELINE ...` line of the pass and canonicalize
 tests, every function the interpreter can run is interpreted on random

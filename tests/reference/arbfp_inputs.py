@@ -70,13 +70,13 @@ def sources(name: str) -> dict[str, np.ndarray]:
 
 def ml_dtypes_agrees(name: str, x: np.ndarray, got: np.ndarray) -> np.ndarray:
     """Where `got` (encodings of nearest_even convert_to, no saturation) agrees
-    with ml_dtypes' cast (and where arbfp.md knowingly differs from it)."""
+    with ml_dtypes' cast (and where docs/arbfp-dialect.md knowingly differs from it)."""
     with np.errstate(invalid="ignore"):
         want = x.astype(ML_DTYPES[name]).view(np.uint8)
     same = ref.same_results(name, got, want, x)
     if name == "f8e8m0fnu":
         # ml_dtypes rounds values in [2^-127, 2^-126) (f32 subnormals) up to 2^-126;
-        # arbfp.md (and the exact reference) round them to nearest.
+        # docs/arbfp-dialect.md (and the exact reference) round them to nearest.
         with np.errstate(invalid="ignore"):
             same |= np.abs(x.astype(np.float64)) < 2.0**-126
     return same

@@ -1,8 +1,8 @@
-"""Exact reference for arbfp's formats, written from arbfp.md with `fractions.Fraction`.
+"""Exact reference for arbfp's formats, written from docs/arbfp-dialect.md with `fractions.Fraction`.
 
 Shares no code with `mx.semantics`. Values are `Fraction`s, with the strings
 "-0", "inf", "-inf" and "nan" for the values a Fraction cannot express. Encodings
-are plain ints; where arbfp.md leaves a result's NaN payload or sign unspecified,
+are plain ints; where docs/arbfp-dialect.md leaves a result's NaN payload or sign unspecified,
 `same_result` accepts every encoding with that meaning.
 """
 
@@ -23,7 +23,7 @@ MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward")
 
 @dataclass(frozen=True)
 class Spec:
-    """A format as arbfp.md's table describes it."""
+    """A format as docs/arbfp-dialect.md's table describes it."""
 
     width: int
     exponent_bits: int
@@ -65,7 +65,7 @@ MAX_FINITE = {
     "f4e2m1fn": Fraction(6),
     "f16": Fraction(65504),
 }
-"""arbfp.md's "max finite" column, checked against the decoded encodings."""
+"""docs/arbfp-dialect.md's "max finite" column, checked against the decoded encodings."""
 
 
 def decode(name: str, bits: int) -> Exact:
@@ -172,7 +172,7 @@ def _round_magnitude(name: str, a: Fraction, up: bool | None) -> Fraction:
     middle = (lo + hi) / 2
     if a != middle:
         return lo if a < middle else hi
-    if s.mantissa_bits == 0:  # one-bit significand: ties go up (arbfp.md)
+    if s.mantissa_bits == 0:  # one-bit significand: ties go up (docs/arbfp-dialect.md)
         return hi
     return lo if lo == 0 or _is_even(name, lo) else hi
 
@@ -290,7 +290,7 @@ def exact(x: float) -> Exact:
 
 
 def same_result(name: str, got: int, want: int, input_is_nan: bool = False) -> bool:
-    """Equal encodings, or two with a meaning arbfp.md does not pin down further."""
+    """Equal encodings, or two with a meaning docs/arbfp-dialect.md does not pin down further."""
     if got == want:
         return True
     got_value, want_value = decode(name, got), decode(name, want)

@@ -17,7 +17,7 @@ for D = A·B (+ Acc) of an R x K by a K x C matrix:
 Every access of the loop nest is sequential within a panel (the packing
 makes it so), which is what the hardware prefetchers follow.
 
-Rounding order (matrix.md's): a sum is never split. The first depth block
+Rounding order (docs/matrix-dialect.md's): a sum is never split. The first depth block
 starts each sum from -0 (the additive identity of every float, so the first
 step gives a(0)*b(0) exactly, even a -0 or a NaN), the others continue the
 partial sums the previous block left in the result buffer, k = 0, 1, ..,

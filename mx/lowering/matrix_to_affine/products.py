@@ -1,4 +1,4 @@
-"""Dot products in matrix.md's rounding order (matmul, matmul_add, matvec).
+"""Dot products in docs/matrix-dialect.md's rounding order (matmul, matmul_add, matvec).
 
 `acc = a(0)*b(0); for k in 1..K-1: acc = acc + a(k)*b(k)`, then `acc + c` for
 an accumulator operand. Without `contract` every product and sum is a separate
@@ -64,7 +64,7 @@ def dot(
     flags: FastMathFlagsAttr,
     accumulator: Callable[[Emitter], SSAValue] | None = None,
 ) -> SSAValue:
-    """sum over k < length of lhs(k)*rhs(k) (+ accumulator), rounded as matrix.md."""
+    """sum over k < length of lhs(k)*rhs(k) (+ accumulator), rounded as docs/matrix-dialect.md."""
     integer = False
 
     def term(f: Emitter, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
@@ -132,7 +132,7 @@ def blocked_product(e: Emitter, p: Product) -> None:
     """D = A·B (+ Acc), register-blocked: for each block of rows (one vector
     of a column of A) and each block of columns,
     the accumulators of all their elements are vectors carried through one
-    loop over k, so each element is still summed in matrix.md's order (k = 0,
+    loop over k, so each element is still summed in docs/matrix-dialect.md's order (k = 0,
     1, .., K-1, then + Acc) while the lanes compute rows side by side."""
     contract = _has(p.flags, FastMathFlag.ALLOW_CONTRACT)
     reassoc = _has(p.flags, FastMathFlag.REASSOC)

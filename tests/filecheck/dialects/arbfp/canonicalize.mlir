@@ -1,6 +1,6 @@
 // RUN: mx-opt %s -p canonicalize | filecheck %s
 
-// Conversions of constants fold to constants (values worked out by hand from arbfp.md).
+// Conversions of constants fold to constants (values worked out by hand from docs/arbfp-dialect.md).
 
 // CHECK-LABEL: func.func @from_scalar
 func.func @from_scalar() -> (f32, f16, bf16, f64, f16) {

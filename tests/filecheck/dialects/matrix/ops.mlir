@@ -2,7 +2,7 @@
 // RUN: mx-opt %s --print-op-generic | mx-opt | filecheck %s
 // RUN: xdsl-opt %s | filecheck %s
 
-// Every op of matrix.md in its custom syntax; printing and re-parsing (also
+// Every op of docs/matrix-dialect.md in its custom syntax; printing and re-parsing (also
 // through the generic form) gives the same text.
 
 // CHECK-LABEL: func.func @construction

@@ -3,7 +3,7 @@
 
 // Products on vectors along the rows of a column (the default target has
 // 512-bit vectors). Without contract each element is still summed in
-// matrix.md's order: acc = a[r][0]*b[0][c] (a mulf), then acc + a[r][k]*b[k][c]
+// docs/matrix-dialect.md's order: acc = a[r][0]*b[0][c] (a mulf), then acc + a[r][k]*b[k][c]
 // for k = 1..K-1 (separate mulf and addf, no flags), lanes being rows.
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME: (%[[A:.*]]: memref<3x4xf32>, %[[B:.*]]: memref<2x3xf32>, %[[OUT:.*]]: memref<2x4xf32>)
