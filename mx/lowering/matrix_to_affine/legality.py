@@ -25,6 +25,8 @@ _VALUE_OPS = (
     MatrixOp,
     arbfp.ConvertFromOp,
     arbfp.ConvertToOp,
+    arbfp.ScaledConvertFromOp,
+    arbfp.ScaledConvertToOp,
     arith.SelectOp,
     func.FuncOp,
     func.CallOp,
