@@ -5,11 +5,16 @@ Only names that stock xDSL does not already define are listed here: xDSL
 raises on duplicates. `mx-opt` adds its own `-t llvm` target on top.
 """
 
+import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+
+if TYPE_CHECKING:
+    from xdsl.interpreter import Interpreter
 
 
 def _matrix() -> Dialect:
@@ -98,3 +103,28 @@ ALL_PASSES["convert-arbfp-to-arith"] = _convert_arbfp_to_arith
 
 
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
+
+
+def _extend_xdsl_run() -> None:
+    """Stock `xdsl-run` interprets matrix and arbfp programs too.
+
+    xDSL 0.75's universes carry no interpreter functions: `xdsl-run` registers
+    a fixed list in `xDSLRunMain.register_implementations`. It loads the
+    universes (importing this module) before it runs, so when it is the running
+    tool its registration is extended here with mx's functions."""
+    xdsl_run = sys.modules.get("xdsl.tools.xdsl_run")
+    if xdsl_run is None:
+        return
+    tool = xdsl_run.xDSLRunMain
+    xdsl_register = tool.register_implementations
+
+    def register(self: Any, interpreter: "Interpreter") -> None:
+        from mx.interpreters import register_functions
+
+        xdsl_register(self, interpreter)
+        register_functions(interpreter)
+
+    tool.register_implementations = register
+
+
+_extend_xdsl_run()

@@ -38,7 +38,9 @@ def test_decode_every_encoding(name: str, dtype: str) -> None:
     for bits, value in zip(encodings.tolist(), got.tolist(), strict=True):
         want = ref.decode(name, bits)
         if dtype == "f16":
-            want = ref.to_f16(want)  # the only inexact destination (docs/arbfp-dialect.md)
+            want = ref.to_f16(
+                want
+            )  # the only inexact destination (docs/arbfp-dialect.md)
         assert ref.exact(value) == want, (name, dtype, hex(bits), value, want)
     if name in inputs.ML_DTYPES:
         encoded = encodings.astype(np.uint8).view(inputs.ML_DTYPES[name])

@@ -32,7 +32,9 @@ def test_matrix_arguments_and_results_are_2d_arrays() -> None:
     b = rng.standard_normal((3, 4)).astype(np.float32)
     product, element, transposed = module.f(a, b, np.float32(0.25))
     expected = np.zeros((2, 4), np.float32)
-    for r in range(2):  # docs/matrix-dialect.md's order: ((a0*b0 + a1*b1) + a2*b2), rounded to f32
+    for r in range(
+        2
+    ):  # docs/matrix-dialect.md's order: ((a0*b0 + a1*b1) + a2*b2), rounded to f32
         for c in range(4):
             acc = a[r, 0] * b[0, c]
             for k in range(1, 3):

@@ -577,13 +577,20 @@ class SplatOp(MatrixOp):
 def dense_matrix_value(
     t: MatrixType, row_major: Sequence[int | float]
 ) -> DenseIntOrFPElementsAttr:
-    """The `tensor<RxCxT>` dense attribute holding a matrix constant's elements."""
+    """The `tensor<RxCxT>` dense attribute holding a matrix constant's elements.
+
+    A splat (one value) of more than `MAX_CONSTANT_ELEMENTS` elements is held
+    as that one value, as MLIR holds splats: any size is a valid constant."""
     tensor: Any = TensorType(t.element_type, t.shape)
+    if len(row_major) == 1 and t.num_elements > MAX_CONSTANT_ELEMENTS:
+        one: Any = TensorType(t.element_type, [1, 1])
+        data = DenseIntOrFPElementsAttr.from_list(one, row_major).data
+        return DenseIntOrFPElementsAttr(tensor, data)
     return DenseIntOrFPElementsAttr.from_list(tensor, row_major)
 
 
 MAX_CONSTANT_ELEMENTS = 1 << 20
-"""Largest matrix.constant the parser accepts element by element."""
+"""Largest matrix.constant whose elements are stored one by one."""
 
 
 @irdl_op_definition
@@ -606,6 +613,19 @@ class ConstantOp(MatrixOp):
         return ConstantOp(dense_matrix_value(result_type, values), result_type)
 
     def row_major_values(self) -> tuple[int | float, ...]:
+        """Every element, row by row (a large splat: `element` is cheaper)."""
+        values = self._stored_values()
+        if len(values) == 1:  # a splat held as one value
+            return values * _matrix_type(self.result, "result").num_elements
+        return values
+
+    def element(self, row: int, col: int) -> int | float:
+        values = self._stored_values()
+        if len(values) == 1:
+            return values[0]
+        return values[row * _matrix_type(self.result, "result").cols + col]
+
+    def _stored_values(self) -> tuple[int | float, ...]:
         return cast(tuple[int | float, ...], tuple(self.value.get_values()))
 
     @classmethod
@@ -643,15 +663,9 @@ class ConstantOp(MatrixOp):
                     literal_pos,
                     literal_end,
                 )
-            if not shape and t.num_elements > MAX_CONSTANT_ELEMENTS:
-                parser.raise_error(
-                    f"a splat constant of {t.num_elements} elements is too large; "
-                    "use matrix.splat",
-                    literal_pos,
-                    literal_end,
-                )
             data = literal_bytes(parser, elements, element_type)
-            if not shape:
+            # A large splat is held as its one value (see dense_matrix_value).
+            if not shape and t.num_elements <= MAX_CONSTANT_ELEMENTS:
                 data *= t.num_elements
         tensor: Any = TensorType(element_type, t.shape)
         value = DenseIntOrFPElementsAttr(tensor, BytesAttr(data))
@@ -664,7 +678,7 @@ class ConstantOp(MatrixOp):
         element_type = t.element_type
         # Floats by their bits, so that NaN payloads and -0.0 are kept apart.
         bits = (
-            list(cast(tuple[int, ...], self.row_major_values()))
+            list(cast(tuple[int, ...], self._stored_values()))
             if isinstance(element_type, IntegerType)
             else list(element_bits(self.value))
         )
@@ -1003,7 +1017,7 @@ def _contraction_properties(
 
 @irdl_op_definition
 class MatmulOp(ContractionOp):
-    """Matrix product, accumulated left to right over k (matrix.md)."""
+    """Matrix product, accumulated left to right over k (docs/matrix-dialect.md)."""
 
     name = "matrix.matmul"
     lhs = operand_def(MatrixType)

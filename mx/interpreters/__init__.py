@@ -27,11 +27,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter, PythonValues
-from xdsl.interpreters.affine import AffineFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.cf import CfFunctions
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.interpreters.memref import MemRefFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
@@ -41,19 +39,29 @@ from xdsl.utils.exceptions import InterpretationError
 from mx.dialects.matrix import MatrixType
 from mx.interpreters.arbfp import ArbfpFunctions
 from mx.interpreters.arith import MxArithFunctions, MxMathFunctions
+from mx.interpreters.limits import OUT_OF_MEMORY, InterpreterLimitError, SizeLimit
 from mx.interpreters.matrix import (
     MatrixFunctions,
     memory_view,
     scalar_attr,
     scalar_value,
 )
+from mx.interpreters.memref import MxAffineFunctions, MxMemRefFunctions
+from mx.interpreters.vector import VectorFunctions, lane_dtype, lanewise
 from mx.semantics.matrix import UndefinedBehaviorError, element_dtype
 
 __all__ = [
+    "InterpreterLimitError",
     "UndefinedBehaviorError",
     "make_interpreter",
+    "register_functions",
     "run_function",
+    "to_runtime",
 ]
+
+
+_ArithFunctions = lanewise(MxArithFunctions)
+_MathFunctions = lanewise(MxMathFunctions)
 
 
 @dataclass
@@ -71,24 +79,31 @@ class CurrentOp(Interpreter.Listener):
 
 def make_interpreter(module: ModuleOp) -> Interpreter:
     """An interpreter for `module` with every dialect mx programs use."""
-    interpreter = Interpreter(module, listeners=(CurrentOp(),))
-    for functions in (
-        BuiltinFunctions(),
-        FuncFunctions(),
-        MxArithFunctions(),
-        MxMathFunctions(),
-        MemRefFunctions(),
-        ScfFunctions(),
-        CfFunctions(),
-        AffineFunctions(),
-        MatrixFunctions(),
-        ArbfpFunctions(),
-    ):
-        interpreter.register_implementations(functions)
+    interpreter = Interpreter(module, listeners=(CurrentOp(), SizeLimit()))
+    register_functions(interpreter)
     return interpreter
 
 
-def _to_runtime(value: Any, t: Attribute, interpreter: Interpreter) -> Any:
+def register_functions(interpreter: Interpreter) -> None:
+    """Register mx's interpreter functions, replacing xDSL's where both exist
+    (stock `xdsl-run` calls this too, see `mx.universe`)."""
+    for functions in (
+        BuiltinFunctions(),
+        FuncFunctions(),
+        _ArithFunctions(),
+        _MathFunctions(),
+        VectorFunctions(),
+        MxMemRefFunctions(),
+        ScfFunctions(),
+        CfFunctions(),
+        MxAffineFunctions(),
+        MatrixFunctions(),
+        ArbfpFunctions(),
+    ):
+        interpreter.register_implementations(functions, override=True)
+
+
+def to_runtime(value: Any, t: Attribute, interpreter: Interpreter) -> Any:
     """A Python/NumPy argument as the interpreter's value of type `t`."""
     if isinstance(t, MatrixType):
         m = np.asarray(value, dtype=element_dtype(t.element_type))
@@ -96,16 +111,21 @@ def _to_runtime(value: Any, t: Attribute, interpreter: Interpreter) -> Any:
             raise ValueError(f"expected a {t.rows}x{t.cols} matrix, got {m.shape}")
         return m
     if isinstance(t, VectorType):
-        element_type = cast(VectorType[Attribute], t).element_type
-        return np.asarray(value, dtype=element_dtype(element_type)).reshape(-1)
+        vector_type = cast(VectorType[Attribute], t)
+        dtype = lane_dtype(vector_type.element_type)
+        return np.asarray(value, dtype=dtype).reshape(vector_type.get_shape())
     if isinstance(t, MemRefType):
         if isinstance(value, ShapedArray):
             return value
-        element_type = cast(MemRefType[Attribute], t).element_type
+        memref_type = cast(MemRefType[Attribute], t)
+        element_type = memref_type.element_type
         data = np.ascontiguousarray(value, dtype=element_dtype(element_type))
+        shape = list(memref_type.get_shape())
+        if any(d < 0 for d in shape):  # dynamic: the array's own shape
+            shape = list(data.shape) if data.ndim == len(shape) else [data.size]
         xtype = cast(Any, element_type)
         return ShapedArray(
-            TypedPtr[Any](RawPtr(bytearray(data.tobytes())), xtype=xtype), [data.size]
+            TypedPtr[Any](RawPtr(bytearray(data.tobytes())), xtype=xtype), shape
         )
     if isinstance(t, IndexType):
         return scalar_attr(int(value), IntegerType(interpreter.index_bitwidth))
@@ -127,7 +147,8 @@ def run_function(module: ModuleOp, name: str, *args: Any) -> tuple[Any, ...]:
     Arguments: NumPy arrays (or nested lists) for matrices, vectors and
     memrefs, Python numbers for scalars. A NumPy array passed for a memref sees
     the function's stores. Results: 2-D/1-D NumPy arrays and Python numbers.
-    Undefined behaviour raises `UndefinedBehaviorError` with `.op` set."""
+    Undefined behaviour raises `UndefinedBehaviorError`, a value too large to
+    build `InterpreterLimitError`, both with `.op` set."""
     interpreter = make_interpreter(module)
     func = interpreter.get_op_for_symbol(name)
     if not isinstance(func, FuncOp):
@@ -135,17 +156,19 @@ def run_function(module: ModuleOp, name: str, *args: Any) -> tuple[Any, ...]:
     inputs = func.function_type.inputs.data
     if len(args) != len(inputs):
         raise ValueError(f"@{name} takes {len(inputs)} arguments, got {len(args)}")
-    runtime = [
-        _to_runtime(a, t, interpreter) for a, t in zip(args, inputs, strict=True)
-    ]
+    runtime = [to_runtime(a, t, interpreter) for a, t in zip(args, inputs, strict=True)]
     try:
         results = interpreter.call_op(func, tuple(runtime))
-    except UndefinedBehaviorError as err:
+    except (UndefinedBehaviorError, InterpreterLimitError) as err:
         if err.op is None:
             err.op = cast(CurrentOp, interpreter.listeners[0]).op
         raise
+    except MemoryError:
+        where = cast(CurrentOp, interpreter.listeners[0]).op
+        raise InterpreterLimitError(OUT_OF_MEMORY, where) from None
     for arg, value, t in zip(args, runtime, inputs, strict=True):
         if isinstance(t, MemRefType) and isinstance(arg, np.ndarray):
-            arg[...] = memory_view(value, cast(MemRefType[Attribute], t).element_type)
+            view = memory_view(value, cast(MemRefType[Attribute], t).element_type)
+            arg[...] = view.reshape(arg.shape)
     outputs = func.function_type.outputs.data
     return tuple(_to_python(r, t) for r, t in zip(results, outputs, strict=True))

@@ -21,6 +21,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
+    IntegerAttr,
     IntegerType,
     VectorType,
 )
@@ -30,6 +31,7 @@ from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute, Operation
 
 from mx.interpreters.matrix import scalar_attr, scalar_value
+from mx.interpreters.vector import vector_constant
 from mx.semantics import matrix as sem
 
 
@@ -66,6 +68,45 @@ def _remainder(a: sem.Array, b: sem.Array, unsigned: bool) -> sem.Array:
     return sem.sub(a, sem.mul(sem.div(a, b, unsigned=unsigned), b))
 
 
+# Integer ops of any width (i1 masks, index) in Python integers.
+
+
+def _width(interpreter: Interpreter, t: Attribute) -> int:
+    return cast(IntegerType, _scalar_type(interpreter, t)).width.data
+
+
+def _unsigned(value: Any, width: int) -> int:
+    return int(scalar_value(value)) & ((1 << width) - 1)
+
+
+def _signed(value: Any, width: int) -> int:
+    bits = _unsigned(value, width)
+    return bits - ((bits >> (width - 1)) << width)
+
+
+def _integer(interpreter: Interpreter, op: Operation, value: int) -> PythonValues:
+    """`value` wrapped to the result's width."""
+    t = _scalar_type(interpreter, op.results[0].type)
+    return (IntegerAttr(value, cast(IntegerType, t), truncate_bits=True),)
+
+
+def _operand_widths(interpreter: Interpreter, op: Operation) -> tuple[int, int]:
+    return (
+        _width(interpreter, op.operands[0].type),
+        _width(interpreter, op.results[0].type),
+    )
+
+
+def _shift_amount(interpreter: Interpreter, op: Operation, args: PythonValues) -> int:
+    width = _width(interpreter, op.results[0].type)
+    amount = _unsigned(args[1], width)
+    if amount >= width:
+        raise sem.UndefinedBehaviorError(
+            f"shift amount {amount} is not below the bit width {width}"
+        )
+    return amount
+
+
 @register_impls
 class MxArithFunctions(ArithFunctions):
     @impl(arith.ConstantOp)
@@ -74,11 +115,7 @@ class MxArithFunctions(ArithFunctions):
     ) -> PythonValues:
         value, t = op.value, op.result.type
         if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, VectorType):
-            element_type = cast(VectorType[Attribute], t).element_type
-            values = cast(list[int | float], list(value.get_values()))
-            dtype = sem.element_dtype(element_type)
-            bits = sem.container_bits(element_type)
-            return (sem.constant(values, (1, len(values)), dtype, bits).reshape(-1),)
+            return (vector_constant(value, cast(VectorType[Attribute], t)),)
         # `@impl` wraps the inherited implementation: unwrap its result.
         return super().run_constant(interpreter, op, args).values
 
@@ -157,6 +194,85 @@ class MxArithFunctions(ArithFunctions):
         self, interpreter: Interpreter, op: arith.FPToUIOp, args: PythonValues
     ) -> PythonValues:
         return _convert(interpreter, op, args, unsigned=True)
+
+    @impl(arith.ExtSIOp)
+    def run_extsi(
+        self, interpreter: Interpreter, op: arith.ExtSIOp, args: PythonValues
+    ) -> PythonValues:
+        source, _ = _operand_widths(interpreter, op)
+        return _integer(interpreter, op, _signed(args[0], source))
+
+    @impl(arith.ExtUIOp)
+    def run_extui(
+        self, interpreter: Interpreter, op: arith.ExtUIOp, args: PythonValues
+    ) -> PythonValues:
+        source, _ = _operand_widths(interpreter, op)
+        return _integer(interpreter, op, _unsigned(args[0], source))
+
+    @impl(arith.TruncIOp)
+    def run_trunci(
+        self, interpreter: Interpreter, op: arith.TruncIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer(interpreter, op, int(scalar_value(args[0])))
+
+    @impl(arith.ShLIOp)
+    def run_shli(
+        self, interpreter: Interpreter, op: arith.ShLIOp, args: PythonValues
+    ) -> PythonValues:
+        amount = _shift_amount(interpreter, op, args)
+        return _integer(interpreter, op, int(scalar_value(args[0])) << amount)
+
+    @impl(arith.ShRSIOp)
+    def run_shrsi(
+        self, interpreter: Interpreter, op: arith.ShRSIOp, args: PythonValues
+    ) -> PythonValues:
+        amount = _shift_amount(interpreter, op, args)
+        width = _width(interpreter, op.results[0].type)
+        return _integer(interpreter, op, _signed(args[0], width) >> amount)
+
+    @impl(arith.ShRUIOp)
+    def run_shrui(
+        self, interpreter: Interpreter, op: arith.ShRUIOp, args: PythonValues
+    ) -> PythonValues:
+        amount = _shift_amount(interpreter, op, args)
+        width = _width(interpreter, op.results[0].type)
+        return _integer(interpreter, op, _unsigned(args[0], width) >> amount)
+
+    @impl(arith.MaxSIOp)
+    def run_maxsi(
+        self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
+    ) -> PythonValues:
+        width = _width(interpreter, op.results[0].type)
+        return _integer(interpreter, op, max(_signed(a, width) for a in args))
+
+    @impl(arith.MinSIOp)
+    def run_minsi(
+        self, interpreter: Interpreter, op: arith.MinSIOp, args: PythonValues
+    ) -> PythonValues:
+        width = _width(interpreter, op.results[0].type)
+        return _integer(interpreter, op, min(_signed(a, width) for a in args))
+
+    @impl(arith.MaxUIOp)
+    def run_maxui(
+        self, interpreter: Interpreter, op: arith.MaxUIOp, args: PythonValues
+    ) -> PythonValues:
+        width = _width(interpreter, op.results[0].type)
+        return _integer(interpreter, op, max(_unsigned(a, width) for a in args))
+
+    @impl(arith.MinUIOp)
+    def run_minui(
+        self, interpreter: Interpreter, op: arith.MinUIOp, args: PythonValues
+    ) -> PythonValues:
+        width = _width(interpreter, op.results[0].type)
+        return _integer(interpreter, op, min(_unsigned(a, width) for a in args))
+
+    @impl(arith.BitcastOp)
+    def run_bitcast(
+        self, interpreter: Interpreter, op: arith.BitcastOp, args: PythonValues
+    ) -> PythonValues:
+        source = _cell(interpreter, args[0], op.operands[0].type)
+        target = sem.element_dtype(_scalar_type(interpreter, op.results[0].type))
+        return _result(interpreter, op, source.view(target))
 
 
 @register_impls

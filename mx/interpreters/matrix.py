@@ -20,16 +20,24 @@ from __future__ import annotations
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, VectorType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    VectorType,
+)
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
     PythonValues,
     impl,
+    impl_attr,
     register_impls,
 )
 from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import InterpretationError
 
 from mx.dialects import matrix
 from mx.semantics import matrix as sem
@@ -98,6 +106,21 @@ def _widened_factors(op: matrix.ContractionOp, args: PythonValues) -> list[Array
 @register_impls
 class MatrixFunctions(InterpreterFunctions):
     """Every `matrix` op, computed by `mx.semantics.matrix`."""
+
+    @impl_attr(matrix.MatrixType)
+    def matrix_attr_value(
+        self, interpreter: Interpreter, attr: Attribute, t: matrix.MatrixType
+    ) -> Array:
+        """A `dense<...>` literal as a matrix value (xdsl-run's `--args`)."""
+        if not isinstance(attr, DenseIntOrFPElementsAttr):
+            raise InterpretationError(f"expected a dense literal for {t}, got {attr}")
+        values = cast(list[int | float], list(attr.get_values()))
+        if len(values) == 1:
+            values = values * t.num_elements
+        if len(values) != t.num_elements:
+            raise InterpretationError(f"{attr} does not have the shape of {t}")
+        dtype = sem.element_dtype(t.element_type)
+        return sem.constant(values, t.shape, dtype, sem.container_bits(t.element_type))
 
     @impl(matrix.SplatOp)
     def run_splat(

@@ -1,4 +1,4 @@
-"""Reference numerics of the `matrix` dialect (matrix.md) on NumPy arrays.
+"""Reference numerics of the `matrix` dialect (docs/matrix-dialect.md) on NumPy arrays.
 
 A matrix is a 2-D NumPy array whose dtype is its element type: `np.float16`,
 `ml_dtypes.bfloat16`, `np.float32`, `np.float64`, `np.int8` ... `np.int64`
@@ -7,7 +7,7 @@ them), and `np.uint8` holding the low bits for the `i4`/`i6` containers. A
 vector is a 1-D array. Every function returns a new array (nothing mutates a
 matrix) except `store`, which writes into its memory argument.
 
-Each rounding step rounds to the element type, as matrix.md requires. These
+Each rounding step rounds to the element type, as docs/matrix-dialect.md requires. These
 functions are the *strict* semantics: `fastmath` flags (`contract`, `reassoc`)
 allow compiled code to round differently, so compiled results are compared
 with these within a bound; the reference itself always uses the strict order.
@@ -294,7 +294,7 @@ def widen(a: Array, dtype: npt.DTypeLike, *, unsigned: bool = False) -> Array:
 
 
 def matmul(a: Array, b: Array) -> Array:
-    """Matrix product in matrix.md's order: acc = A[r][0]*B[0][c], then
+    """Matrix product in docs/matrix-dialect.md's order: acc = A[r][0]*B[0][c], then
     acc = acc + A[r][k]*B[k][c] for k = 1..K-1, each step rounded."""
     _same_dtype(a, b)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
@@ -460,16 +460,21 @@ def _positions(
         raise UndefinedBehaviorError(
             f"stride {stride} is less than the number of {what} ({leading})"
         )
-    r = np.arange(rows, dtype=np.int64).reshape(-1, 1)
-    c = np.arange(cols, dtype=np.int64).reshape(1, -1)
-    positions = offset + (c * stride + r if column_major else r * stride + c)
-    last = int(positions[-1, -1])  # the largest position
+    # The largest position, in Python integers: offsets and strides near 2^63
+    # must not wrap around in int64 arithmetic and pass the check.
+    last = offset + (
+        (cols - 1) * stride + rows - 1
+        if column_major
+        else (rows - 1) * stride + cols - 1
+    )
     if last >= memory_size:
         raise UndefinedBehaviorError(
             f"access past the end of the memory: element at index {last}, "
             f"but it has {memory_size} elements"
         )
-    return positions
+    r = np.arange(rows, dtype=np.int64).reshape(-1, 1)
+    c = np.arange(cols, dtype=np.int64).reshape(1, -1)
+    return offset + (c * stride + r if column_major else r * stride + c)
 
 
 def load(

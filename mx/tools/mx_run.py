@@ -1,14 +1,18 @@
-"""`mx-run FILE [--entry NAME]`: interpret a function of an MLIR file and print its results.
+"""`mx-run FILE [--entry NAME] [--arg VALUE]...`: interpret a function of an
+MLIR file and print its results (docs/tools.md).
 
 The file is parsed and verified as `mx-opt` does (located diagnostics, exit
-status 1 on bad input); the entry function (default `main`, no arguments) is
-run by mx's reference interpreter (`mx.interpreters`). Undefined behaviour
+status 1 on bad input); the entry function (default `main`) is run by mx's
+reference interpreter (`mx.interpreters`) on the `--arg` values, one per
+parameter (`mx.tools.run_arguments`). Undefined behaviour
 (integer division by zero, an out-of-range dynamic index, ...) is a located
 `runtime error` with exit status 1; a bug in mx is an `internal error` with
 exit status 2.
 
-Each result is printed as `result #N : TYPE = VALUE`; a matrix is printed row
-by row, one row per line, in the order of `matrix.constant`'s literal.
+Each result is printed as `result #N : TYPE = VALUE`, then each memref
+argument (whose contents the function may have stored into) as
+`argument #N : TYPE = VALUE`; a matrix is printed row by row, one row per
+line, in the order of `matrix.constant`'s literal.
 """
 
 from __future__ import annotations
@@ -18,8 +22,15 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp, VectorType
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
 from xdsl.dialects.func import FuncOp
+from xdsl.interpreter import Interpreter
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
@@ -33,7 +44,8 @@ from mx.frontend import (
     parse_source,
     verify_module,
 )
-from mx.interpreters import CurrentOp, make_interpreter
+from mx.interpreters import CurrentOp, make_interpreter, to_runtime
+from mx.interpreters.limits import OUT_OF_MEMORY, InterpreterLimitError
 from mx.interpreters.matrix import memory_view, scalar_value
 from mx.semantics.matrix import (
     BF16,
@@ -44,6 +56,7 @@ from mx.semantics.matrix import (
 )
 from mx.tools.exit_status import run_tool
 from mx.tools.mx_opt import _ArgumentParser
+from mx.tools.run_arguments import ArgumentError, argument_value
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 
@@ -62,15 +75,39 @@ def _parse(source: Source) -> ModuleOp:
         raise _Failed(err.diags) from None
 
 
-def _entry(module: ModuleOp, name: str) -> FuncOp:
+def _entry(module: ModuleOp, name: str, arg_count: int) -> FuncOp:
     func = SymbolTable.lookup_symbol(module, name)
     if not isinstance(func, FuncOp):
         raise _Failed([Diag("error", None, 1, f"no function @{name} to run")])
-    if func.function_type.inputs.data:
-        raise _Failed([op_diag(func, f"entry function @{name} must take no arguments")])
     if not func.body.blocks:
         raise _Failed([op_diag(func, f"entry function @{name} has no body")])
+    count = len(func.function_type.inputs.data)
+    if count != arg_count:
+        raise _Failed(
+            [
+                op_diag(
+                    func,
+                    f"@{name} takes {count} argument{'s' * (count != 1)}, got "
+                    f"{arg_count} (give one --arg per parameter)",
+                )
+            ]
+        )
     return func
+
+
+def _arguments(
+    func: FuncOp, texts: Sequence[str], interpreter: Interpreter
+) -> tuple[Any, ...]:
+    """The interpreter's values of the `--arg` texts, one per parameter."""
+    values: list[Any] = []
+    for index, (text, t) in enumerate(
+        zip(texts, func.function_type.inputs.data, strict=True)
+    ):
+        try:
+            values.append(to_runtime(argument_value(text, t), t, interpreter))
+        except ArgumentError as err:
+            raise _Failed([op_diag(func, f"argument #{index} ({t}): {err}")]) from None
+    return tuple(values)
 
 
 # -- printing results ---------------------------------------------------------
@@ -126,6 +163,8 @@ def format_result(value: Any, t: Attribute) -> str:
         element_type = cast(MemRefType[Attribute], t).element_type
         data = memory_view(value, element_type)
         return f"{t} = {_format_row(list(data), element_type, 0)}"
+    if isinstance(t, IndexType):
+        return f"{t} = {format_element(scalar_value(value), IntegerType(64))}"
     if is_float_element(t) or isinstance(t, IntegerType):
         return f"{t} = {format_element(scalar_value(value), t)}"
     return f"{t} = {value}"
@@ -134,21 +173,31 @@ def format_result(value: Any, t: Attribute) -> str:
 # -- driver ---------------------------------------------------------------------
 
 
-def run(source: Source, entry: str) -> list[str]:
-    """The printed results of running `entry`; raises _Failed on bad input or UB."""
+def run(source: Source, entry: str, args: Sequence[str] = ()) -> list[str]:
+    """The printed results of running `entry` on the `--arg` texts `args`;
+    raises _Failed on bad input or UB."""
     module = _parse(source)
     if (diag := verify_module(module)) is not None:
         raise _Failed([diag])
-    func = _entry(module, entry)
+    func = _entry(module, entry, len(args))
     interpreter = make_interpreter(module)
+    arguments = _arguments(func, args, interpreter)
     try:
-        results = interpreter.call_op(func, ())
+        results = interpreter.call_op(func, arguments)
     except UndefinedBehaviorError as err:
         where = err.op or cast(CurrentOp, interpreter.listeners[0]).op
         assert where is not None  # the listener saw the op that raised
         raise _Failed(
             [op_diag(where, f"runtime error: undefined behaviour: {err.message}")]
         ) from None
+    except (InterpreterLimitError, MemoryError) as err:
+        where = cast(CurrentOp, interpreter.listeners[0]).op
+        if isinstance(err, InterpreterLimitError):
+            where, message = err.op or where, err.message
+        else:
+            message = OUT_OF_MEMORY
+        assert where is not None
+        raise _Failed([op_diag(where, f"runtime error: {message}")]) from None
     except InterpretationError as err:
         where = cast(CurrentOp, interpreter.listeners[0]).op
         message = f"cannot interpret: {err}"
@@ -156,9 +205,18 @@ def run(source: Source, entry: str) -> list[str]:
             [op_diag(where, message) if where else Diag("error", None, 1, message)]
         ) from None
     outputs = func.function_type.outputs.data
+    inputs = func.function_type.inputs.data
     return [
-        f"result #{i} : {format_result(value, t)}"
-        for i, (value, t) in enumerate(zip(results, outputs, strict=True))
+        *(
+            f"result #{i} : {format_result(value, t)}"
+            for i, (value, t) in enumerate(zip(results, outputs, strict=True))
+        ),
+        # Stores into memref arguments are results too.
+        *(
+            f"argument #{i} : {format_result(value, t)}"
+            for i, (value, t) in enumerate(zip(arguments, inputs, strict=True))
+            if isinstance(t, MemRefType)
+        ),
     ]
 
 
@@ -184,6 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     arg_parser.add_argument(
         "--entry", default="main", help="function to run (default: main)"
     )
+    arg_parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="VALUE",
+        help="one argument of the entry function, in order: a number (3, -2.5, "
+        "0x7FC00000, nan, true), a list as in a dense literal ('[[1.0, 2.0]]'), "
+        "or a .npy file",
+    )
     args = arg_parser.parse_args(argv)
     source = Source(args.input_file, [])
 
@@ -191,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nonlocal source
         try:
             source = _read(args.input_file)
-            print("\n".join(run(source, args.entry)))
+            print("\n".join(run(source, args.entry, args.arg)))
             return 0
         except _Failed as failed:
             for diag in failed.diags:

@@ -230,7 +230,7 @@ class Emitter:
         if isinstance(op, ConstantOp):
             t = op.result.type
             assert isinstance(t, MatrixType)
-            return self.scalar_constant(op.row_major_values()[0], t.element_type)
+            return self.scalar_constant(op.element(0, 0), t.element_type)
         if isinstance(op, TransposeOp):
             return operands[0]
         if isinstance(op, arith.SelectOp):

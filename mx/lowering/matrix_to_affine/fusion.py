@@ -74,6 +74,8 @@ at (r, c // N) by N elements, gets a buffer)."""
 
 def is_splat_constant(op: ConstantOp) -> bool:
     """True if every element has the same bits (0.0 and -0.0 differ)."""
+    if len(op.value) == 1:  # a large splat, held as one value
+        return True
     first, *rest = (
         struct.pack("<d", v) if isinstance(v, float) else v
         for v in op.row_major_values()

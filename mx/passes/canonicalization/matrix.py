@@ -108,13 +108,18 @@ def matrix_constant_values(value: SSAValue) -> tuple[int | float, ...] | None:
     """Row-major elements of a `matrix.constant`, or of a small splat of a constant."""
     owner = value.owner
     if isinstance(owner, ConstantOp):
-        return owner.row_major_values()
-    if isinstance(owner, SplatOp) and (x := scalar_constant(owner.input)) is not None:
-        t = owner.result.type
-        assert isinstance(t, MatrixType)
-        if t.num_elements <= MAX_FOLDED_ELEMENTS:
-            return (x,) * t.num_elements
-    return None
+        if len(owner.value) > 1:
+            return owner.row_major_values()
+        x = owner.element(0, 0)  # a large splat, held as one value
+    elif isinstance(owner, SplatOp):
+        x = scalar_constant(owner.input)
+    else:
+        return None
+    t = owner.result.type
+    assert isinstance(t, MatrixType)
+    if x is None or t.num_elements > MAX_FOLDED_ELEMENTS:
+        return None
+    return (x,) * t.num_elements
 
 
 # ---------------------------------------------------------------------------
@@ -336,7 +341,7 @@ class ExtractOfConstant(RewritePattern):
         ):
             return
         t = _matrix(inner.result.type)
-        value = inner.row_major_values()[i * t.cols + j]
+        value = inner.element(i, j)
         rewriter.replace(op, _scalar_constant_op(value, t.element_type))
 
 

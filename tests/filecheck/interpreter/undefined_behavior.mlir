@@ -7,6 +7,11 @@
 // RUN: not mx-run %s --entry cast_out_of_range 2>&1 | filecheck %s --check-prefix=CAST-RANGE
 // RUN: not mx-run %s --entry load_past_end 2>&1 | filecheck %s --check-prefix=LOAD
 // RUN: not mx-run %s --entry store_small_stride 2>&1 | filecheck %s --check-prefix=STORE
+// RUN: not mx-run %s --entry load_huge_offset 2>&1 | filecheck %s --check-prefix=HUGE-OFFSET
+// RUN: not mx-run %s --entry store_huge_stride 2>&1 | filecheck %s --check-prefix=HUGE-STRIDE
+// RUN: not mx-run %s --entry memref_load_past_end 2>&1 | filecheck %s --check-prefix=MEMREF-LOAD
+// RUN: not mx-run %s --entry memref_store_past_dimension --arg 1.0 2>&1 | filecheck %s --check-prefix=MEMREF-STORE
+// RUN: not mx-run %s --entry affine_load_negative 2>&1 | filecheck %s --check-prefix=AFFINE-LOAD
 // RUN: not mx-run %s --entry missing 2>&1 | filecheck %s --check-prefix=MISSING
 
 func.func @div_zero() -> !matrix.matrix<2x2xi32> {
@@ -74,5 +79,51 @@ func.func @store_small_stride() {
   func.return
 }
 // STORE: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'matrix.row_major_store' op runtime error: undefined behaviour: stride 1 is less than the number of columns (2)
+
+// Offsets and strides near 2^63 must not wrap around in the position
+// arithmetic and pass the bounds check.
+func.func @load_huge_offset() -> !matrix.matrix<2x2xf32> {
+  %mem = memref.alloc() : memref<8xf32>
+  %off = arith.constant 9223372036854775806 : index
+  %s = arith.constant 4611686018427387904 : index
+  %m = matrix.column_major_load %mem[%off] stride %s : memref<8xf32> -> !matrix.matrix<2x2xf32>
+  func.return %m : !matrix.matrix<2x2xf32>
+}
+// HUGE-OFFSET: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'matrix.column_major_load' op runtime error: undefined behaviour: access past the end of the memory: element at index 13835058055282163711, but it has 8 elements
+
+func.func @store_huge_stride() {
+  %mem = memref.alloc() : memref<8xf32>
+  %m = matrix.constant dense<1.0> : !matrix.matrix<3x2xf32>
+  %s = arith.constant 9223372036854775807 : index
+  matrix.row_major_store %m, %mem[0] stride %s : !matrix.matrix<3x2xf32>, memref<8xf32>
+  func.return
+}
+// HUGE-STRIDE: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'matrix.row_major_store' op runtime error: undefined behaviour: access past the end of the memory: element at index 18446744073709551615, but it has 8 elements
+
+func.func @memref_load_past_end() -> f32 {
+  %mem = memref.alloc() : memref<8xf32>
+  %i = arith.constant 9 : index
+  %x = memref.load %mem[%i] : memref<8xf32>
+  func.return %x : f32
+}
+// MEMREF-LOAD: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'memref.load' op runtime error: undefined behaviour: memref index 9 is outside [0, 8) in dimension 0
+
+// Inside the buffer but past its dimension: still out of bounds.
+func.func @memref_store_past_dimension(%x: f32) {
+  %mem = memref.alloc() : memref<4x4xf32>
+  %i = arith.constant 0 : index
+  %j = arith.constant 4 : index
+  memref.store %x, %mem[%i, %j] : memref<4x4xf32>
+  func.return
+}
+// MEMREF-STORE: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'memref.store' op runtime error: undefined behaviour: memref index 4 is outside [0, 4) in dimension 1
+
+func.func @affine_load_negative() -> f32 {
+  %mem = memref.alloc() : memref<8xf32>
+  %i = arith.constant 0 : index
+  %x = affine.load %mem[%i - 1] : memref<8xf32>
+  func.return %x : f32
+}
+// AFFINE-LOAD: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'affine.load' op runtime error: undefined behaviour: memref index -1 is outside [0, 8) in dimension 0
 
 // MISSING: error: no function @missing to run

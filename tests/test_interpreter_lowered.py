@@ -1,0 +1,125 @@
+"""The interpreter runs the lowered code too: the output of
+`convert-matrix-to-affine,convert-arbfp-to-arith` (affine loops, memrefs,
+vector and arith ops on vectors) computes what its input computes.
+
+For the examples and the lowering's lit inputs, each function runs on random
+arguments before and after the lowering. After it, a matrix argument is its
+column-major `memref<CxRxT>` buffer and each matrix result an out-parameter
+appended after the arguments (docs/c-abi.md). Results must be bit-identical;
+functions with fastmath flags may round differently, within the bound of
+`mx.testing.translation`. `MX_TV_INPUTS=<n>` draws more inputs (default 2).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import InterpretationError
+
+from mx.dialects.matrix import MatrixType
+from mx.frontend import mx_context
+from mx.interpreters import UndefinedBehaviorError, run_function
+from mx.semantics.matrix import element_dtype
+from mx.testing.translation import (
+    ROOT,
+    flagged_tolerance,
+    identical,
+    modules,
+    parse,
+    random_arguments,
+    rounding_depth,
+    uses_flags,
+)
+
+INPUTS = int(os.environ.get("MX_TV_INPUTS", "2"))
+LOWERING = ("convert-matrix-to-affine", "convert-arbfp-to-arith")
+FILES = [
+    *sorted((ROOT / "examples").glob("*.mlir")),
+    *sorted(
+        (ROOT / "tests/filecheck/lowering/convert-matrix-to-affine").glob("*.mlir")
+    ),
+    *sorted((ROOT / "tests/filecheck/lowering/convert-arbfp-to-arith").glob("*.mlir")),
+]
+
+
+def _lower(module: ModuleOp) -> ModuleOp:
+    ctx = mx_context()
+    lowered = module.clone()
+    passes = Universe.get_multiverse().all_passes
+    for name in LOWERING:
+        passes[name]()().apply(ctx, lowered)
+    return lowered
+
+
+def _run_lowered(lowered: ModuleOp, func: FuncOp, args: list[Any]) -> tuple[Any, ...]:
+    """Call the lowered `func` with the arguments of the original one (memref
+    arguments are written in place, as `run_function` does)."""
+    inputs, outputs = func.function_type.inputs.data, func.function_type.outputs.data
+    buffers = [
+        np.ascontiguousarray(a.T) if isinstance(t, MatrixType) else a
+        for a, t in zip(args, inputs, strict=True)
+    ]
+    out = [
+        np.zeros((t.cols, t.rows), dtype=element_dtype(t.element_type))
+        for t in outputs
+        if isinstance(t, MatrixType)
+    ]
+    scalars = iter(run_function(lowered, func.sym_name.data, *buffers, *out))
+    matrices = iter(out)
+    return tuple(
+        next(matrices).T if isinstance(t, MatrixType) else next(scalars)
+        for t in outputs
+    )
+
+
+def _copy(a: Any) -> Any:
+    return a.copy() if isinstance(a, np.ndarray) else a
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(f.relative_to(ROOT)) for f in FILES])
+def test_lowered_code_computes_the_same(path: Path) -> None:
+    rng = np.random.default_rng(7)
+    ctx = mx_context()
+    split = "--split-input-file" in path.read_text()
+    compared = 0
+    for chunk in modules(path, split):
+        module = parse(ctx, chunk)
+        lowered = _lower(module)
+        for func in module.walk():
+            if not isinstance(func, FuncOp) or func.is_declaration:
+                continue
+            name = func.sym_name.data
+            flagged, depth = uses_flags(func), rounding_depth(func)
+            memrefs = [
+                i
+                for i, t in enumerate(func.function_type.inputs.data)
+                if isinstance(t, MemRefType)
+            ]
+            for _ in range(INPUTS):
+                args = random_arguments(func, rng)
+                before_args = [_copy(a) for a in args]
+                after_args = [_copy(a) for a in args]
+                try:
+                    before = run_function(module, name, *before_args)
+                except UndefinedBehaviorError:
+                    continue
+                except InterpretationError as err:  # calls a declaration
+                    assert "external function" in str(err), err
+                    break
+                after = _run_lowered(lowered, func, after_args)
+                expected = (*before, *(before_args[i] for i in memrefs))
+                actual = (*after, *(after_args[i] for i in memrefs))
+                for x, y in zip(expected, actual, strict=True):
+                    same = (
+                        flagged_tolerance(x, y, depth) if flagged else identical(x, y)
+                    )
+                    assert same, f"{path.name} @{name}: {x!r} != {y!r} on {args!r}"
+                compared += 1
+    assert compared > 0, f"nothing of {path.name} could be compared"
