@@ -77,10 +77,11 @@ def literal_bytes(
 
 
 def parse_optional_hex_string(
-    parser: AttrParser, type: ScalarType, count: int
+    parser: AttrParser, type: ScalarType, count: int, expand_splat: bool = True
 ) -> bytes | None:
     """The raw data of a `dense<"0x...">` literal of `count` elements of `type`
-    (one element's bytes are a splat), or None if the literal is not a string."""
+    (one element's bytes are a splat, repeated `count` times unless not
+    `expand_splat`), or None if the literal is not a string."""
     if parser._current_token.kind != MLIRTokenKind.STRING_LIT:  # pyright: ignore[reportPrivateUsage]
         return None
     start = parser.pos
@@ -99,7 +100,7 @@ def parse_optional_hex_string(
         )
     size = type.compile_time_size
     if len(data) == size:
-        return data * count
+        return data * count if expand_splat else data
     if len(data) != size * count:
         parser.raise_error(
             f"hexadecimal dense literal of {len(data)} bytes does not hold "

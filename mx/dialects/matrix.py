@@ -650,7 +650,13 @@ class ConstantOp(MatrixOp):
         if isinstance(literal, Position):
             resume = parser.pos
             parser._resume_from(literal)
-            data = parse_optional_hex_string(parser, element_type, t.num_elements)
+            data = parse_optional_hex_string(
+                parser,
+                element_type,
+                t.num_elements,
+                # A large splat is held as its one value (see dense_matrix_value).
+                expand_splat=t.num_elements <= MAX_CONSTANT_ELEMENTS,
+            )
             parser._resume_from(resume)
             assert data is not None
         else:
@@ -893,7 +899,7 @@ _FLOAT_WIDENINGS: dict[type[Attribute], tuple[type[Attribute], ...]] = {
 
 
 def widens_exactly(source: Attribute, target: Attribute) -> bool:
-    """True if every `source` element converts exactly to `target` (matrix.md
+    """True if every `source` element converts exactly to `target` (docs/matrix-dialect.md
     "Mixed-precision contractions"): the same type, a wider arithmetic integer
     (sign- or zero-extended), or f16/bf16 -> f32/f64, f32 -> f64."""
     if source == target:

@@ -17,3 +17,18 @@ func.func @largest_splat() -> f32 {
   %e = matrix.extract %m[1048574, 7] : !matrix.matrix<1048575x1048575xf32>
   func.return %e : f32
 }
+
+// The one value keeps its bits: a hexadecimal splat with a NaN payload.
+
+// CHECK-LABEL: func.func @large_nan_splat
+// CHECK-NEXT: %m = matrix.constant dense<0x7fc00001> : !matrix.matrix<2048x1024xf32>
+// FOLD-LABEL: func.func @large_nan_splat
+// FOLD-NEXT: %e = arith.constant 0x7fc00001 : f32
+// FOLD-NEXT: func.return %e : f32
+// LLVM-LABEL: define float @large_nan_splat(
+// LLVM: ret float 0x7FF8000020000000
+func.func @large_nan_splat() -> f32 {
+  %m = matrix.constant dense<"0x0100C07F"> : !matrix.matrix<2048x1024xf32>
+  %e = matrix.extract %m[2047, 1023] : !matrix.matrix<2048x1024xf32>
+  func.return %e : f32
+}
