@@ -244,7 +244,7 @@ def test_fold_encode(name: str) -> None:
 
 
 def test_reference_special_blocks() -> None:
-    """The reference itself on hand-worked blocks of arbfp.md's rules."""
+    """The reference itself on hand-worked blocks of docs/arbfp-block-scaled.md's rules."""
     block = scaled_ref.scaled_encode_block
     half = Fraction(1, 2)
     # amax 12 = 1.5 * 2^3, f4e2m1fn emax 2: e = 1; 12/2 = 6, 3/2 = 1.5, 0.5/2 -> 0.25

@@ -45,7 +45,7 @@ def _f32(*shape: int) -> np.ndarray[Any, Any]:
 
 
 def _mma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """matrix.md's order: sum over k left to right, then + c, in f32."""
+    """docs/matrix-dialect.md's order: sum over k left to right, then + c, in f32."""
     out = np.zeros((4, 4), np.float32)
     for r in range(4):
         for col in range(4):

@@ -38,7 +38,7 @@ WIDENINGS = {
     "bf16": ("f32", "f64"),
     "f32": ("f64",),
 }
-"""matrix.md's exact widenings."""
+"""docs/matrix-dialect.md's exact widenings."""
 
 # (lhs, rhs, result): each widening pair with both factors narrower, one
 # narrower factor on either side, and factors of two different types.

@@ -1,5 +1,5 @@
 """Exact reference for arbfp's block-scaled conversions (OCP Microscaling),
-written from arbfp.md's "Block-scaled formats" with `fractions.Fraction`.
+written from docs/arbfp-block-scaled.md's "Block-scaled formats" with `fractions.Fraction`.
 
 Shares no code with `mx`; builds on `exact_fp` (the per-element reference).
 Exact values are `exact_fp.Exact`: Fractions, or "-0", "inf", "-inf", "nan".

@@ -1,6 +1,6 @@
 // RUN: mx-opt %s -p canonicalize | filecheck %s
 
-// Block-scaled conversions of constants fold to constants (values worked out by hand from arbfp.md).
+// Block-scaled conversions of constants fold to constants (values worked out by hand from docs/arbfp-block-scaled.md).
 
 // CHECK-LABEL: func.func @decode_vector
 func.func @decode_vector() -> vector<6xf32> {

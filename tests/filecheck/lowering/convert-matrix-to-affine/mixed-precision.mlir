@@ -44,7 +44,7 @@ func.func @unsigned(%a: !matrix.matrix<16x4xi8>, %b: !matrix.matrix<4x2xi8>) -> 
 }
 
 // f16 x bf16 -> f32 matmul_add: exact extf of both factors, then the f32
-// product in matrix.md's order; the accumulator is added last.
+// product in docs/matrix-dialect.md's order; the accumulator is added last.
 // CHECK-LABEL: func.func @float
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK: arith.extf %{{.*}} : bf16 to f32
