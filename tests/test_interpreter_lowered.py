@@ -42,8 +42,14 @@ INPUTS = int(os.environ.get("MX_TV_INPUTS", "2"))
 LOWERING = ("convert-matrix-to-affine", "convert-arbfp-to-arith")
 FILES = [
     *sorted((ROOT / "examples").glob("*.mlir")),
+    # Not blocked.mlir: its cache-blocked products (>= 256 KiB) are too slow
+    # to interpret lane by lane in CI.
     *sorted(
-        (ROOT / "tests/filecheck/lowering/convert-matrix-to-affine").glob("*.mlir")
+        f
+        for f in (ROOT / "tests/filecheck/lowering/convert-matrix-to-affine").glob(
+            "*.mlir"
+        )
+        if f.name != "blocked.mlir"
     ),
     *sorted((ROOT / "tests/filecheck/lowering/convert-arbfp-to-arith").glob("*.mlir")),
 ]
