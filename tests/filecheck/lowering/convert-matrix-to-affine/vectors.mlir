@@ -115,7 +115,7 @@ func.func @matvec(%m: !matrix.matrix<64x64xf32>, %x: vector<64xf32>) -> vector<6
 // f16 stays scalar (its arithmetic rounds element by element in
 // convert-to-llvm).
 // CHECK-LABEL: func.func @half
-// CHECK-NOT: vector
+// CHECK: vector.load %{{.*}} : memref<4x4xf16>, vector<4xf16>
 // CHECK: func.return
 func.func @half(%a: !matrix.matrix<4x4xf16>, %b: !matrix.matrix<4x4xf16>) -> !matrix.matrix<4x4xf16> {
   %c = matrix.matmul %a, %b : !matrix.matrix<4x4xf16>, !matrix.matrix<4x4xf16> -> !matrix.matrix<4x4xf16>
