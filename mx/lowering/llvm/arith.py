@@ -66,7 +66,9 @@ class ConstantLowering(RewritePattern):
         type_ = convert_type(op.result.type)
         value = op.value
         if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType):
-            value = IntegerAttr(value.value.data, i64)
+            # Folds compute index constants exactly; the index type is 64 bits wide.
+            wrapped = (value.value.data + 2**63) % 2**64 - 2**63
+            value = IntegerAttr(wrapped, i64)
         elif isinstance(value, DenseIntOrFPElementsAttr) and type_ != value.type:
             assert isinstance(type_, VectorType)
             value = DenseIntOrFPElementsAttr.from_list(

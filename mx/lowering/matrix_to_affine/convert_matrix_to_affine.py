@@ -30,11 +30,11 @@ owner before the region): the patterns below are applied by the pass in a
 single forward walk, sharing one `LoweringState`.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func, scf, vector
+from xdsl.dialects import cf, func, vector
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     FunctionType,
@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     VectorType,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -67,6 +67,13 @@ from mx.dialects.matrix import (
 )
 from mx.lowering.matrix_to_affine.blocked import Blocking, Gemm, blocked_gemm
 from mx.lowering.matrix_to_affine.buffers import Allocator, buffer_type
+from mx.lowering.matrix_to_affine.carriers import (
+    Slot,
+    block_slots,
+    rebuild,
+    region_slots,
+    successor_operands,
+)
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
     Index,
@@ -74,6 +81,7 @@ from mx.lowering.matrix_to_affine.elements import (
     buffer_of,
 )
 from mx.lowering.matrix_to_affine.fusion import ELEMENTWISE, FusionPlan
+from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.products import Product, blocked_product, dot
 from mx.lowering.matrix_to_affine.vectors import (
     copy_blocks,
@@ -97,11 +105,11 @@ class LoweringState:
     owned: set[SSAValue] = field(default_factory=set[SSAValue])
     """Buffers of op results that nothing else refers to (insert may update
     them in place)."""
-    targets: dict[Block, list[SSAValue | None]] = field(
-        default_factory=dict[Block, list[SSAValue | None]]
+    writes: dict[Operation, dict[int, SSAValue]] = field(
+        default_factory=dict[Operation, dict[int, SSAValue]]
     )
-    """Per block, the buffers its terminator's operands are copied into (None
-    for a non-matrix operand; scf.condition's condition is not listed)."""
+    """Per terminator, the buffer each matrix operand (by index) is copied
+    into."""
     out_params: dict[func.FuncOp, list[SSAValue]] = field(
         default_factory=dict[func.FuncOp, list[SSAValue]]
     )
@@ -155,14 +163,17 @@ class LoweringState:
 
     def reads(self, value: SSAValue, buffers: Sequence[SSAValue]) -> bool:
         """True if computing `value` reads one of `buffers`."""
-        if (buffer := buffer_of(value)) is not None:
-            return buffer in buffers
-        op = value.owner
-        return isinstance(op, Operation) and any(
-            self.reads(x, buffers)
-            for x in op.operands
-            if isinstance(x.type, MatrixType)
-        )
+        pending, seen = [value], {value}
+        while pending:
+            value = pending.pop()
+            if (buffer := buffer_of(value)) is not None:
+                if buffer in buffers:
+                    return True
+            elif isinstance(op := value.owner, Operation):
+                fresh = [x for x in op.operands if _is_matrix(x) and x not in seen]
+                seen.update(fresh)
+                pending += fresh
+        return False
 
     def copy_to_targets(
         self,
@@ -563,145 +574,103 @@ class LowerCall(MatrixPattern):
 
 
 # ---------------------------------------------------------------------------
-# Structured control flow
+# Control flow (carriers.py)
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class LowerFor(MatrixPattern):
-    """scf.for iter_args(%m = %init) -> one buffer per matrix iter_arg, filled
-    with %init before the loop; the body reads it, scf.yield writes it."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter, /) -> None:
-        if not any(_is_matrix(v) for v in op.iter_args):
-            return
-        carried: list[SSAValue | None] = []
-        for init in op.iter_args:
-            if _is_matrix(init):
-                buffer = self.state.buffer(_matrix(init), op, owned=False)
-                self.state.materialize(init, buffer, op)
-                carried.append(buffer)
-            else:
-                carried.append(None)
-        body = op.body.block
-        for i in reversed(range(len(carried))):
-            if (buffer := carried[i]) is not None:
-                _replace_block_arg(body, i + 1, buffer)
-        self.state.targets[body] = carried
-        region = rewriter.move_region_contents_to_new_regions(op.body)
-        new = scf.ForOp(
-            op.lb,
-            op.ub,
-            op.step,
-            [v for v in op.iter_args if not _is_matrix(v)],
-            region,
-        )
-        _replace_results(op, new, carried, rewriter)
+def _carry(
+    state: LoweringState, slots: Sequence[Slot], op: Operation
+) -> list[SSAValue]:
+    """One buffer per slot (allocated for `op`): initialized before `op`,
+    read by the slot's block arguments (erased), written by its terminators
+    when they are lowered."""
+    buffers: list[SSAValue] = []
+    for slot in slots:
+        buffer = state.buffer(slot.type, op, owned=False)
+        if slot.init is not None:
+            state.materialize(op.operands[slot.init], buffer, op)
+        for arg in slot.args:
+            _replace_block_arg(arg.block, arg.index, buffer)
+        for terminator, index in slot.writes:
+            state.writes.setdefault(terminator, {})[index] = buffer
+        buffers.append(buffer)
+    return buffers
 
 
 @dataclass
-class LowerIf(MatrixPattern):
-    """%m = scf.if ... -> a buffer per matrix result, written by both yields."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter, /) -> None:
-        if not any(_is_matrix(r) for r in op.results):
-            return
-        buffers: list[SSAValue | None] = [
-            self.state.buffer(_matrix(r), op, owned=False) if _is_matrix(r) else None
-            for r in op.results
-        ]
-        for region in (op.true_region, op.false_region):
-            for block in region.blocks:
-                self.state.targets[block] = buffers
-        new = scf.IfOp(
-            op.cond,
-            [r.type for r in op.results if not _is_matrix(r)],
-            rewriter.move_region_contents_to_new_regions(op.true_region),
-            rewriter.move_region_contents_to_new_regions(op.false_region),
-        )
-        _replace_results(op, new, buffers, rewriter)
-
-
-@dataclass
-class LowerWhile(MatrixPattern):
-    """scf.while (%m = %init) -> buffer A for the before-region's matrix
-    arguments (filled with %init, written by the after-region's yield) and
-    buffer B for scf.condition's matrix operands (the after-region's
-    arguments and the results)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: scf.WhileOp, rewriter: PatternRewriter, /) -> None:
-        before, after = op.before_region.block, op.after_region.block
-        if not any(_is_matrix(v) for v in (*op.arguments, *op.results)):
-            return
-        a: list[SSAValue | None] = []
-        for init in op.arguments:
-            if _is_matrix(init):
-                buffer = self.state.buffer(_matrix(init), op, owned=False)
-                self.state.materialize(init, buffer, op)
-                a.append(buffer)
-            else:
-                a.append(None)
-        b: list[SSAValue | None] = [
-            self.state.buffer(_matrix(r), op, owned=False) if _is_matrix(r) else None
-            for r in op.results
-        ]
-        for block, buffers in ((before, a), (after, b)):
-            for i in reversed(range(len(buffers))):
-                if (buffer := buffers[i]) is not None:
-                    _replace_block_arg(block, i, buffer)
-        self.state.targets[before] = b
-        self.state.targets[after] = a
-        new = scf.WhileOp(
-            [v for v in op.arguments if not _is_matrix(v)],
-            [r.type for r in op.results if not _is_matrix(r)],
-            rewriter.move_region_contents_to_new_regions(op.before_region),
-            rewriter.move_region_contents_to_new_regions(op.after_region),
-        )
-        _replace_results(op, new, b, rewriter)
-
-
-def _replace_results(
-    op: Operation,
-    new: Operation,
-    buffers: Sequence[SSAValue | None],
-    rewriter: PatternRewriter,
-) -> None:
-    """Replace `op` by `new`, its matrix results by casts of `buffers`."""
-    others = iter(new.results)
-    casts: list[Operation] = []
-    values: list[SSAValue] = []
-    for result, buffer in zip(op.results, buffers, strict=True):
-        if buffer is None:
-            values.append(next(others))
-        else:
-            cast = as_matrix(buffer, _matrix(result))
-            casts.append(cast)
-            values.append(cast.results[0])
-    rewriter.replace(op, [new, *casts], values)
-
-
-@dataclass
-class LowerTerminator(MatrixPattern):
-    """scf.yield %m (scf.condition %c %m) -> copy %m into the buffer its
-    parent op carries it in; the terminator keeps the other operands."""
+class LowerCarryingOp(MatrixPattern):
+    """%r = scf.for/affine.for/scf.while/scf.if/scf.index_switch/affine.if
+    carrying matrices -> the same op without them: one buffer per carried
+    matrix, filled with its initial value before the op, read by the block
+    arguments and the results, written by the terminators."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, scf.YieldOp | scf.ConditionOp):
+        slots = region_slots(op) if op.regions else None
+        if not slots:
             return
-        block = op.parent_block()
-        if block is None or block not in self.state.targets:
+        buffers = _carry(self.state, slots, op)
+        new = rebuild(
+            op,
+            [s.init for s in slots if s.init is not None],
+            [s.result for s in slots if s.result is not None],
+        )
+        by_result = {
+            s.result: b
+            for s, b in zip(slots, buffers, strict=True)
+            if s.result is not None
+        }
+        others = iter(new.results)
+        casts: list[Operation] = []
+        values: list[SSAValue] = []
+        for i, result in enumerate(op.results):
+            if i in by_result:
+                casts.append(as_matrix(by_result[i], _matrix(result)))
+                values.append(casts[-1].results[0])
+            else:
+                values.append(next(others))
+        rewriter.replace(op, [new, *casts], values)
+
+
+@dataclass
+class LowerCarriedTerminator(MatrixPattern):
+    """scf.yield/affine.yield/scf.condition/cf.br/cf.cond_br with matrix
+    operands -> copy them into their slots' buffers (a parallel copy) and
+    drop them. A branch with several successors copies on the edge: in a
+    new block, branching on to the successor, so that the edges not taken
+    write nothing."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        targets = self.state.writes.pop(op, None)
+        if targets is None:
             return
-        targets = self.state.targets.pop(block)
-        values = list(op.args if isinstance(op, scf.ConditionOp) else op.arguments)
-        self.state.copy_to_targets(values, targets, op)
-        kept = [v for v in values if not _is_matrix(v)]
-        if isinstance(op, scf.ConditionOp):
-            rewriter.replace(op, scf.ConditionOp(op.condition, *kept))
-        else:
-            rewriter.replace(op, scf.YieldOp(*kept))
+        edges = successor_operands(op) if op.successors else None
+        if edges is None or len(edges) == 1:
+            self._copy(op, targets, op)
+            rewriter.replace(op, rebuild(op, list(targets)))
+            return
+        successors = list(op.successors)
+        dropped: list[int] = []
+        for i, indices in enumerate(edges):
+            if not any(k in targets for k in indices):
+                continue
+            parent = op.parent_block()
+            assert parent is not None and parent.parent is not None
+            edge = Block()
+            parent.parent.insert_block_after(edge, parent)
+            branch = cf.BranchOp(
+                successors[i], *(op.operands[k] for k in indices if k not in targets)
+            )
+            edge.add_op(branch)
+            self._copy(op, {k: targets[k] for k in indices if k in targets}, branch)
+            successors[i] = edge
+            dropped += indices
+        rewriter.replace(op, rebuild(op, dropped, successors=successors))
+
+    def _copy(self, op: Operation, targets: dict[int, SSAValue], at: Operation) -> None:
+        indices = sorted(targets)
+        self.state.copy_to_targets(
+            [op.operands[k] for k in indices], [targets[k] for k in indices], at
+        )
 
 
 def _patterns(state: LoweringState) -> list[RewritePattern]:
@@ -709,10 +678,8 @@ def _patterns(state: LoweringState) -> list[RewritePattern]:
         LowerFuncSignature(state),
         LowerReturn(state),
         LowerCall(state),
-        LowerFor(state),
-        LowerIf(state),
-        LowerWhile(state),
-        LowerTerminator(state),
+        LowerCarryingOp(state),
+        LowerCarriedTerminator(state),
         MaterializeConstant(state),
         MaterializeElementwise(state),
         LowerMatmul(state),
@@ -721,6 +688,50 @@ def _patterns(state: LoweringState) -> list[RewritePattern]:
         LowerInsert(state),
         LowerStore(state),
     ]
+
+
+def _blocks_in_order(region: Region) -> list[Block]:
+    """The blocks of `region` in reverse post-order of its branches (each
+    after the blocks that dominate it), then the unreachable ones."""
+    blocks = list(region.blocks)
+    if len(blocks) < 2:
+        return blocks
+
+    def successors(block: Block) -> Iterator[Block]:
+        return iter(block.last_op.successors if block.last_op is not None else ())
+
+    seen = {blocks[0]}
+    post: list[Block] = []
+    stack = [(blocks[0], successors(blocks[0]))]
+    while stack:
+        block, pending = stack[-1]
+        following = next((b for b in pending if b not in seen), None)
+        if following is None:
+            post.append(block)
+            stack.pop()
+        else:
+            seen.add(following)
+            stack.append((following, successors(following)))
+    return post[::-1] + [b for b in blocks if b not in seen]
+
+
+def _program_order(top: Operation) -> list[Operation]:
+    """The ops nested in `top`, each before the ops of its regions, and the
+    definitions of a block's arguments and values before their uses."""
+    order: list[Operation] = []
+    stack = [top]
+    while stack:
+        op = stack.pop()
+        if op is not top:
+            order.append(op)
+        nested = [
+            inner
+            for region in op.regions
+            for block in _blocks_in_order(region)
+            for inner in block.ops
+        ]
+        stack.extend(reversed(nested))
+    return order
 
 
 def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
@@ -735,7 +746,8 @@ def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
         ):
             Rewriter.erase_op(op)
     for op in module.walk():
-        for value in (*op.operands, *op.results):
+        arguments = [a for r in op.regions for b in r.blocks for a in b.args]
+        for value in (*op.operands, *op.results, *arguments):
             if _is_matrix(value):
                 raise OpDiagnostic(
                     op, f"'{op.name}' with a matrix operand or result cannot be lowered"
@@ -770,15 +782,23 @@ class ConvertMatrixToAffinePass(ModulePass):
     register-blocked kernel."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_lowerable(op)
         plan = FusionPlan()
         plan.analyze(op)
         blocking = Blocking(
             self.l1_bytes, self.l2_bytes, self.l3_bytes, self.blocked_min_bytes
         )
         state = LoweringState(plan, self.vector_bits, blocking)
+        order = _program_order(op)
+        for child in order:
+            for region in child.regions:
+                for block in list(region.blocks)[1:]:
+                    if slots := block_slots(block):
+                        assert block.first_op is not None
+                        _carry(state, slots, block.first_op)
         applier = GreedyRewritePatternApplier(_patterns(state))
-        for child in list(op.walk()):
-            if child is op or child.parent is None:
+        for child in order:
+            if child.parent is None:
                 continue
             applier.match_and_rewrite(child, PatternRewriter(child))
         state.allocator.free_before_returns()

@@ -193,16 +193,37 @@ class Emitter:
     # -- elements --------------------------------------------------------------
 
     def element(self, value: SSAValue, r: Index, c: Index) -> SSAValue:
-        """Element (r, c) of the lowered matrix `value`."""
-        if (buffer := buffer_of(value)) is not None:
-            return self.load_buffer(buffer, r, c)
-        op = value.owner
-        assert isinstance(op, Operation) and op in self.fused, (
-            f"matrix value of '{getattr(op, 'name', op)}' was not lowered"
-        )
-        return self.compute_element(op, r, c)
+        """Element (r, c) of the lowered matrix `value`: a load from its
+        buffer, or the fused ops computing it, operands first (with an
+        explicit stack: a fused chain may be thousands of ops long)."""
+        computed: list[SSAValue] = []
+        stack: list[tuple[SSAValue, Index, Index, bool]] = [(value, r, c, False)]
+        while stack:
+            v, i, j, ready = stack.pop()
+            if (buffer := buffer_of(v)) is not None:
+                computed.append(self.load_buffer(buffer, i, j))
+                continue
+            op = v.owner
+            assert isinstance(op, Operation) and op in self.fused, (
+                f"matrix value of '{getattr(op, 'name', op)}' was not lowered"
+            )
+            needs = element_operands(op, i, j)
+            if ready:
+                first = len(computed) - len(needs)
+                operands = computed[first:]
+                del computed[first:]
+                computed.append(self.compute_element(op, i, j, operands))
+            else:
+                stack.append((v, i, j, True))
+                stack += [(*n, False) for n in reversed(needs)]
+        (result,) = computed
+        return result
 
-    def compute_element(self, op: Operation, r: Index, c: Index) -> SSAValue:
+    def compute_element(
+        self, op: Operation, r: Index, c: Index, operands: Sequence[SSAValue] = ()
+    ) -> SSAValue:
+        """Element (r, c) of the fused `op`, given the elements its
+        `element_operands` name."""
         if isinstance(op, SplatOp):
             return op.input
         if isinstance(op, ConstantOp):
@@ -210,14 +231,15 @@ class Emitter:
             assert isinstance(t, MatrixType)
             return self.scalar_constant(op.row_major_values()[0], t.element_type)
         if isinstance(op, TransposeOp):
-            return self.element(op.input, c, r)
+            return operands[0]
+        if isinstance(op, arith.SelectOp):
+            return self.emit(arith.SelectOp(op.cond, *operands))
         if isinstance(op, LoadOp):
             return self.load_memory(op, r, c)
         if isinstance(op, OuterProductOp):
             u = self.emit(vector.ExtractOp(op.lhs, [r], _scalar_type(op)))
             v = self.emit(vector.ExtractOp(op.rhs, [c], _scalar_type(op)))
             return self.emit(multiply(u, v, op.fastmath_flags()))
-        operands = [self.element(x, r, c) for x in op.operands]
         t = op.results[0].type
         assert isinstance(t, MatrixType)
         if isinstance(op, CastOp):
@@ -319,6 +341,18 @@ class Emitter:
             return []
 
         self.loop(0, t.cols, [], column)
+
+
+def element_operands(
+    op: Operation, r: Index, c: Index
+) -> list[tuple[SSAValue, Index, Index]]:
+    """The elements of its matrix operands that element (r, c) of the fused
+    `op` is computed from."""
+    if isinstance(op, SplatOp | ConstantOp | LoadOp | OuterProductOp):
+        return []
+    if isinstance(op, TransposeOp):
+        return [(op.input, c, r)]
+    return [(x, r, c) for x in op.operands if isinstance(x.type, MatrixType)]
 
 
 def _scalar_type(op: OuterProductOp) -> Attribute:

@@ -23,7 +23,7 @@ two memrefs are distinct allocations.
 import struct
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func, memref, vector
+from xdsl.dialects import arith, func, memref, vector
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.traits import MemoryEffectKind, get_effects
 
@@ -62,8 +62,10 @@ ELEMENTWISE = (
     TransposeOp,
     arbfp.ConvertFromOp,
     arbfp.ConvertToOp,
+    arith.SelectOp,
 )
-"""Ops whose result element (r, c) reads each operand once (at (r, c) or (c, r))."""
+"""Ops whose result element (r, c) reads each operand once (at (r, c) or (c, r))
+(`arith.select` when it selects matrices)."""
 
 
 def is_splat_constant(op: ConstantOp) -> bool:
@@ -106,16 +108,14 @@ def _is_elementwise_producer(op: Operation) -> bool:
 def _has_buffer_or_is_view(value: SSAValue) -> bool:
     """True if `value` certainly gets a buffer or is a view (read any number
     of times at no cost)."""
+    while isinstance(transpose := value.owner, TransposeOp):
+        value = transpose.input
     if isinstance(value, BlockArgument):
         return True
     op = value.owner
     assert isinstance(op, Operation)
-    if isinstance(op, SplatOp):
+    if isinstance(op, SplatOp | ConstantOp):
         return True
-    if isinstance(op, ConstantOp):
-        return True
-    if isinstance(op, TransposeOp):
-        return _has_buffer_or_is_view(op.input)
     return not _is_elementwise_producer(op) or value.has_more_than_one_use()
 
 

@@ -44,6 +44,7 @@ from mx.lowering.matrix_to_affine.elements import (
     Emitter,
     Index,
     buffer_of,
+    element_operands,
     elementwise_scalar,
 )
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
@@ -136,56 +137,95 @@ def _vector_of(t: Attribute, width: int) -> VectorType:
     return VectorType(t, [width])
 
 
-def readable(value: SSAValue, fused: set[Operation], along_rows: bool) -> bool:
-    """True if blocks of the lowered matrix `value` along that direction can
-    be read as vectors."""
-    if buffer_of(value) is not None:
-        return along_rows
-    op = value.owner
-    if not isinstance(op, Operation) or op not in fused:
-        return False
-    t = op.results[0].type
-    assert isinstance(t, MatrixType)
-    if not vectorizable(t.element_type):
-        return False
-    if isinstance(op, SplatOp):
+def _readable_op(op: Operation, t: MatrixType, along_rows: bool) -> bool:
+    """True if the fused `op` computes its blocks in that direction from
+    its operands' blocks (which must be readable too), or reads them itself."""
+    if isinstance(op, SplatOp | TransposeOp | arith.SelectOp):
         return True
     if isinstance(op, ConstantOp):
         return is_splat_constant(op)
-    if isinstance(op, TransposeOp):
-        return readable(op.input, fused, not along_rows)
     if isinstance(op, LoadOp):
         return along_rows is op.COLUMN_MAJOR
     if isinstance(t.element_type, IntegerType):
-        ops: tuple[type[Operation], ...] = (AddOp, SubOp, MulOp)
-    else:
-        ops = (AddOp, SubOp, MulOp, DivOp, NegOp, FmaOp)
-    return isinstance(op, ops) and all(
-        readable(x, fused, along_rows) for x in op.operands
-    )
+        return isinstance(op, AddOp | SubOp | MulOp)
+    return isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
+
+
+BlockKey = tuple[SSAValue, Index, Index, bool]
+"""(value, row, column, along rows): one block of a lowered matrix."""
+
+
+def _block_operands(
+    op: Operation, r: Index, c: Index, along_rows: bool
+) -> list[BlockKey]:
+    """The blocks of its matrix operands the block of the fused `op`
+    starting at (r, c) is computed from."""
+    if isinstance(op, TransposeOp):
+        return [(op.input, c, r, not along_rows)]
+    return [(x, i, j, along_rows) for x, i, j in element_operands(op, r, c)]
+
+
+def readable(value: SSAValue, fused: set[Operation], along_rows: bool) -> bool:
+    """True if blocks of the lowered matrix `value` along that direction can
+    be read as vectors."""
+    pending = [(value, along_rows)]
+    while pending:
+        value, rows = pending.pop()
+        if buffer_of(value) is not None:
+            if not rows:
+                return False
+            continue
+        op = value.owner
+        if not isinstance(op, Operation) or op not in fused:
+            return False
+        t = op.results[0].type
+        assert isinstance(t, MatrixType)
+        if not vectorizable(t.element_type) or not _readable_op(op, t, rows):
+            return False
+        pending += [(x, d) for x, _, _, d in _block_operands(op, 0, 0, rows)]
+    return True
 
 
 def read_block(
     e: Emitter, value: SSAValue, r: Index, c: Index, width: int, along_rows: bool
 ) -> SSAValue:
-    """The block of `value` starting at element (r, c) (`readable` holds)."""
-    t = value.type
-    assert isinstance(t, MatrixType)
-    vt = _vector_of(t.element_type, width)
-    if (buffer := buffer_of(value)) is not None:
-        return e.emit(vector.LoadOp(buffer, [e.index(c), e.index(r)], vt))
-    op = value.owner
-    assert isinstance(op, Operation)
-    if isinstance(op, SplatOp | ConstantOp):
-        return e.emit(vector.BroadcastOp(e.compute_element(op, r, c), vt))
-    if isinstance(op, TransposeOp):
-        return read_block(e, op.input, c, r, width, not along_rows)
-    if isinstance(op, LoadOp):
-        position = e.index(e.position(op, r, c))
-        return e.emit(vector.LoadOp(op.memref, [position], vt))
-    operands = [read_block(e, x, r, c, width, along_rows) for x in op.operands]
-    assert isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
-    return e.emit(elementwise_scalar(op, operands, t.element_type))
+    """The block of `value` starting at element (r, c) (`readable` holds),
+    operands first (with an explicit stack, as `Emitter.element`)."""
+    computed: list[SSAValue] = []
+    stack: list[tuple[BlockKey, bool]] = [((value, r, c, along_rows), False)]
+    while stack:
+        (v, i, j, rows), ready = stack.pop()
+        t = v.type
+        assert isinstance(t, MatrixType)
+        vt = _vector_of(t.element_type, width)
+        if (buffer := buffer_of(v)) is not None:
+            computed.append(e.emit(vector.LoadOp(buffer, [e.index(j), e.index(i)], vt)))
+            continue
+        op = v.owner
+        assert isinstance(op, Operation)
+        needs = _block_operands(op, i, j, rows)
+        if not ready:
+            stack.append(((v, i, j, rows), True))
+            stack += [(n, False) for n in reversed(needs)]
+            continue
+        first = len(computed) - len(needs)
+        operands = computed[first:]
+        del computed[first:]
+        if isinstance(op, SplatOp | ConstantOp):
+            block = e.emit(vector.BroadcastOp(e.compute_element(op, i, j), vt))
+        elif isinstance(op, TransposeOp):
+            block = operands[0]
+        elif isinstance(op, arith.SelectOp):
+            block = e.emit(arith.SelectOp(op.cond, *operands))
+        elif isinstance(op, LoadOp):
+            position = e.index(e.position(op, i, j))
+            block = e.emit(vector.LoadOp(op.memref, [position], vt))
+        else:
+            assert isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
+            block = e.emit(elementwise_scalar(op, operands, t.element_type))
+        computed.append(block)
+    (result,) = computed
+    return result
 
 
 def write_block(

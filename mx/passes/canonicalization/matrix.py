@@ -461,6 +461,7 @@ class ConstantIndexToLiteral(RewritePattern):
         try:
             new.verify()
         except VerifyException:
+            new.erase()  # it was never inserted: drop its uses of the operands
             return
         rewriter.replace(op, new)
 
