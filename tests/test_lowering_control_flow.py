@@ -3,6 +3,7 @@ long fused chains and values the lowering must not judge at compile time:
 compiled with `mx-lower-to-llvm`, JIT-run and compared bit for bit with the
 interpreter on the original program."""
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,8 +12,13 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 from xdsl.universe import Universe
 
+from mx.diagnostics import OpDiagnostic
 from mx.interpreters import run_function
 from mx.jit import compile_module
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    ConvertMatrixToAffinePass,
+)
+from mx.tools.mx_opt import main as mx_opt
 
 M = "!matrix.matrix<3x5xf32>"
 S = "!matrix.matrix<5x5xf32>"
@@ -194,7 +200,10 @@ def _chain(length: int) -> str:
         f"  %v0 = matrix.add %a, %b : {t}",
     ]
     for i in range(1, length):
-        op = ("matrix.add", "matrix.mul", "matrix.sub")[i % 3]
+        if i % 4 == 0:
+            lines.append(f"  %v{i} = matrix.transpose %v{i - 1} : {t} -> {t}")
+            continue
+        op = ("matrix.add", "matrix.mul", "matrix.sub", "matrix.add")[i % 4]
         lines.append(f"  %v{i} = {op} %v{i - 1}, %b : {t}")
     lines += [f"  func.return %v{length - 1} : {t}", "}"]
     return "\n".join(lines)
@@ -231,3 +240,23 @@ func.func @f(%c: i1, %mem: memref<16xf32>, %a: {t}) -> f32 {{
     a = np.arange(9, dtype=np.float32).reshape(3, 3)
     mem = np.zeros(16, np.float32)
     assert compile_module(text)["f"](False, mem, a) == a[2, 1]
+
+
+def test_use_before_definition_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`%m = matrix.add %m, %m` does not verify; if it reaches the lowering
+    (verification disabled, or the pass run from Python), the lowering reports
+    it at the op instead of following the cycle."""
+    text = """func.func @f() -> !matrix.matrix<2x2xf32> {
+  %m = matrix.add %m, %m : !matrix.matrix<2x2xf32>
+  func.return %m : !matrix.matrix<2x2xf32>
+}
+"""
+    module = Parser(_context(), text).parse_module()
+    with pytest.raises(OpDiagnostic, match="used before its definition"):
+        ConvertMatrixToAffinePass().apply(_context(), module)
+    path = tmp_path / "self.mlir"
+    path.write_text(text)
+    assert mx_opt([str(path), "-p", "convert-matrix-to-affine"]) == 1
+    assert f"{path}:2:" in capsys.readouterr().err
