@@ -112,8 +112,7 @@ func.func @matvec(%m: !matrix.matrix<64x64xf32>, %x: vector<64xf32>) -> vector<6
   return %y : vector<64xf32>
 }
 
-// f16 stays scalar (its arithmetic rounds element by element in
-// convert-to-llvm).
+// f16 products use vector code too (each step still rounds to f16).
 // CHECK-LABEL: func.func @half
 // CHECK: vector.load %{{.*}} : memref<4x4xf16>, vector<4xf16>
 // CHECK: func.return
