@@ -274,7 +274,11 @@ def fast_entry(
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
     w.check(w.emit(f"icmp eq i64 %nargs, {count}"))
+    # Vectors are loaded only once every check has passed, in the block of
+    # the call: LLVM cannot carry an odd-length bf16 vector across blocks
+    # ("Do not know how to soft promote this operator's operand").
     values: list[str] = []
+    vector_data: list[tuple[int, Operand, str]] = []
     for i, p in enumerate(params):
         slot = w.emit(f"getelementptr ptr, ptr %args, i64 {i}")
         obj = w.emit(f"load ptr, ptr {slot}")
@@ -283,14 +287,15 @@ def fast_entry(
             continue
         data = _check_array(w, obj, p)
         if p.kind == "vector":
-            values.append(w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1"))
-        else:
-            values.append(data)
+            vector_data.append((len(values), p, data))
+        values.append(data)
     addresses: list[str] = []
     for j in range(len(results)):
         slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
         obj = w.emit(f"load ptr, ptr {slot}")
         addresses.append(w.field(obj, ARRAY_DATA, "ptr"))
+    for index, p, data in vector_data:
+        values[index] = w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1")
     matrix_outs = [
         a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
     ]
