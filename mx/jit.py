@@ -292,7 +292,10 @@ class _Param:
                     f"got {type(value).__name__}"
                 )
             width = 64 if isinstance(type_, IndexType) else type_.width.data
-            if not -(1 << (width - 1)) <= value < (1 << width):
+            # A sub-byte container is passed as a byte whose high bits the
+            # function ignores (the memory rule), so any byte value is valid.
+            stored = max(width, 8)
+            if not -(1 << (stored - 1)) <= value < (1 << stored):
                 raise self.where.error(f"{self.label}: {value} does not fit in {type_}")
             number = value & ((1 << width) - 1)
             if width > 1 and number >> (width - 1):
@@ -345,7 +348,8 @@ class _Param:
         ):
             width = 64 if isinstance(type_, IndexType) else type_.width.data
             from_python = "int"
-            int_range = (-(1 << (width - 1)), 1 << (width - 1))
+            stored = max(width, 8)  # sub-byte containers: any signed byte
+            int_range = (-(1 << (stored - 1)), 1 << (stored - 1))
         elif isinstance(type_, IntegerType):
             from_python = "bool"
         return Operand(

@@ -169,27 +169,39 @@ def fma_reference(a: Array, b: Array, c: Array, t: str) -> Array:
 def matmul_reference(
     a: Array, b: Array, t: str, contract: bool, acc: Array | None = None
 ) -> Array:
-    """acc = a[r,0]*b[0,c]; acc = acc + a[r,k]*b[k,c] (k = 1..K-1), then + acc."""
+    """acc = a[r,0]*b[0,c]; acc = acc + a[r,k]*b[k,c] (k = 1..K-1), then + acc.
+
+    With `contract`, each step is one FMA; f16/bf16 products run it in f32
+    (every product of two such values is exact there) and round once to `t`
+    at the result, the accumulator added in f32 first."""
     dtype = DTYPES[t]
+    step_type = "f32" if contract and t in ("f16", "bf16") else t
     rows, depth = a.shape
     cols = b.shape[1]
     out = np.empty((rows, cols), dtype)
     with np.errstate(over="ignore"):
         for i in range(rows):
             for j in range(cols):
-                s = a[i, 0] * b[0, j]
-                for k in range(1, depth):
-                    if contract:
-                        s = round_exact(
-                            Fraction(float(a[i, k])) * Fraction(float(b[k, j]))
-                            + Fraction(float(s)),
-                            t,
-                        )
-                    else:
+                if not contract:
+                    s = a[i, 0] * b[0, j]
+                    for k in range(1, depth):
                         s = dtype(s + dtype(a[i, k] * b[k, j]))
+                    out[i, j] = s if acc is None else s + acc[i, j]
+                    continue
+                s = round_exact(
+                    Fraction(float(a[i, 0])) * Fraction(float(b[0, j])), step_type
+                )
+                for k in range(1, depth):
+                    s = round_exact(
+                        Fraction(float(a[i, k])) * Fraction(float(b[k, j]))
+                        + Fraction(float(s)),
+                        step_type,
+                    )
                 if acc is not None:
-                    s = s + acc[i, j]
-                out[i, j] = s
+                    s = round_exact(
+                        Fraction(float(s)) + Fraction(float(acc[i, j])), step_type
+                    )
+                out[i, j] = round_exact(Fraction(float(s)), t)
     return out
 
 

@@ -14,7 +14,7 @@ from math import prod
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, math, vector
+from xdsl.dialects import arith, llvm, math, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
@@ -348,3 +348,34 @@ class VectorFunctions(InterpreterFunctions):
             value = int(v) & ((1 << bits) - 1) if bits is not None else v.item()
             pointer[p] = value
         return ()
+
+    @impl(llvm.SExtOp)
+    def run_llvm_sext(
+        self, interpreter: Interpreter, op: llvm.SExtOp, args: PythonValues
+    ) -> PythonValues:
+        return (_extend_integer_lanes(op, args[0], signed=True),)
+
+    @impl(llvm.ZExtOp)
+    def run_llvm_zext(
+        self, interpreter: Interpreter, op: llvm.ZExtOp, args: PythonValues
+    ) -> PythonValues:
+        return (_extend_integer_lanes(op, args[0], signed=False),)
+
+
+def _extend_integer_lanes(op: Operation, value: Any, signed: bool) -> sem.Array:
+    """`llvm.sext`/`llvm.zext` of an integer vector (what the lowering of a
+    mixed-precision contraction widens its factors with)."""
+    source, target = op.operands[0].type, op.results[0].type
+    if not isinstance(source, VectorType) or not isinstance(target, VectorType):
+        raise InterpretationError(f"{op.name} is only interpreted on vectors")
+    width = cast(IntegerType, source.element_type).width.data
+    mask = (1 << width) - 1
+
+    def extend(lane: int) -> int:
+        bits = lane & mask
+        return bits - (1 << width) if signed and bits >> (width - 1) else bits
+
+    lanes = _array(value, cast(VectorType[Attribute], source)).reshape(-1)
+    return np.array(
+        [extend(int(v)) for v in lanes], dtype=lane_dtype(target.element_type)
+    ).reshape(target.get_shape())
