@@ -1275,12 +1275,18 @@ class MemoryAccessOp(MatrixOp, ABC):
 
     static_layout = prop_def(DenseArrayBase.constr(i64))
     dynamic_layout = var_operand_def(IndexType)
+    packed = opt_prop_def(UnitAttr)
+    """Sub-byte elements packed in an `i8` bit stream (`packed_element_bits`)."""
 
     def accessed_type(self) -> Attribute:
         raise NotImplementedError
 
     def memory(self) -> SSAValue:
         raise NotImplementedError
+
+    @property
+    def is_packed(self) -> bool:
+        return self.packed is not None
 
     def offset(self) -> MixedIndex:
         return join_mixed(self.static_layout, self.dynamic_layout)[0]
@@ -1303,7 +1309,19 @@ class MemoryAccessOp(MatrixOp, ABC):
         mem = self.memory().type
         if not isa(mem, MemRefType[Attribute]) or mem.get_num_dims() != 1:
             raise VerifyException(f"memory operand must be a 1-D memref, got '{mem}'")
-        if mem.element_type != t.element_type:
+        width = packed_element_bits(t.element_type)
+        if self.is_packed:
+            if width is None:
+                raise VerifyException(
+                    f"'packed' needs an i4 or i6 matrix, got element type "
+                    f"'{t.element_type}'"
+                )
+            if mem.element_type != IntegerType(8):
+                raise VerifyException(
+                    f"a packed access needs a memref of i8 bytes, got element "
+                    f"type '{mem.element_type}'"
+                )
+        elif mem.element_type != t.element_type:
             raise VerifyException(
                 f"memref element type '{mem.element_type}' does not match the "
                 f"matrix element type '{t.element_type}'"
@@ -1331,7 +1349,15 @@ class MemoryAccessOp(MatrixOp, ABC):
             and isinstance(stride, int)
         ):
             last = offset + self.element_position(t.rows - 1, t.cols - 1, stride)
-            if last >= size:
+            if self.is_packed and width is not None:
+                last_byte = (width * (last + 1) - 1) // 8
+                if last_byte >= size:
+                    raise VerifyException(
+                        f"access past the end of the memref: the last element "
+                        f"(at position {last}) ends in byte {last_byte} but the "
+                        f"memref has {size} bytes"
+                    )
+            elif last >= size:
                 raise VerifyException(
                     f"access past the end of the memref: the last element is at "
                     f"index {last} but the memref has {size} elements"
@@ -1344,13 +1370,20 @@ class MemoryAccessOp(MatrixOp, ABC):
         if stride != self.default_stride(t):
             printer.print_string(" stride ")
             print_mixed(printer, stride)
+        if self.is_packed:
+            printer.print_string(" packed")
 
     @classmethod
     def _parse_layout(
         cls, parser: Parser
     ) -> tuple[
-        UnresolvedOperand, int | UnresolvedOperand, int | UnresolvedOperand | None
+        UnresolvedOperand,
+        int | UnresolvedOperand,
+        int | UnresolvedOperand | None,
+        dict[str, Attribute],
     ]:
+        """`%mem[%off] [stride %s] [packed]`; the last item holds the
+        `packed` property if the keyword is present."""
         memory = parser.parse_unresolved_operand()
         pos = parser.pos
         offset = parser.parse_comma_separated_list(
@@ -1363,7 +1396,28 @@ class MemoryAccessOp(MatrixOp, ABC):
             if parser.parse_optional_keyword("stride")
             else None
         )
-        return memory, offset[0], stride
+        packed = parser.parse_optional_keyword("packed") is not None
+        return memory, offset[0], stride, {"packed": UnitAttr()} if packed else {}
+
+
+def packed_element_bits(element_type: Attribute) -> int | None:
+    """Bits per element of a packed access (4 or 6), None for other types."""
+    if (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.SIGNLESS
+        and element_type.width.data in CONTAINER_INT_WIDTHS
+    ):
+        return element_type.width.data
+    return None
+
+
+def _layout_properties(
+    static: DenseArrayBase[I64], packed: bool
+) -> dict[str, Attribute]:
+    properties: dict[str, Attribute] = {"static_layout": static}
+    if packed:
+        properties["packed"] = UnitAttr()
+    return properties
 
 
 def _matrix_type_of(t: Attribute) -> MatrixType:
@@ -1384,13 +1438,14 @@ class LoadOp(MemoryAccessOp, ABC):
         result_type: MatrixType,
         offset: MixedIndex = 0,
         stride: MixedIndex | None = None,
+        packed: bool = False,
     ):
         stride = self.default_stride(result_type) if stride is None else stride
         static, dynamic = build_mixed([offset, stride])
         super().__init__(
             operands=[memref, dynamic],
             result_types=[result_type],
-            properties={"static_layout": static},
+            properties=_layout_properties(static, packed),
         )
 
     def accessed_type(self) -> Attribute:
@@ -1401,7 +1456,7 @@ class LoadOp(MemoryAccessOp, ABC):
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        memory, offset, stride = cls._parse_layout(parser)
+        memory, offset, stride, packed = cls._parse_layout(parser)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         mem_type = parser.parse_type()
@@ -1416,7 +1471,7 @@ class LoadOp(MemoryAccessOp, ABC):
         return cls.build(
             operands=[parser.resolve_operand(memory, mem_type), dynamic],
             result_types=[t],
-            properties={"static_layout": static},
+            properties={"static_layout": static, **packed},
             attributes=attributes,
         )
 
@@ -1446,13 +1501,15 @@ class StoreOp(MemoryAccessOp, ABC):
         memref: SSAValue,
         offset: MixedIndex = 0,
         stride: MixedIndex | None = None,
+        packed: bool = False,
     ):
         t = value.type
         assert isinstance(t, MatrixType)
         stride = self.default_stride(t) if stride is None else stride
         static, dynamic = build_mixed([offset, stride])
         super().__init__(
-            operands=[value, memref, dynamic], properties={"static_layout": static}
+            operands=[value, memref, dynamic],
+            properties=_layout_properties(static, packed),
         )
 
     def accessed_type(self) -> Attribute:
@@ -1465,7 +1522,7 @@ class StoreOp(MemoryAccessOp, ABC):
     def parse(cls, parser: Parser) -> Self:
         value = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        memory, offset, stride = cls._parse_layout(parser)
+        memory, offset, stride, packed = cls._parse_layout(parser)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -1483,7 +1540,7 @@ class StoreOp(MemoryAccessOp, ABC):
                 parser.resolve_operand(memory, mem_type),
                 dynamic,
             ],
-            properties={"static_layout": static},
+            properties={"static_layout": static, **packed},
             attributes=attributes,
         )
 

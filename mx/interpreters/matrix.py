@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     VectorType,
 )
 from xdsl.interpreter import (
@@ -38,6 +39,7 @@ from xdsl.interpreter import (
 from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import InterpretationError
+from xdsl.utils.hints import isa
 
 from mx.dialects import matrix
 from mx.semantics import matrix as sem
@@ -74,6 +76,12 @@ def memory_view(memory: ShapedArray[Any], element_type: Attribute) -> Array:
 
 def _type(value: SSAValue) -> matrix.MatrixType:
     return cast(matrix.MatrixType, value.type)
+
+
+def _memref_element(op: matrix.MemoryAccessOp) -> Attribute:
+    t = op.memory().type
+    assert isa(t, MemRefType[Attribute])
+    return t.element_type
 
 
 def _resolve(op: Operation, args: PythonValues, value: matrix.MixedIndex) -> int:
@@ -248,7 +256,7 @@ class MatrixFunctions(InterpreterFunctions):
     def _load(self, op: matrix.LoadOp, args: PythonValues) -> PythonValues:
         t = _type(op.result)
         offset, stride = self._layout(op, args)
-        memory = memory_view(args[0], t.element_type)
+        memory = memory_view(args[0], _memref_element(op))
         return (
             sem.load(
                 memory,
@@ -257,6 +265,7 @@ class MatrixFunctions(InterpreterFunctions):
                 stride,
                 column_major=op.COLUMN_MAJOR,
                 bits=sem.container_bits(t.element_type),
+                packed=op.is_packed,
             ),
         )
 
@@ -265,11 +274,12 @@ class MatrixFunctions(InterpreterFunctions):
         offset, stride = self._layout(op, args)
         sem.store(
             args[0],
-            memory_view(args[1], t.element_type),
+            memory_view(args[1], _memref_element(op)),
             offset,
             stride,
             column_major=op.COLUMN_MAJOR,
             bits=sem.container_bits(t.element_type),
+            packed=op.is_packed,
         )
         return ()
 

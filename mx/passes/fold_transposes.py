@@ -126,7 +126,9 @@ def _flipped_load(load: LoadOp) -> LoadOp:
     t = load.result.type
     assert isinstance(t, MatrixType)
     flipped = RowMajorLoadOp if load.COLUMN_MAJOR else ColumnMajorLoadOp
-    new = flipped(load.memref, t.transposed(), load.offset(), load.stride())
+    new = flipped(
+        load.memref, t.transposed(), load.offset(), load.stride(), load.is_packed
+    )
     new.attributes.update(load.attributes)
     return new
 
@@ -311,7 +313,7 @@ class StoreOfTranspose(RewritePattern):
         if not isinstance(t, TransposeOp):
             return
         flipped = RowMajorStoreOp if op.COLUMN_MAJOR else ColumnMajorStoreOp
-        new = flipped(t.input, op.memref, op.offset(), op.stride())
+        new = flipped(t.input, op.memref, op.offset(), op.stride(), op.is_packed)
         new.attributes.update(op.attributes)
         rewriter.replace(op, new)
         _erase_dead([op.value], rewriter)

@@ -477,6 +477,21 @@ def _positions(
     return offset + (c * stride + r if column_major else r * stride + c)
 
 
+def _stream_bits(
+    memory: Array,
+    shape: tuple[int, int],
+    offset: int,
+    stride: int,
+    column_major: bool,
+    bits: int,
+) -> npt.NDArray[np.int64]:
+    """Packed storage: the bit-stream positions of the `bits` bits of every
+    element (r, c), least significant first (shape R x C x bits)."""
+    elements = 8 * memory.size // bits  # elements that end inside the memory
+    positions = _positions(elements, shape, offset, stride, column_major)
+    return positions[..., np.newaxis] * bits + np.arange(bits)
+
+
 def load(
     memory: Array,
     shape: tuple[int, int],
@@ -485,10 +500,19 @@ def load(
     *,
     column_major: bool,
     bits: int | None = None,
+    packed: bool = False,
 ) -> Array:
     """Gather a matrix from a 1-D array: element (r, c) at
     `offset + c*stride + r` (column-major) or `offset + r*stride + c`.
-    For an `i4`/`i6` container (`bits`) the high bits of each byte are ignored."""
+    For an `i4`/`i6` container (`bits`) the high bits of each byte are ignored;
+    `packed`: `memory` is bytes read as a little-endian bit stream in which
+    element n takes bits [bits*n, bits*n + bits)."""
+    if packed:
+        assert bits is not None
+        stream = np.unpackbits(memory.view(np.uint8), bitorder="little")
+        at = _stream_bits(memory, shape, offset, stride, column_major, bits)
+        weights = np.left_shift(1, np.arange(bits))
+        return (stream[at] * weights).sum(axis=-1).astype(np.uint8)
     m = memory[_positions(memory.size, shape, offset, stride, column_major)]
     return m & ((1 << bits) - 1) if bits is not None else m
 
@@ -501,8 +525,17 @@ def store(
     *,
     column_major: bool,
     bits: int | None = None,
+    packed: bool = False,
 ) -> None:
     """Write the R*C addressed elements of `memory` (in place); the padding
-    between columns/rows is untouched. Containers are written zero-extended."""
+    between columns/rows is untouched. Containers are written zero-extended;
+    `packed` (see `load`) writes only the elements' bits of the stream."""
+    if packed:
+        assert bits is not None
+        stream = np.unpackbits(memory.view(np.uint8), bitorder="little")
+        at = _stream_bits(memory, m.shape, offset, stride, column_major, bits)
+        stream[at] = (m[..., np.newaxis] >> np.arange(bits)) & 1
+        memory.view(np.uint8)[:] = np.packbits(stream, bitorder="little")
+        return
     positions = _positions(memory.size, m.shape, offset, stride, column_major)
     memory[positions] = m & ((1 << bits) - 1) if bits is not None else m

@@ -179,12 +179,21 @@ class Emitter:
         return self.index(self.position(op, r, c))
 
     def load_memory(self, op: LoadOp, r: Index, c: Index) -> SSAValue:
+        if op.is_packed:
+            from mx.lowering.matrix_to_affine.packed import load_packed
+
+            return load_packed(self, op, r, c)
         access = self._memory_access(op, r, c)
         if isinstance(access, SSAValue):
             return self.emit(memref.LoadOp.get(op.memref, [access]))
         return self.emit(affine.LoadOp(op.memref, access[1], access[0]))
 
     def store_memory(self, value: SSAValue, op: StoreOp, r: Index, c: Index):
+        if op.is_packed:
+            from mx.lowering.matrix_to_affine.packed import store_packed
+
+            store_packed(self, value, op, r, c)
+            return
         access = self._memory_access(op, r, c)
         if isinstance(access, SSAValue):
             self.builder.insert(memref.StoreOp.get(value, op.memref, [access]))

@@ -149,6 +149,8 @@ def store_cannot_clobber(load: LoadOp, store: StoreOp, transposed: bool) -> bool
         return (
             not transposed
             and load.COLUMN_MAJOR == store.COLUMN_MAJOR
+            and load.is_packed == store.is_packed
+            and load.result.type == store.value.type
             and _same_index(load.offset(), store.offset())
             and _same_index(load.stride(), store.stride())
         )

@@ -515,9 +515,11 @@ class ConstantIndexToLiteral(RewritePattern):
             case InsertOp():
                 new = InsertOp(op.element, op.matrix, folded)
             case LoadOp():
-                new = type(op)(op.memref, _matrix(op.result.type), *folded)
+                new = type(op)(
+                    op.memref, _matrix(op.result.type), *folded[:2], packed=op.is_packed
+                )
             case StoreOp():
-                new = type(op)(op.value, op.memref, *folded)
+                new = type(op)(op.value, op.memref, *folded[:2], packed=op.is_packed)
             case _:
                 return
         new.attributes.update(op.attributes)

@@ -132,6 +132,19 @@ func.func @sub_sinks_into_load(%a: !matrix.matrix<3x2xf32>, %mem: memref<?xf32>)
   func.return %t : !matrix.matrix<2x3xf32>
 }
 
+// A packed load or store flips its layout like any other and stays packed.
+// CHECK-LABEL: func.func @packed_transposes
+// CHECK-NEXT:    %t = matrix.column_major_load %mem[9] packed : memref<?xi8> -> !matrix.matrix<2x3xi6>
+// CHECK-NEXT:    matrix.column_major_store %a, %out[2] stride 4 packed : !matrix.matrix<3x2xi6>, memref<?xi8>
+// CHECK-NEXT:    func.return %t
+func.func @packed_transposes(%mem: memref<?xi8>, %out: memref<?xi8>, %a: !matrix.matrix<3x2xi6>) -> !matrix.matrix<2x3xi6> {
+  %q = matrix.row_major_load %mem[9] stride 2 packed : memref<?xi8> -> !matrix.matrix<3x2xi6>
+  %t = matrix.transpose %q : !matrix.matrix<3x2xi6> -> !matrix.matrix<2x3xi6>
+  %at = matrix.transpose %a : !matrix.matrix<3x2xi6> -> !matrix.matrix<2x3xi6>
+  matrix.row_major_store %at, %out[2] stride 4 packed : !matrix.matrix<2x3xi6>, memref<?xi8>
+  func.return %t : !matrix.matrix<2x3xi6>
+}
+
 // A product with another user is not sunk into (it would be computed twice).
 // CHECK-LABEL: func.func @no_sink_multi_use
 // CHECK-NEXT:    %m = matrix.add %a, %b

@@ -143,6 +143,19 @@ func.func @constant_indices(%m: !matrix.matrix<2x3xf32>, %mem: memref<8xf32>, %m
   func.return %a, %b, %l, %i : f32, f32, !matrix.matrix<2x2xf32>, !matrix.matrix<2x3xf32>
 }
 
+// Packed accesses keep `packed`; the bounds are counted in bytes (5 bytes hold
+// elements 0..9 of i4, so a 2x2 load from offset 6 fits and one from 7 does not).
+// CHECK-LABEL: func.func @constant_indices_packed
+// CHECK:         matrix.column_major_load %mem[6] packed : memref<5xi8> -> !matrix.matrix<2x2xi4>
+// CHECK:         matrix.column_major_load %mem[%{{.*}}] packed : memref<5xi8> -> !matrix.matrix<2x2xi4>
+func.func @constant_indices_packed(%mem: memref<5xi8>) -> (!matrix.matrix<2x2xi4>, !matrix.matrix<2x2xi4>) {
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %a = matrix.column_major_load %mem[%c6] packed : memref<5xi8> -> !matrix.matrix<2x2xi4>
+  %b = matrix.column_major_load %mem[%c7] packed : memref<5xi8> -> !matrix.matrix<2x2xi4>
+  func.return %a, %b : !matrix.matrix<2x2xi4>, !matrix.matrix<2x2xi4>
+}
+
 // Constant folding with the reference semantics; splat arithmetic stays a splat.
 // CHECK-LABEL: func.func @constant_folding
 // CHECK-NEXT:    %[[M:.*]] = matrix.constant dense<[[6.101560e+00, 1.000000e+01], [1.229690e+01, 2.200000e+01]]> : !matrix.matrix<2x2xf16>

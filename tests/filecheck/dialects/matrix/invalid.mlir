@@ -541,3 +541,61 @@ func.func @load_result_not_matrix(%mem: memref<?xf32>) {
   %0 = matrix.column_major_load %mem[0] : memref<?xf32> -> vector<4xf32>
   func.return
 }
+
+// -----
+
+func.func @packed_f32(%mem: memref<?xi8>) {
+  // expected-error @+1 {{'packed' needs an i4 or i6 matrix, got element type 'f32'}}
+  %0 = matrix.column_major_load %mem[0] packed : memref<?xi8> -> !matrix.matrix<4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @packed_i8(%m: !matrix.matrix<2x2xi8>, %mem: memref<?xi8>) {
+  // expected-error @+1 {{'packed' needs an i4 or i6 matrix, got element type 'i8'}}
+  matrix.row_major_store %m, %mem[0] packed : !matrix.matrix<2x2xi8>, memref<?xi8>
+  func.return
+}
+
+// -----
+
+func.func @packed_memref_of_i4(%mem: memref<?xi4>) {
+  // expected-error @+1 {{a packed access needs a memref of i8 bytes, got element type 'i4'}}
+  %0 = matrix.row_major_load %mem[0] packed : memref<?xi4> -> !matrix.matrix<2x2xi4>
+  func.return
+}
+
+// -----
+
+func.func @packed_memref_of_ui8(%m: !matrix.matrix<2x2xi6>, %mem: memref<8xui8>) {
+  // expected-error @+1 {{a packed access needs a memref of i8 bytes, got element type 'ui8'}}
+  matrix.column_major_store %m, %mem[0] packed : !matrix.matrix<2x2xi6>, memref<8xui8>
+  func.return
+}
+
+// -----
+
+// 8x8 i6 packed is 48 bytes: from offset 1 the last element ends in byte 48.
+func.func @packed_past_end(%mem: memref<48xi8>) {
+  // expected-error @+1 {{access past the end of the memref: the last element (at position 64) ends in byte 48 but the memref has 48 bytes}}
+  %0 = matrix.column_major_load %mem[1] packed : memref<48xi8> -> !matrix.matrix<8x8xi6>
+  func.return
+}
+
+// -----
+
+// An odd i4 offset: 3x4 row-major stride 5 from element 7 ends in the low nibble of byte 10.
+func.func @packed_i4_past_end(%m: !matrix.matrix<3x4xi4>, %mem: memref<9xi8>) {
+  // expected-error @+1 {{access past the end of the memref: the last element (at position 20) ends in byte 10 but the memref has 9 bytes}}
+  matrix.row_major_store %m, %mem[7] stride 5 packed : !matrix.matrix<3x4xi4>, memref<9xi8>
+  func.return
+}
+
+// -----
+
+func.func @packed_stride(%mem: memref<?xi8>) {
+  // expected-error @+1 {{stride must be greater than or equal to the number of rows}}
+  %0 = matrix.column_major_load %mem[1] stride 3 packed : memref<?xi8> -> !matrix.matrix<4x4xi4>
+  func.return
+}

@@ -143,6 +143,22 @@ func.func @memory(%mem: memref<?xf32>, %fixed: memref<40xf32>, %q: memref<?xi4>,
   func.return
 }
 
+// Packed i4/i6 storage: `packed` comes last before the colon; the memref holds bytes.
+// CHECK-LABEL: func.func @packed
+func.func @packed(%mem: memref<?xi8>, %bytes: memref<48xi8>, %off: index, %s: index) {
+  // CHECK-NEXT: %0 = matrix.row_major_load %mem[%off] stride %s packed : memref<?xi8> -> !matrix.matrix<64x256xi4>
+  %0 = matrix.row_major_load %mem[%off] stride %s packed : memref<?xi8> -> !matrix.matrix<64x256xi4>
+  // CHECK-NEXT: %1 = matrix.column_major_load %bytes[0] packed : memref<48xi8> -> !matrix.matrix<8x8xi6>
+  %1 = matrix.column_major_load %bytes[0] stride 8 packed : memref<48xi8> -> !matrix.matrix<8x8xi6>
+  // CHECK-NEXT: %2 = matrix.column_major_load %mem[3] stride 5 packed : memref<?xi8> -> !matrix.matrix<4x2xi4>
+  %2 = matrix.column_major_load %mem[3] stride 5 packed : memref<?xi8> -> !matrix.matrix<4x2xi4>
+  // CHECK-NEXT: matrix.column_major_store %1, %bytes[0] packed : !matrix.matrix<8x8xi6>, memref<48xi8>
+  matrix.column_major_store %1, %bytes[0] packed : !matrix.matrix<8x8xi6>, memref<48xi8>
+  // CHECK-NEXT: matrix.row_major_store %2, %mem[%off] stride 3 packed : !matrix.matrix<4x2xi4>, memref<?xi8>
+  matrix.row_major_store %2, %mem[%off] stride 3 packed : !matrix.matrix<4x2xi4>, memref<?xi8>
+  func.return
+}
+
 // Matrices flow through calls, loops and branches like any value.
 // CHECK-LABEL: func.func @control_flow
 func.func @control_flow(%a: !matrix.matrix<3x3xf32>, %n: index, %c: i1) -> !matrix.matrix<3x3xf32> {

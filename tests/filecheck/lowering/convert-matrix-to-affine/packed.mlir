@@ -1,0 +1,90 @@
+// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+
+// Packed i4: element n is the nibble at bit 4n of the byte stream: byte
+// (4n) >> 3, shifted right by (4n) & 7. (The store may write memory the
+// load reads, two function arguments may alias: the load gets a buffer.)
+// CHECK-LABEL: func.func @copy_i4
+// CHECK: memref.alloca() {{.*}} : memref<3x4xi4>
+// CHECK: %[[W:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[BIT:.*]] = arith.muli %{{.*}}, %[[W]] : index
+// CHECK-NEXT: %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-NEXT: %[[BYTE:.*]] = arith.shrui %[[BIT]], %[[THREE]] : index
+// CHECK-NEXT: %[[SEVEN:.*]] = arith.constant 7 : index
+// CHECK-NEXT: %[[S:.*]] = arith.andi %[[BIT]], %[[SEVEN]] : index
+// CHECK-NEXT: %[[S32:.*]] = arith.index_cast %[[S]] : index to i32
+// CHECK-NEXT: %[[B:.*]] = memref.load %{{.*}}[%[[BYTE]]] : memref<?xi8>
+// CHECK-NEXT: %[[B32:.*]] = arith.extui %[[B]] : i8 to i32
+// CHECK-NEXT: %[[SH:.*]] = arith.shrui %[[B32]], %[[S32]] : i32
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant 15 : i32
+// CHECK-NEXT: %[[V:.*]] = arith.andi %[[SH]], %[[MASK]] : i32
+// CHECK-NEXT: %[[X:.*]] = arith.trunci %[[V]] : i32 to i4
+// CHECK-NEXT: affine.store %[[X]], %{{.*}} : memref<3x4xi4>
+// The store rewrites only the element's nibble: old & ~(15 << s) | x << s.
+// CHECK: %[[Y:.*]] = affine.load %{{.*}} : memref<3x4xi4>
+// CHECK: %[[X32:.*]] = arith.extui %[[Y]] : i4 to i32
+// CHECK-NEXT: %[[ONES:.*]] = arith.constant 15 : i32
+// CHECK-NEXT: %[[M:.*]] = arith.shli %[[ONES]], %{{.*}} : i32
+// CHECK-NEXT: %[[LOW:.*]] = arith.shli %[[X32]], %{{.*}} : i32
+// CHECK-NEXT: %[[OLD:.*]] = memref.load %{{.*}}[%[[DST:.*]]] : memref<?xi8>
+// CHECK-NEXT: %[[OLD32:.*]] = arith.extui %[[OLD]] : i8 to i32
+// CHECK-NEXT: %[[ALL:.*]] = arith.constant -1 : i32
+// CHECK-NEXT: %[[NOTM:.*]] = arith.xori %[[M]], %[[ALL]] : i32
+// CHECK-NEXT: %[[KEPT:.*]] = arith.andi %[[OLD32]], %[[NOTM]] : i32
+// CHECK-NEXT: %[[NEW:.*]] = arith.ori %[[KEPT]], %[[LOW]] : i32
+// CHECK-NEXT: %[[NEW8:.*]] = arith.trunci %[[NEW]] : i32 to i8
+// CHECK-NEXT: memref.store %[[NEW8]], %{{.*}}[%[[DST]]] : memref<?xi8>
+func.func @copy_i4(%src: memref<?xi8>, %dst: memref<?xi8>, %off: index) {
+  %m = matrix.column_major_load %src[1] stride 5 packed : memref<?xi8> -> !matrix.matrix<4x3xi4>
+  matrix.row_major_store %m, %dst[%off] packed : !matrix.matrix<4x3xi4>, memref<?xi8>
+  func.return
+}
+
+// Packed i6: an element at bit offset s >= 4 of its first byte runs on into
+// the next one, byte + (s >> 2) (the first byte again when s <= 2). The load
+// ORs the two bytes into one word; the store rewrites the second byte's
+// bits (mask 63 >> (8 - s)) before the first byte's (63 << s).
+// CHECK-LABEL: func.func @store_i6
+// CHECK: %[[W:.*]] = arith.constant 6 : index
+// CHECK-NEXT: %[[BIT:.*]] = arith.muli %{{.*}}, %[[W]] : index
+// CHECK: %[[FIRST:.*]] = arith.shrui %[[BIT]], %{{.*}} : index
+// CHECK: %[[S:.*]] = arith.andi %[[BIT]], %{{.*}} : index
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[CROSS:.*]] = arith.shrui %[[S]], %[[TWO]] : index
+// CHECK-NEXT: %[[LAST:.*]] = arith.addi %[[FIRST]], %[[CROSS]] : index
+// CHECK-NEXT: %[[S32:.*]] = arith.index_cast %[[S]] : index to i32
+// CHECK-NEXT: %[[X:.*]] = arith.extui %{{.*}} : i6 to i32
+// CHECK-NEXT: %[[ONES:.*]] = arith.constant 63 : i32
+// CHECK-NEXT: %[[EIGHT:.*]] = arith.constant 8 : i32
+// CHECK-NEXT: %[[DOWN:.*]] = arith.subi %[[EIGHT]], %[[S32]] : i32
+// CHECK-NEXT: %[[HMASK:.*]] = arith.shrui %[[ONES]], %[[DOWN]] : i32
+// CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[X]], %[[DOWN]] : i32
+// CHECK-NEXT: %[[OLDH:.*]] = memref.load %{{.*}}[%[[LAST]]] : memref<6xi8>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[LAST]]] : memref<6xi8>
+// CHECK-NEXT: %[[LMASK:.*]] = arith.shli %[[ONES]], %[[S32]] : i32
+// CHECK-NEXT: %[[LOW:.*]] = arith.shli %[[X]], %[[S32]] : i32
+// CHECK-NEXT: %[[OLDL:.*]] = memref.load %{{.*}}[%[[FIRST]]] : memref<6xi8>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[FIRST]]] : memref<6xi8>
+func.func @store_i6(%m: !matrix.matrix<2x3xi6>, %dst: memref<6xi8>) {
+  matrix.row_major_store %m, %dst[1] stride 4 packed : !matrix.matrix<2x3xi6>, memref<6xi8>
+  func.return
+}
+
+// CHECK-LABEL: func.func @load_i6
+// CHECK: %[[FIRST:.*]] = arith.shrui %{{.*}}, %{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// CHECK-NEXT: %[[S32:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK-NEXT: %[[LO:.*]] = memref.load %{{.*}}[%[[FIRST]]] : memref<?xi8>
+// CHECK-NEXT: %[[LO32:.*]] = arith.extui %[[LO]] : i8 to i32
+// CHECK-NEXT: %[[HI:.*]] = memref.load %{{.*}}[%[[LAST]]] : memref<?xi8>
+// CHECK-NEXT: %[[HI32:.*]] = arith.extui %[[HI]] : i8 to i32
+// CHECK-NEXT: %[[EIGHT:.*]] = arith.constant 8 : i32
+// CHECK-NEXT: %[[UP:.*]] = arith.shli %[[HI32]], %[[EIGHT]] : i32
+// CHECK-NEXT: %[[WORD:.*]] = arith.ori %[[LO32]], %[[UP]] : i32
+// CHECK-NEXT: %[[SH:.*]] = arith.shrui %[[WORD]], %[[S32]] : i32
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant 63 : i32
+// CHECK-NEXT: %[[V:.*]] = arith.andi %[[SH]], %[[MASK]] : i32
+// CHECK-NEXT: arith.trunci %[[V]] : i32 to i6
+func.func @load_i6(%src: memref<?xi8>, %off: index) -> !matrix.matrix<3x3xi6> {
+  %m = matrix.column_major_load %src[%off] packed : memref<?xi8> -> !matrix.matrix<3x3xi6>
+  func.return %m : !matrix.matrix<3x3xi6>
+}
