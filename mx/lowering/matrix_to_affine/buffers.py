@@ -13,8 +13,14 @@ iteration instead of growing the stack). Buffers of at most
 `STACK_LIMIT_BYTES` are `memref.alloca`s; larger ones are `memref.alloc`s,
 freed by `memref.dealloc` before every `func.return`; a buffer of more than
 `HEAP_LIMIT_BYTES` is rejected with a diagnostic.
+
+Once the function is lowered, `Allocator.finish` shares buffers: two buffers
+of the same type whose lifetimes do not overlap (`lifetimes.py`) become one.
+Then, if the stack buffers left take more than the function's stack budget,
+the largest move to the heap until the rest fits.
 """
 
+import heapq
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref
@@ -26,11 +32,12 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.matrix import MatrixType
+from mx.lowering.matrix_to_affine.lifetimes import Interval, Numbering
 
 STACK_LIMIT_BYTES = 64 * 1024
 """Largest buffer placed on the stack (`memref.alloca`)."""
@@ -57,19 +64,32 @@ def element_bytes(t: Attribute) -> int:
 
 
 def buffer_bytes(t: MatrixType) -> int:
-    return t.num_elements * element_bytes(t.element_type)
+    return memref_bytes(buffer_type(t))
+
+
+DEFAULT_STACK_BYTES = 256 * 1024
+"""Default stack budget of one function's buffers (`stack-bytes`)."""
+
+
+def memref_bytes(t: MemRefType) -> int:
+    size = element_bytes(t.element_type)
+    for extent in t.get_shape():
+        size *= extent
+    return size
 
 
 @dataclass
 class Allocator:
-    """Allocates buffers at function entry and frees heap buffers at returns."""
+    """Allocates buffers at function entry; once the function is lowered,
+    shares them and frees the heap buffers at returns (`finish`)."""
 
-    heap: dict[func.FuncOp, list[SSAValue]] = field(
-        default_factory=dict[func.FuncOp, list[SSAValue]]
+    allocations: dict[func.FuncOp, list[tuple[Operation, Block]]] = field(
+        default_factory=dict[func.FuncOp, list[tuple[Operation, Block]]]
     )
+    """Per function, each allocation and its anchor (`lifetimes.py`)."""
 
     def allocate(self, t: MatrixType, at: Operation) -> SSAValue:
-        """A fresh buffer for a value of type `t`, needed by the op `at`."""
+        """A fresh buffer for a value of type `t`, requested by the op `at`."""
         size = buffer_bytes(t)
         if size > HEAP_LIMIT_BYTES:
             raise OpDiagnostic(
@@ -78,34 +98,93 @@ class Allocator:
                 f"to be materialized (the limit is {HEAP_LIMIT_BYTES} bytes)",
             )
         function = enclosing_function(at)
-        on_heap = size > STACK_LIMIT_BYTES
-        op: Operation = (
-            memref.AllocOp.get(
-                t.element_type, alignment=64, shape=buffer_type(t).get_shape()
-            )
-            if on_heap
-            else memref.AllocaOp.get(
-                t.element_type, alignment=64, shape=buffer_type(t).get_shape()
-            )
-        )
-        if function is None or function.body.first_block is None:
+        op = _allocation(buffer_type(t), on_heap=size > STACK_LIMIT_BYTES)
+        anchor = at.parent_block()
+        if function is None or function.body.first_block is None or anchor is None:
             Rewriter.insert_op(op, InsertPoint.before(at))
         else:
             Rewriter.insert_op(op, InsertPoint.at_start(function.body.first_block))
-            if on_heap:
-                self.heap.setdefault(function, []).append(op.results[0])
+            self.allocations.setdefault(function, []).append((op, anchor))
         return op.results[0]
 
-    def free_before_returns(self) -> None:
-        """Insert a `memref.dealloc` of each heap buffer before each return."""
-        for function, buffers in self.heap.items():
+    def finish(self, stack_bytes: int) -> None:
+        """In each function: share buffers, keep at most `stack_bytes` of
+        them on the stack, and free the heap ones before every return."""
+        for function, allocations in self.allocations.items():
+            kept = _share(function, allocations)
+            heap = [op for op in kept if isinstance(op, memref.AllocOp)]
+            heap += _cap_stack(
+                [op for op in kept if isinstance(op, memref.AllocaOp)], stack_bytes
+            )
             for block in function.body.blocks:
-                last = block.last_op
-                if isinstance(last, func.ReturnOp):
-                    for buffer in buffers:
+                if isinstance(last := block.last_op, func.ReturnOp):
+                    for op in heap:
                         Rewriter.insert_op(
-                            memref.DeallocOp.get(buffer), InsertPoint.before(last)
+                            memref.DeallocOp.get(op.results[0]),
+                            InsertPoint.before(last),
                         )
+
+
+def _allocation(t: MemRefType, on_heap: bool) -> Operation:
+    shape = t.get_shape()
+    if on_heap:
+        return memref.AllocOp.get(t.element_type, alignment=64, shape=shape)
+    return memref.AllocaOp.get(t.element_type, alignment=64, shape=shape)
+
+
+def _share(
+    function: func.FuncOp, allocations: list[tuple[Operation, Block]]
+) -> list[Operation]:
+    """Make buffers of the same type whose lifetimes do not meet one buffer
+    (a linear scan per type, in order of their starts); erase unused ones.
+    Returns the allocations kept."""
+    numbering = Numbering(function)
+    by_type: dict[Attribute, list[tuple[Interval, Operation]]] = {}
+    for op, anchor in allocations:
+        buffer = op.results[0]
+        lifetime = numbering.lifetime(buffer, anchor)
+        if lifetime is None:
+            Rewriter.erase_op(op)
+        else:
+            by_type.setdefault(buffer.type, []).append((lifetime, op))
+    kept: list[Operation] = []
+    for same in by_type.values():
+        same.sort(key=lambda entry: entry[0][0])
+        # (end of the last lifetime held, tie-breaker, holding allocation)
+        busy: list[tuple[int, int, Operation]] = []
+        for count, ((begin, end), op) in enumerate(same):
+            if busy and busy[0][0] < begin:
+                _, _, host = heapq.heappop(busy)
+                op.results[0].replace_all_uses_with(host.results[0])
+                Rewriter.erase_op(op)
+            else:
+                host = op
+                kept.append(op)
+            heapq.heappush(busy, (end, count, host))
+    return kept
+
+
+def _cap_stack(stack: list[Operation], stack_bytes: int) -> list[Operation]:
+    """Move the largest stack buffers to the heap until the others take at
+    most `stack_bytes`; returns the moved ones' new allocations."""
+    total = sum(memref_bytes(_memref_type(op)) for op in stack)
+    moved: list[Operation] = []
+    for op in sorted(
+        stack, key=lambda op: memref_bytes(_memref_type(op)), reverse=True
+    ):
+        if total <= stack_bytes:
+            break
+        total -= memref_bytes(_memref_type(op))
+        heap = _allocation(_memref_type(op), on_heap=True)
+        Rewriter.replace_op(op, heap)
+        moved.append(heap)
+    return moved
+
+
+def _memref_type(op: Operation) -> MemRefType:
+    t = op.results[0].type
+    assert isinstance(t, MemRefType)
+    return t
 
 
 def enclosing_function(op: Operation) -> func.FuncOp | None:

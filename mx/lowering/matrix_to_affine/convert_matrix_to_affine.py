@@ -1,7 +1,9 @@
 """`convert-matrix-to-affine`: matrix values -> memref buffers + affine loop nests.
 
 Buffer layout and allocation: `matrix_to_affine/buffers.py` (column-major
-`memref<CxRxT>`, stack up to 64 KiB, heap above, rejected above 4 GiB).
+`memref<CxRxT>`, stack up to 64 KiB, heap above, rejected above 4 GiB;
+buffers whose lifetimes do not overlap are shared, and at most `stack-bytes`
+per function stay on the stack).
 Fusion: `matrix_to_affine/fusion.py` (elementwise chains and views emit no
 buffer; their elements are computed inside the consumer's loop nest).
 Vectors (`matrix_to_affine/vectors.py`, option `vector-bits`, default 512):
@@ -89,7 +91,7 @@ from mx.lowering.matrix_to_affine.blocked import (
     blocked_gemm,
     blocked_matvec,
 )
-from mx.lowering.matrix_to_affine.buffers import Allocator
+from mx.lowering.matrix_to_affine.buffers import DEFAULT_STACK_BYTES, Allocator
 from mx.lowering.matrix_to_affine.carriers import (
     Slot,
     block_slots,
@@ -925,6 +927,10 @@ class ConvertMatrixToAffinePass(ModulePass):
     this many bytes are cache-blocked and packed; smaller ones keep the
     register-blocked kernel."""
 
+    stack_bytes: int = DEFAULT_STACK_BYTES
+    """Most bytes of buffers one function keeps on the stack; beyond it the
+    largest buffers go to the heap (`matrix_to_affine/buffers.py`)."""
+
     layout: str = "column-major"
     """How matrix arguments and results are laid out at function boundaries:
     `column-major` (Clang's) or `row-major` (NumPy's, C arrays')."""
@@ -957,5 +963,5 @@ class ConvertMatrixToAffinePass(ModulePass):
             if child.parent is None:
                 continue
             applier.match_and_rewrite(child, PatternRewriter(child))
-        state.allocator.free_before_returns()
         _erase_fused(op, state)
+        state.allocator.finish(self.stack_bytes)
