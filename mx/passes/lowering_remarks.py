@@ -11,8 +11,19 @@ for the matrix ops, so a user can see what a transform bought:
   `contract` each multiply that feeds an add becomes an fma (R·C multiplies,
   R·C·(K-1) fmas). `matmul_add` and a biased `matvec` add one more add per
   result element (an fma under `contract`);
-- `transposes`: transposes that are materialized (copied), with the
-  definition of `mx.passes.fold_transposes.is_materialized`.
+
+The next counts are what the lowering actually emits: the pass lowers a copy
+of the module with `convert-matrix-to-affine` (its `vector-bits` and
+`stack-bytes` options are this pass's) and counts
+
+- `transposes`: copies that read a matrix with swapped indices (a transposed
+  operand copied so that its columns can be read as vectors, a transpose
+  written to a result, a store or a carried buffer);
+- `temporaries`: buffers filled with a copy of a value that exists elsewhere
+  (such operand copies, packed blocks of cache-blocked products, copies made
+  by an `insert` that cannot update its matrix in place);
+- `stack_bytes` and `heap_buffers`: the function's buffers once those with
+  disjoint lifetimes are shared.
 
 The counts go to stderr (`remark: @f: lowered with ...`), and with
 `annotate=true` also onto the function as a `matrix.lowered` dictionary.
@@ -26,8 +37,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, VectorType, i64
+from xdsl.dialects import builtin, func, memref
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    VectorType,
+    i64,
+)
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
@@ -46,11 +63,24 @@ from mx.dialects.matrix import (
     OuterProductOp,
     StoreOp,
     SubOp,
-    TransposeOp,
 )
-from mx.passes.fold_transposes import is_materialized
+from mx.lowering.matrix_to_affine.buffers import memref_bytes
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    ConvertMatrixToAffinePass,
+)
 
-KEYS = ("loads", "stores", "multiplies", "adds", "fmas", "divides", "transposes")
+KEYS = (
+    "loads",
+    "stores",
+    "multiplies",
+    "adds",
+    "fmas",
+    "divides",
+    "transposes",
+    "temporaries",
+    "stack_bytes",
+    "heap_buffers",
+)
 
 
 def _elements(t: Attribute) -> int:
@@ -99,14 +129,26 @@ def op_counts(op: Operation) -> Counter[str]:
             m = op.matrix.type
             assert isinstance(m, MatrixType) and isinstance(op.result.type, VectorType)
             return _product_counts(op, m.rows, m.cols, op.bias is not None)
-        case TransposeOp() if is_materialized(op):
-            return Counter(transposes=1)
         case _:
             return Counter()
 
 
-def function_counts(f: func.FuncOp) -> dict[str, int]:
+def buffer_counts(lowered: func.FuncOp) -> Counter[str]:
+    """Stack bytes and heap buffers a lowered function allocates."""
     total: Counter[str] = Counter()
+    for op in lowered.walk():
+        if isinstance(op, memref.AllocaOp):
+            t = op.memref.type
+            assert isinstance(t, MemRefType)
+            total["stack_bytes"] += memref_bytes(t)
+        elif isinstance(op, memref.AllocOp):
+            total["heap_buffers"] += 1
+    return total
+
+
+def function_counts(f: func.FuncOp, emitted: Counter[str]) -> dict[str, int]:
+    """The counts of `f`, given what the lowering `emitted` for it."""
+    total = emitted.copy()
     for op in f.walk():
         total.update(op_counts(op))
     return {key: total[key] for key in KEYS}
@@ -121,11 +163,23 @@ class MatrixLoweringRemarksPass(ModulePass):
     annotate: bool = False
     """Also attach the counts to each function as a `matrix.lowered` attribute."""
 
+    vector_bits: int = ConvertMatrixToAffinePass.vector_bits
+    """`convert-matrix-to-affine`'s option of that name."""
+
+    stack_bytes: int = ConvertMatrixToAffinePass.stack_bytes
+    """`convert-matrix-to-affine`'s option of that name."""
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        for f in op.walk():
-            if not isinstance(f, func.FuncOp):
-                continue
-            counts = function_counts(f)
+        lowered = op.clone()
+        state = ConvertMatrixToAffinePass(
+            vector_bits=self.vector_bits, stack_bytes=self.stack_bytes
+        ).lower(lowered)
+        functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
+        lowered_functions = [f for f in lowered.walk() if isinstance(f, func.FuncOp)]
+        for f, g in zip(functions, lowered_functions, strict=True):
+            counts = function_counts(
+                f, state.emitted.get(g, Counter()) + buffer_counts(g)
+            )
             text = ", ".join(f"{v} {k}" for k, v in counts.items())
             print(f"remark: @{f.sym_name.data}: lowered with {text}", file=sys.stderr)
             if self.annotate:

@@ -38,6 +38,7 @@ owner before the region): the patterns below are applied by the pass in a
 single forward walk, sharing one `LoweringState`.
 """
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -74,7 +75,9 @@ from mx.dialects.matrix import (
     MatrixType,
     MatvecOp,
     OuterProductOp,
+    SplatOp,
     StoreOp,
+    TransposeOp,
     element_type_of,
 )
 from mx.lowering.matrix_to_affine.abi import (
@@ -91,7 +94,11 @@ from mx.lowering.matrix_to_affine.blocked import (
     blocked_gemm,
     blocked_matvec,
 )
-from mx.lowering.matrix_to_affine.buffers import DEFAULT_STACK_BYTES, Allocator
+from mx.lowering.matrix_to_affine.buffers import (
+    DEFAULT_STACK_BYTES,
+    Allocator,
+    enclosing_function,
+)
 from mx.lowering.matrix_to_affine.carriers import (
     Slot,
     block_slots,
@@ -147,6 +154,12 @@ class LoweringState:
     out_params: dict[func.FuncOp, list[SSAValue]] = field(
         default_factory=dict[func.FuncOp, list[SSAValue]]
     )
+    emitted: dict[func.FuncOp, Counter[str]] = field(
+        default_factory=dict[func.FuncOp, Counter[str]]
+    )
+    """Per function, the `transposes` (copies reading a buffer with swapped
+    indices) and `temporaries` (buffers filled with a copy of a value that
+    exists elsewhere) emitted, for `matrix-lowering-remarks`."""
 
     def emitter(self, op: Operation) -> Emitter:
         return Emitter.before(op, self.plan.fused)
@@ -157,9 +170,35 @@ class LoweringState:
             self.owned.add(buffer)
         return buffer
 
+    def temporary(self, t: MatrixType, at: Operation) -> SSAValue:
+        """A buffer for a copy of a value that exists elsewhere."""
+        self._count("temporaries", at)
+        return self.buffer(t, at)
+
+    def _count(self, key: str, at: Operation) -> None:
+        if (function := enclosing_function(at)) is not None:
+            self.emitted.setdefault(function, Counter())[key] += 1
+
+    def _transposes(self, value: SSAValue) -> bool:
+        """True if computing `value` reads a matrix through a fused transpose
+        (of anything but a splat, which has no layout)."""
+        pending = [value]
+        while pending:
+            op = pending.pop().owner
+            if not isinstance(op, Operation) or op not in self.plan.fused:
+                continue
+            if isinstance(op, TransposeOp) and not isinstance(
+                op.input.owner, SplatOp | ConstantOp
+            ):
+                return True
+            pending += [x for x in op.operands if _is_matrix(x)]
+        return False
+
     def materialize(self, value: SSAValue, target: SSAValue | StoreOp, at: Operation):
         """Write every element of `value` into a buffer or a matrix store's
         memory before `at`: in vector blocks where possible."""
+        if self._transposes(value):
+            self._count("transposes", at)
         e = self.emitter(at)
         if copy_blocks(e, value, target, self.vector_bits):
             return
@@ -177,8 +216,7 @@ class LoweringState:
         """A buffer holding `value`: its own, or a temporary filled before `at`."""
         if (buffer := buffer_of(value)) is not None:
             return buffer
-        t = _matrix(value)
-        buffer = self.buffer(t, at)
+        buffer = self.temporary(_matrix(value), at)
         self.materialize(value, buffer, at)
         return buffer
 
@@ -222,7 +260,7 @@ class LoweringState:
             if target is None or buffer_of(value) is target:
                 sources.append(None)
             elif self.reads(value, written):
-                temp = self.buffer(_matrix(value), at)
+                temp = self.temporary(_matrix(value), at)
                 self.materialize(value, temp, at)
                 sources.append(as_matrix_before(temp, value, at))
             else:
@@ -379,7 +417,7 @@ class LowerMatmul(MatrixPattern):
                     self.state.emitter(op),
                     gemm,
                     self.state.blocking,
-                    lambda m: self.state.buffer(m, op),
+                    lambda m: self.state.temporary(m, op),
                 )
                 rewriter.replace(op, as_matrix(buffer, t))
                 return
@@ -491,7 +529,7 @@ class LowerMatvec(MatrixPattern):
             gemv,
             along_rows,
             self.state.blocking,
-            lambda t: self.state.buffer(t, op),
+            lambda t: self.state.temporary(t, op),
         )
 
     def _blocked(
@@ -501,7 +539,7 @@ class LowerMatvec(MatrixPattern):
         result = op.result_element
         unsigned = op.unsigned is not None
         column = MatrixType(m.cols, 1, element_type_of(op.vector.type))
-        x = self.state.buffer(column, op)
+        x = self.state.temporary(column, op)
         y = self.state.buffer(MatrixType(m.rows, 1, result), op)
         zero = e.index(0)
         e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
@@ -570,7 +608,7 @@ class LowerInsert(MatrixPattern):
             and source.owner.parent_block() is op.parent_block()  # pyright: ignore
         )
         if not in_place or buffer is None:
-            buffer = self.state.buffer(t, op)
+            buffer = self.state.temporary(t, op)
             self.state.materialize(source, buffer, op)
         r, c = op.indices()
         e.store_buffer(op.element, buffer, r, c)
@@ -942,6 +980,11 @@ class ConvertMatrixToAffinePass(ModulePass):
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.lower(op)
+
+    def lower(self, op: ModuleOp) -> LoweringState:
+        """Lowers `op` in place; returns what the lowering shared, for
+        `matrix-lowering-remarks`."""
         check_lowerable(op)
         plan = FusionPlan()
         plan.analyze(op)
@@ -965,3 +1008,4 @@ class ConvertMatrixToAffinePass(ModulePass):
             applier.match_and_rewrite(child, PatternRewriter(child))
         _erase_fused(op, state)
         state.allocator.finish(self.stack_bytes)
+        return state
