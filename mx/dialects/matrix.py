@@ -155,8 +155,11 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
         with parser.in_angle_brackets():
             dims_pos = parser.pos
             dims = parser.parse_dimension_list()
+            if len(dims) == 1:
+                # xDSL leaves the `x` after the last dimension it read.
+                parser._parse_optional_shape_delimiter()  # pyright: ignore[reportPrivateUsage]
             if len(dims) < 2 and parser._current_token.kind == MLIRTokenKind.MINUS:
-                # `-1x4`: a negative count ends xDSL's dimension list.
+                # `-1x4`, `4x-1`: a negative count ends xDSL's dimension list.
                 what = ("row", "column")[len(dims)]
                 start = parser.pos
                 value = parser.parse_integer(allow_boolean=False)

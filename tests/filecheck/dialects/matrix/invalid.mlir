@@ -13,6 +13,21 @@ func.func @too_many_columns(%a: !matrix.matrix<4x1048576xf32>)
 
 // -----
 
+// expected-error @+1 {{matrix row count -1 is outside [1, 1048575]}}
+func.func @negative_rows(%a: !matrix.matrix<-1x4xf32>)
+
+// -----
+
+// expected-error @+1 {{matrix column count -1 is outside [1, 1048575]}}
+func.func @negative_columns(%a: !matrix.matrix<4x-1xf32>)
+
+// -----
+
+// expected-error @+1 {{expected a matrix shape of two dimensions 'RxC' (got 1)}}
+func.func @one_dimension(%a: !matrix.matrix<4xf32>)
+
+// -----
+
 // expected-error @+1 {{matrix row count must be static}}
 func.func @dynamic_rows(%a: !matrix.matrix<?x4xf32>)
 
