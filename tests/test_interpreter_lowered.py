@@ -28,7 +28,6 @@ from xdsl.utils.exceptions import InterpretationError
 from mx.dialects.matrix import MatrixType
 from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
-from mx.semantics.matrix import element_dtype
 from mx.testing.translation import (
     ROOT,
     flagged_tolerance,
@@ -37,6 +36,7 @@ from mx.testing.translation import (
     parse,
     random_arguments,
     rounding_depth,
+    run_lowered,
     uses_flags,
 )
 
@@ -75,27 +75,6 @@ def _lower(module: ModuleOp) -> ModuleOp:
     return lowered
 
 
-def _run_lowered(lowered: ModuleOp, func: FuncOp, args: list[Any]) -> tuple[Any, ...]:
-    """Call the lowered `func` with the arguments of the original one (memref
-    arguments are written in place, as `run_function` does)."""
-    inputs, outputs = func.function_type.inputs.data, func.function_type.outputs.data
-    buffers = [
-        np.ascontiguousarray(a.T) if isinstance(t, MatrixType) else a
-        for a, t in zip(args, inputs, strict=True)
-    ]
-    out = [
-        np.zeros((t.cols, t.rows), dtype=element_dtype(t.element_type))
-        for t in outputs
-        if isinstance(t, MatrixType)
-    ]
-    scalars = iter(run_function(lowered, func.sym_name.data, *buffers, *out))
-    matrices = iter(out)
-    return tuple(
-        next(matrices).T if isinstance(t, MatrixType) else next(scalars)
-        for t in outputs
-    )
-
-
 def _copy(a: Any) -> Any:
     return a.copy() if isinstance(a, np.ndarray) else a
 
@@ -132,7 +111,7 @@ def test_lowered_code_computes_the_same(path: Path) -> None:
                 except InterpretationError as err:  # calls a declaration
                     assert "external function" in str(err), err
                     break
-                after = _run_lowered(lowered, func, after_args)
+                after = run_lowered(lowered, func, after_args)
                 expected = (*before, *(before_args[i] for i in memrefs))
                 actual = (*after, *(after_args[i] for i in memrefs))
                 for x, y in zip(expected, actual, strict=True):

@@ -1,11 +1,15 @@
 """Fuzzing the `mx-opt` driver.
 
 Valid inputs (every `tests/filecheck/**/*.mlir` chunk, plus random programs of
-`mx.testing.matrix_programs`) are mutated — token deletion, duplication,
-substitution and swaps, wrong types, wrong and huge shapes and integers, deep
-nesting, invalid UTF-8, empty and enormous files — and run through `mx-opt`
-with every pipeline of mx's pass registry. Any Python traceback, hang
-(> `TIMEOUT` s of CPU time), exit status other than 0/1 or `internal error` is a bug.
+`mx.testing.matrix_programs` and `mx.testing.matrix_dags`) are mutated — token
+deletion, duplication, substitution and swaps, wrong types, wrong and huge
+shapes and integers, deep nesting, invalid UTF-8, empty and enormous files —
+and run through `mx-opt` with every pipeline of mx's pass registry. Any Python
+traceback, hang (> `TIMEOUT` s of CPU time), exit status other than 0/1 or
+`internal error` is a bug. Some `matrix_dags` programs (matrices carried by
+`arith.select`, `scf.if`, `affine.for` and `cf` branches, long dependent
+chains) also run unmutated: valid input, so anything but exit status 0 is a
+bug; the run reports which ops and structures they covered.
 
 Runs are in-process (`mx.tools.mx_opt.main(argv)`, output captured, a CPU-time
 timer (SIGPROF) for hangs); `check_subprocess` runs the real console script for a sample.
@@ -29,10 +33,11 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from mx.testing.matrix_dags import ProgramGenerator
 from mx.testing.matrix_programs import Generator
 
 TIMEOUT = 30.0
@@ -330,6 +335,14 @@ def generated_program(rng: random.Random) -> str:
     return Generator(rng).program().mlir_source("f")
 
 
+def carrying_program(rng: random.Random) -> tuple[str, Counter[str]]:
+    """A valid random program of `matrix_dags` (control flow carrying
+    matrices, long chains) and what it covers."""
+    generator = ProgramGenerator(rng.randrange(2**32))
+    module, _ = generator.build()
+    return str(module), generator.covered
+
+
 # -- running -------------------------------------------------------------------
 
 
@@ -419,18 +432,44 @@ class Case:
     data: bytes
     args: list[str]
     mutation: str
+    """The mutation applied, or `valid` for an unmutated valid program."""
+    covered: Counter[str] = field(default_factory=Counter[str])
+    """Ops and structures of a valid program."""
+
+    def failed(self, result: Result) -> bool:
+        """A bug, or valid input refused."""
+        return result.is_bug or (self.mutation == "valid" and result.status != 0)
+
+
+VALID_SHARE = 0.15
+"""Share of cases that are unmutated valid programs of `matrix_dags`."""
 
 
 def cases(seed: int, count: int) -> Iterator[Case]:
-    """`count` fuzz cases: a mutated seed input with one pipeline each, the
-    pipelines taken in turn so that a sample covers all of them."""
+    """`count` fuzz cases: a mutated seed input, or a valid program, with one
+    pipeline each, the pipelines taken in turn so that a sample covers all of
+    them."""
     rng = random.Random(seed)
     seeds = corpus()
     pipes = pipelines()
     for k in range(count):
-        base = generated_program(rng) if rng.random() < 0.3 else rng.choice(seeds)
+        pipe = pipes[k % len(pipes)]
+        choice = rng.random()
+        if choice < VALID_SHARE:
+            text, covered = carrying_program(rng)
+            # convert-to-llvm alone takes lowered code, not matrices.
+            whole = ["-p", "mx-lower-to-llvm", "-t", "llvm"]
+            valid_pipe = whole if pipe == ["-p", "convert-to-llvm"] else pipe
+            yield Case(text.encode(), valid_pipe, "valid", covered)
+            continue
+        if choice < 0.3:
+            base = carrying_program(rng)[0]
+        elif choice < 0.45:
+            base = generated_program(rng)
+        else:
+            base = rng.choice(seeds)
         kind = rng.choice(MUTATIONS)
-        yield Case(kind(base, rng), pipes[k % len(pipes)], kind.__name__.strip("_"))
+        yield Case(kind(base, rng), pipe, kind.__name__.strip("_"))
 
 
 def minimize(data: bytes, args: list[str], signature: str) -> bytes:
@@ -467,12 +506,19 @@ def _byte_tokens(data: bytes) -> list[bytes]:
 HEADER = b"// fuzz-args: "
 
 
-def save_regression(directory: Path, data: bytes, args: list[str]) -> Path:
+VALID_MARK = b"// fuzz-valid\n"
+"""Second line of a saved valid program that was refused: it must pass."""
+
+
+def save_regression(
+    directory: Path, data: bytes, args: list[str], valid: bool = False
+) -> Path:
     """Keep a crashing input; its first line records the mx-opt arguments."""
     directory.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha1(data + " ".join(args).encode()).hexdigest()[:12]
     path = directory / f"crash_{digest}.mlir"
-    path.write_bytes(HEADER + " ".join(args).encode() + b"\n" + data)
+    mark = VALID_MARK if valid else b""
+    path.write_bytes(HEADER + " ".join(args).encode() + b"\n" + mark + data)
     return path
 
 
@@ -495,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     kinds: Counter[str] = Counter()
+    covered: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     bugs: dict[str, tuple[Case, Result]] = {}
     start = time.perf_counter()
@@ -508,16 +555,22 @@ def main(argv: list[str] | None = None) -> int:
             )
         result = run_in_process(case.data, case.args)
         kinds[case.mutation] += 1
+        covered.update(case.covered)
         statuses[str(result.status)] += 1
-        if result.is_bug and result.signature() not in bugs:
-            bugs[result.signature()] = (case, result)
+        signature = _signature(case, result)
+        if case.failed(result) and signature not in bugs:
+            bugs[signature] = (case, result)
             print(
-                f"BUG {result.signature()} with {' '.join(case.args) or '(no pass)'}",
+                f"BUG {signature} with {' '.join(case.args) or '(no pass)'}",
                 flush=True,
             )
     print(f"inputs: {args.count} in {time.perf_counter() - start:.0f} s")
     print(
         "mutations covered: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    )
+    print(
+        "valid programs covered: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(covered.items()))
     )
     print("pipelines: " + "; ".join(" ".join(p) or "(none)" for p in pipelines()))
     print(
@@ -527,9 +580,25 @@ def main(argv: list[str] | None = None) -> int:
     for signature, (case, result) in bugs.items():
         print(f"--- {signature}\n{result.stderr[-1500:]}")
         if args.save:
-            small = minimize(case.data, case.args, signature)
-            print(f"saved {save_regression(args.save, small, case.args)}")
+            # A valid program refused stays whole: deleting parts breaks it.
+            small = (
+                case.data
+                if case.mutation == "valid"
+                else minimize(case.data, case.args, signature)
+            )
+            saved = save_regression(
+                args.save, small, case.args, case.mutation == "valid"
+            )
+            print(f"saved {saved}")
     return 1 if bugs else 0
+
+
+def _signature(case: Case, result: Result) -> str:
+    """The bug signature, or for valid input refused, its message."""
+    if result.is_bug or not case.failed(result):
+        return result.signature()
+    message = re.search(r"error: (.*)", result.stderr)
+    return f"valid input refused: {message.group(1) if message else result.stderr[:80]}"
 
 
 if __name__ == "__main__":

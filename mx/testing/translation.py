@@ -198,6 +198,32 @@ def random_arguments(func: FuncOp, rng: np.random.Generator) -> list[Any]:
     return args
 
 
+def run_lowered(lowered: ModuleOp, func: FuncOp, args: list[Any]) -> tuple[Any, ...]:
+    """Call the lowered `func` with the arguments of the original one (memref
+    arguments are written in place, as `run_function` does): a matrix
+    argument is its column-major buffer, each matrix result an out-parameter
+    appended after the arguments."""
+    from mx.interpreters import run_function
+    from mx.semantics.matrix import element_dtype
+
+    inputs, outputs = func.function_type.inputs.data, func.function_type.outputs.data
+    buffers = [
+        np.ascontiguousarray(a.T) if isinstance(t, MatrixType) else a
+        for a, t in zip(args, inputs, strict=True)
+    ]
+    out = [
+        np.zeros((t.cols, t.rows), dtype=element_dtype(t.element_type))
+        for t in outputs
+        if isinstance(t, MatrixType)
+    ]
+    scalars = iter(run_function(lowered, func.sym_name.data, *buffers, *out))
+    matrices = iter(out)
+    return tuple(
+        next(matrices).T if isinstance(t, MatrixType) else next(scalars)
+        for t in outputs
+    )
+
+
 # -- comparison ------------------------------------------------------------------
 
 

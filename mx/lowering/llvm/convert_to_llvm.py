@@ -14,8 +14,8 @@ from xdsl.dialects import builtin, llvm
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker, RewritePattern
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
-from xdsl.utils.exceptions import DiagnosticException
 
+from mx.diagnostics import OpDiagnostic
 from mx.dialects.llvm_ext import LLVMExt
 from mx.lowering.dispatch import OpTypeDispatchApplier
 from mx.lowering.llvm.affine import AFFINE_PATTERNS
@@ -66,7 +66,8 @@ class ConvertToLLVMPass(ModulePass):
         reconcile_unrealized_casts(op, warn_on_failure=False)
         for inner in op.walk():
             if inner is not op and inner.name not in _LLVM_OPS:
-                raise DiagnosticException(
+                raise OpDiagnostic(
+                    inner,
                     f"convert-to-llvm: cannot lower '{inner.name}'"
                     + (
                         " (a type conversion between "
@@ -74,5 +75,5 @@ class ConvertToLLVMPass(ModulePass):
                         "is left)"
                         if isinstance(inner, builtin.UnrealizedConversionCastOp)
                         else ""
-                    )
+                    ),
                 )

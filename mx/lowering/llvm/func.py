@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -23,6 +23,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from mx.diagnostics import OpDiagnostic
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -74,10 +75,18 @@ def _result_type(outputs: Sequence[Attribute]) -> Attribute:
     return llvm.LLVMStructType.from_type_list([memory_type(t) for t in outputs])
 
 
-def _function_type(function_type: FunctionType) -> llvm.LLVMFunctionType:
+def _function_type(function_type: FunctionType, at: Operation) -> llvm.LLVMFunctionType:
+    """The LLVM type of a function (or call) `at`; a type that LLVM cannot
+    pass is a diagnostic at `at`."""
+    inputs, outputs = function_type.inputs.data, function_type.outputs.data
+    for what, types in (("argument", inputs), ("result", outputs)):
+        for i, t in enumerate(types):
+            if not llvm.is_compatible_type(memory_type(t)):
+                raise OpDiagnostic(
+                    at, f"LLVM function {what} #{i} has incompatible type '{t}'"
+                )
     return llvm.LLVMFunctionType(
-        [memory_type(t) for t in function_type.inputs.data],
-        _result_type(function_type.outputs.data),
+        [memory_type(t) for t in inputs], _result_type(outputs)
     )
 
 
@@ -95,7 +104,7 @@ class FuncLowering(RewritePattern):
             op,
             llvm.FuncOp(
                 op.sym_name,
-                _function_type(op.function_type),
+                _function_type(op.function_type, op),
                 linkage=llvm.LinkageAttr("external"),
                 body=body,
             ),
