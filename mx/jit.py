@@ -693,6 +693,9 @@ def _run_batch(
     if any(n == 0 for n in dims):
         return
     inner = [dims[-1] if dims else 1, *(s[-1] if s else 0 for s in steps)]
+    if len(dims) <= 1:  # the common case, without the outer loop's cost
+        batch_entry(*operands, np.array(inner + [0] * len(steps), np.int64))
+        return
     for index in itertools.product(*map(range, dims[:-1])):
         offsets = [
             sum(i * stride for i, stride in zip(index, s, strict=False)) for s in steps
