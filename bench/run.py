@@ -1,6 +1,7 @@
 """Runs the whole benchmark suite and writes the report.
 
-usage: python bench/run.py [--quick] [--out bench/results] [--runs 3] [--no-mx] [--no-compile-time]
+usage: python bench/run.py [--quick] [--out bench/results] [--runs 3] [--no-mx] [--no-large]
+       [--no-pyapi] [--no-compile-time]
 
 Builds the C peers and mx's kernels into one harness (bench/build.py), runs it `--runs` times
 (each with the buffers shifted differently within their pages, under `setarch -R` when that
@@ -455,57 +456,57 @@ def plot(ratios: list[tuple[str, float]], out: Path) -> None:
     plt.close(fig)
 
 
-def machine_txt(
-    out: Path, blas: list[str], setarch: bool, started: str, load_start: str
-) -> None:
-    def sh(cmd: list[str]) -> str:
-        try:
-            return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return "?"
+def _sh(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
 
-    lscpu = sh(["lscpu"])
-    model = next(
+
+def _lscpu_field(lscpu: str, name: str) -> str:
+    return next(
         (
             x.split(":", 1)[1].strip()
             for x in lscpu.splitlines()
-            if x.startswith("Model name")
+            if x.split(":", 1)[0] == name
         ),
         "?",
     )
-    flags = next(
-        (
-            x.split(":", 1)[1].split()
-            for x in lscpu.splitlines()
-            if x.startswith("Flags")
-        ),
-        [],
-    )
-    caches = [x.strip() for x in lscpu.splitlines() if "cache" in x]
+
+
+def cpu_model(lscpu: str | None = None) -> str:
+    """The CPU as lscpu names it: model name, family/model/stepping, logical CPUs."""
+    lscpu = _sh(["lscpu"]) if lscpu is None else lscpu
 
     def field(name: str) -> str:
-        return next(
-            (
-                x.split(":", 1)[1].strip()
-                for x in lscpu.splitlines()
-                if x.split(":", 1)[0] == name
-            ),
-            "?",
-        )
+        return _lscpu_field(lscpu, name)
+
+    return (
+        f"{field('Model name')} (family {field('CPU family')}, model {field('Model')}, "
+        f"stepping {field('Stepping')}), {os.cpu_count()} logical CPUs"
+    )
+
+
+def machine_txt(
+    out: Path, blas: list[str], setarch: bool, started: str, load_start: str
+) -> None:
+    lscpu = _sh(["lscpu"])
+    flags = _lscpu_field(lscpu, "Flags").split()
+    caches = [x.strip() for x in lscpu.splitlines() if "cache" in x]
 
     import ml_dtypes
 
     text = [
         f"date: {started} (UTC)",
-        f"commit: {sh(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'])}"
-        + f" (files of mx/ modified in the work tree, i.e. measured but not yet committed: {len(sh(['git', '-C', str(ROOT), 'status', '--porcelain', 'mx']).splitlines())})",
-        f"cpu: {model} (family {field('CPU family')}, model {field('Model')}, stepping {field('Stepping')}), {os.cpu_count()} logical CPUs",
+        f"commit: {_sh(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'])}"
+        + f" (files of mx/ modified in the work tree, i.e. measured but not yet committed: {len(_sh(['git', '-C', str(ROOT), 'status', '--porcelain', 'mx']).splitlines())})",
+        f"cpu: {cpu_model(lscpu)}",
         "cpu flags (SIMD): "
         + " ".join(f for f in flags if f.startswith(("avx", "fma", "f16c", "sse4"))),
         *caches,
-        f"memory: {sh(['sh', '-c', 'free -h | sed -n 2p'])}",
+        f"memory: {_sh(['sh', '-c', 'free -h | sed -n 2p'])}",
         f"kernel: {platform.release()}",
-        f"clang: {(sh([clang() or 'clang-16', '--version']).splitlines() or ['?'])[0]}",
+        f"clang: {(_sh([clang() or 'clang-16', '--version']).splitlines() or ['?'])[0]}",
         f"python: {platform.python_version()}, numpy {np.__version__}, ml_dtypes {ml_dtypes.__version__}",
         *(
             f"numpy BLAS (threadpoolctl, in the NumPy timing process): {x}"
@@ -521,13 +522,14 @@ def machine_txt(
             or "none"
         ),
         f"ASLR disabled with setarch -R: {setarch}",
-        f"load average at start: {load_start}; at end: {_load()}",
+        f"load average at start: {load_start}; at end: {load_average()}",
         "timing: thread CPU time (CLOCK_THREAD_CPUTIME_ID / time.thread_time_ns), so time spent descheduled on a shared machine is not counted",
     ]
     (out / "machine.txt").write_text("\n".join(text) + "\n")
 
 
-def _load() -> str:
+def load_average() -> str:
+    """/proc/loadavg's 1, 5 and 15 minute figures."""
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
@@ -583,6 +585,11 @@ def main() -> int:
         help="skip the large products (bench/large.py: blocked matmul, matvec)",
     )
     ap.add_argument(
+        "--no-pyapi",
+        action="store_true",
+        help="skip the Python API's rows (bench/pyapi.py: call overhead, zero-copy, batches)",
+    )
+    ap.add_argument(
         "--no-compile-time",
         action="store_true",
         help="skip the mx-opt compile-time measurement",
@@ -594,7 +601,7 @@ def main() -> int:
     reps, min_ms = (3, 0.5) if quick else (7, 5.0)
     out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")
-    load_start = _load()
+    load_start = load_average()
     ks = all_kernels(quick)
     mx_note = "" if args.no_mx else _mx_state()
     with_mx = not args.no_mx and not mx_note
@@ -621,13 +628,20 @@ def main() -> int:
         from bench import large as large_products
 
         large = large_products.measure(out, quick)
+    pyapi = ""
+    if with_mx and not args.no_pyapi:
+        from bench import pyapi as python_api
+
+        print("timing the Python API ...", flush=True)
+        pyapi = python_api.measure(out, quick)
     write_tsv(results, out)
     ratios = report(ks, results, b if with_mx else None, mx_note, notes, out)
     plot(ratios, out)
     machine_txt(out, blas, bool(_setarch()), started, load_start)
     print((out / "results.md").read_text())
-    if large:
-        print(large)
+    for text in (large, pyapi):
+        if text:
+            print(text)
     return 0 if all(r.ok for r in results.values()) else 1
 
 

@@ -21,11 +21,12 @@ first out beyond `cache_limit()` modules.
 """
 
 import ctypes
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, Literal, cast
 
 import llvmlite.binding as binding
@@ -176,14 +177,25 @@ class _Param:
     """A memref the function may write (a read-only array is refused)."""
     where: _Where
 
-    @property
+    @cached_property
     def kind(self) -> Kind:
         return _kind(self.type_)
 
-    @property
+    @cached_property
     def core(self) -> tuple[int, ...]:
         """The shape of one value (a batch adds leading dimensions)."""
         return _core(self.type_)
+
+    @cached_property
+    def accepted(self) -> frozenset[np.dtype[Any]]:
+        """The dtypes an array argument may have."""
+        type_ = self.type_
+        element = (
+            type_.element_type
+            if isinstance(type_, MatrixType | MemRefType | VectorType)
+            else type_
+        )
+        return frozenset(_accepted_dtypes(element))
 
     def normalize(self, value: object) -> np.ndarray[Any, Any]:
         """The argument as an array of one value or a batch of values (a
@@ -198,10 +210,7 @@ class _Param:
             else:
                 array = np.asarray(value, dtype)
             shape = tuple(type_.get_shape())
-            if (
-                array.dtype not in _accepted_dtypes(type_.element_type)
-                or array.shape[-1:] != shape
-            ):
+            if array.dtype not in self.accepted or array.shape[-1:] != shape:
                 raise self.where.error(
                     f"{self.label}: expected a {shape} array of {dtype} for {type_}, "
                     f"got {array.dtype} {array.shape}"
@@ -221,33 +230,17 @@ class _Param:
     def _array(
         self, value: object, type_: MatrixType | MemRefType
     ) -> np.ndarray[Any, Any]:
-        element = type_.element_type
-        what = (
-            f"a {type_.rows}x{type_.cols} array"
-            if isinstance(type_, MatrixType)
-            else "an array"
-        )
-        accepted = _accepted_dtypes(element)
-        names = " or ".join(str(d) for d in accepted[:2]) + (
-            " (or another one-byte type)" if len(accepted) > 2 else ""
-        )
         if not isinstance(value, np.ndarray):
-            raise self.where.error(
-                f"{self.label}: expected {what} of {names} for {type_}, "
-                f"got {type(value).__name__}"
-            )
+            raise self._wrong_array(type_, f"got {type(value).__name__}")
         array = cast(np.ndarray[Any, Any], value)
-        if array.dtype not in accepted:
-            raise self.where.error(
-                f"{self.label}: expected {what} of {names} for {type_}, "
-                f"got dtype {array.dtype}"
-            )
+        if array.dtype not in self.accepted:
+            raise self._wrong_array(type_, f"got dtype {array.dtype}")
         if not array.flags.aligned:
             raise self.where.error(
                 f"{self.label}: the array's data is not aligned for {array.dtype}"
             )
         if isinstance(type_, MatrixType):
-            if array.shape[-2:] != type_.shape:
+            if array.shape[-2:] != self.core:
                 raise self.where.error(
                     f"{self.label}: expected shape {type_.shape} (or a batch "
                     f"(..., {type_.rows}, {type_.cols})) for {type_}, got {array.shape}"
@@ -273,6 +266,20 @@ class _Param:
                 "array is read-only"
             )
         return array
+
+    def _wrong_array(self, type_: MatrixType | MemRefType, got: str) -> ArgumentError:
+        what = (
+            f"a {type_.rows}x{type_.cols} array"
+            if isinstance(type_, MatrixType)
+            else "an array"
+        )
+        accepted = _accepted_dtypes(type_.element_type)
+        names = " or ".join(str(d) for d in accepted[:2]) + (
+            " (or another one-byte type)" if len(accepted) > 2 else ""
+        )
+        return self.where.error(
+            f"{self.label}: expected {what} of {names} for {type_}, {got}"
+        )
 
     def _scalar(self, value: object) -> object:
         type_ = self.type_
@@ -308,9 +315,9 @@ class _Param:
             )
         return value
 
-    def operand(self, lowered: Attribute) -> Operand:
+    def operand(self, lowered: Attribute, layout_bit: int = -1) -> Operand:
         """How the native entries check and load this parameter, whose type
-        in the lowered function is `lowered`."""
+        in the lowered function is `lowered` (`layout_bit`: see `Operand`)."""
         type_ = self.type_
         kind = self.kind
         if kind in ("matrix", "memref"):
@@ -328,6 +335,7 @@ class _Param:
                 dims=self.core,
                 min_size=size,
                 flags=flags,
+                layout_bit=layout_bit,
             )
         if kind == "vector":
             assert isinstance(type_, VectorType)
@@ -415,13 +423,20 @@ class _Entry:
 
     fast: Callable[..., int] | None
     """The fast entry (default layouts only), a builtin function."""
-    batch: Callable[[int, int, int], None]
+    batch: Callable[..., int]
+    """The batch loop, a builtin function (see `mx.jit_wrappers`)."""
+    kernel: int
+    """The address of the compiled function itself."""
+    layouts: "ctypes.Array[ctypes.c_void_p] | None"
+    """The fast entry's table of functions by order of the matrix arguments."""
     code: NativeCode
 
 
 _ALL_CODE: list[NativeCode] = []
 
-_BATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+_MAX_LAYOUT_BITS = 8
+"""Functions with at most this many matrix parameters get fast calls in every
+combination of C and F orders (a table of 2^n functions)."""
 
 
 class _MethodDef(ctypes.Structure):
@@ -496,7 +511,10 @@ class JitFunction:
         self._matrix_params = [
             i for i, p in enumerate(params) if isinstance(p.type_, MatrixType)
         ]
+        self._result_cores = [_core(t) for t in self.results]
+        self._result_dtypes = [_value_dtype(t) for t in self.results]
         self._variants: dict[Layouts, _Entry] = {self._default_layouts(): entry}
+        self._layouts_table = entry.layouts
         self._compile_variant = compile_variant
         self._lock = threading.Lock()
 
@@ -510,12 +528,27 @@ class JitFunction:
         return self._call(args, out)
 
     def _variant(self, layouts: Layouts) -> _Entry:
+        entry = self._variants.get(layouts)
+        if entry is not None:
+            return entry
         with self._lock:
             entry = self._variants.get(layouts)
             if entry is None:
                 entry = self._compile_variant(layouts)
                 self._variants[layouts] = entry
+                self._enable_fast_calls(layouts, entry)
             return entry
+
+    def _enable_fast_calls(self, layouts: Layouts, entry: _Entry) -> None:
+        """Let the fast entry call `entry` for these orders of the matrix
+        arguments (it allocates C-ordered results only)."""
+        table = self._layouts_table
+        count = len(self._matrix_params)
+        if table is None or any(o != "C" for o in layouts[count:]):
+            return
+        table[sum(1 << b for b, o in enumerate(layouts[:count]) if o == "F")] = (
+            entry.kernel
+        )
 
     def _call(self, args: Sequence[object], out: object) -> Any:
         """The general path: checks everything, handles batches, Fortran
@@ -527,22 +560,16 @@ class JitFunction:
             )
             raise where.error(message) if where else ArgumentError(message)
         arrays = [p.normalize(a) for p, a in zip(self.params, args, strict=True)]
-        try:
-            batch = np.broadcast_shapes(
-                *(
-                    a.shape[: a.ndim - len(p.core)]
-                    for p, a in zip(self.params, arrays, strict=True)
-                    if p.kind != "memref"
-                )
-            )
-        except ValueError:
-            shapes = ", ".join(
-                str(a.shape)
-                for p, a in zip(self.params, arrays, strict=True)
-                if p.kind != "memref"
-            )
+        batched = [
+            (p, a)
+            for p, a in zip(self.params, arrays, strict=True)
+            if p.kind != "memref"
+        ]
+        batch = _broadcast([a.shape[: a.ndim - len(p.core)] for p, a in batched])
+        if batch is None:
+            shapes = ", ".join(str(a.shape) for _, a in batched)
             message = f"@{self.name}: the batch shapes of the arguments {shapes} do not broadcast"
-            raise where.error(message) if where else ArgumentError(message) from None
+            raise where.error(message) if where else ArgumentError(message)
         outs = self._outputs(out, batch, arrays, where)
         layouts: Layouts = tuple(
             cast(Order, _core_order(a))
@@ -554,18 +581,13 @@ class JitFunction:
             ]
         )
         entry = self._variant(layouts)
-        operands = [
-            a
+        strides = [
+            (0,) * len(batch)
             if p.kind == "memref"
-            else np.broadcast_to(a, batch + a.shape[a.ndim - len(p.core) :])
+            else _batch_strides(a, a.ndim - len(p.core), len(batch))
             for p, a in zip(self.params, arrays, strict=True)
-        ]
-        batch_strides = [
-            (0,) * len(batch) if p.kind == "memref" else o.strides[: len(batch)]
-            for p, o in zip(self.params, operands, strict=True)
         ] + [o.strides[: len(batch)] for o in outs]
-        bases = [o.__array_interface__["data"][0] for o in (*operands, *outs)]
-        _run_batch(entry.batch, bases, batch, batch_strides)
+        _run_batch(entry.batch, [*arrays, *outs], batch, strides)
         if out is not None:
             return out
         values = [o if o.ndim else o[()] for o in outs]
@@ -580,8 +602,8 @@ class JitFunction:
         arrays: Sequence[np.ndarray[Any, Any]],
         where: _Where | None,
     ) -> list[np.ndarray[Any, Any]]:
-        shapes = [batch + _core(t) for t in self.results]
-        dtypes = [_value_dtype(t) for t in self.results]
+        shapes = [batch + core for core in self._result_cores]
+        dtypes = self._result_dtypes
         if out is None:
             return [np.empty(s, d) for s, d in zip(shapes, dtypes, strict=True)]
 
@@ -619,9 +641,38 @@ class JitFunction:
         return outs
 
 
+def _broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The broadcast of batch shapes as in `np.broadcast_shapes` (None if they
+    do not broadcast), without its cost of microseconds per call."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape, ndim - len(shape)):
+            if n == 1 or n == out[i]:
+                continue
+            if out[i] != 1:
+                return None
+            out[i] = n
+    return tuple(out)
+
+
+def _batch_strides(
+    array: np.ndarray[Any, Any], batch_ndim: int, ndim: int
+) -> tuple[int, ...]:
+    """The byte strides of `array`'s `batch_ndim` leading dimensions once
+    broadcast to `ndim` batch dimensions: 0 where it repeats."""
+    own = tuple(
+        0 if n == 1 else stride
+        for n, stride in zip(
+            array.shape[:batch_ndim], array.strides[:batch_ndim], strict=True
+        )
+    )
+    return (0,) * (ndim - batch_ndim) + own
+
+
 def _run_batch(
-    batch_entry: Callable[[int, int, int], None],
-    bases: list[int],
+    batch_entry: Callable[..., int],
+    operands: list[np.ndarray[Any, Any]],
     shape: tuple[int, ...],
     strides: list[tuple[int, ...]],
 ) -> None:
@@ -641,17 +692,15 @@ def _run_batch(
         d -= 1
     if any(n == 0 for n in dims):
         return
-    inner = dims[-1] if dims else 1
-    inner_strides = np.array([s[-1] if s else 0 for s in steps], np.int64)
-    for index in np.ndindex(*dims[:-1]):
-        starts = np.array(
-            [
-                base + sum(i * stride for i, stride in zip(index, s, strict=False))
-                for base, s in zip(bases, steps, strict=True)
-            ],
-            np.uintp,
-        )
-        batch_entry(starts.ctypes.data, inner_strides.ctypes.data, inner)
+    inner = [dims[-1] if dims else 1, *(s[-1] if s else 0 for s in steps)]
+    if len(dims) <= 1:  # the common case, without the outer loop's cost
+        batch_entry(*operands, np.array(inner + [0] * len(steps), np.int64))
+        return
+    for index in itertools.product(*map(range, dims[:-1])):
+        offsets = [
+            sum(i * stride for i, stride in zip(index, s, strict=False)) for s in steps
+        ]
+        batch_entry(*operands, np.array([*inner, *offsets], np.int64))
 
 
 def _fast_call(function: JitFunction, fast: Callable[..., int]) -> Callable[..., Any]:
@@ -941,6 +990,7 @@ def _compile(
         op.callee.string_value() for op in module.walk() if isinstance(op, func.CallOp)
     }
     entry_names: dict[str, str] = {}
+    tables: dict[str, ctypes.Array[ctypes.c_void_p]] = {}
     for name, layouts in requests.items():
         op = definitions[name]
         orders = iter(layouts)
@@ -974,9 +1024,15 @@ def _compile(
             if isinstance(function_type.output, llvm.LLVMStructType)
             else [function_type.output]
         )
+        matrices = [i for i, p in enumerate(params[name]) if p.kind == "matrix"]
+        if with_fast and 0 < len(matrices) <= _MAX_LAYOUT_BITS:
+            tables[name] = (ctypes.c_void_p * (1 << len(matrices)))()
+        bits = {i: b for b, i in enumerate(matrices)} if name in tables else {}
         operands = [
-            p.operand(t)
-            for p, t in zip(params[name], function_type.inputs, strict=False)
+            p.operand(t, bits.get(i, -1))
+            for i, (p, t) in enumerate(
+                zip(params[name], function_type.inputs, strict=False)
+            )
         ]
         scalars = iter(lowered_results)
         outs = [
@@ -990,9 +1046,15 @@ def _compile(
             )
         )
         if with_fast:
+            table = tables.get(name)
             wrappers.append(
                 fast_entry(
-                    llvm_symbol(f"_mx_fast_{name}"), callee, signature, operands, outs
+                    llvm_symbol(f"_mx_fast_{name}"),
+                    callee,
+                    signature,
+                    operands,
+                    outs,
+                    ctypes.addressof(table) if table is not None else 0,
                 )
             )
     full_ir = ir + "\n" + "\n\n".join(wrappers) + "\n"
@@ -1010,7 +1072,9 @@ def _compile(
     _ALL_CODE.append(code)
     entries: dict[str, _Entry] = {}
     for name in entry_names:
-        batch = _BATCH_TYPE(engine.get_function_address(f"_mx_batch_{name}"))
+        batch = _builtin(
+            name, engine.get_function_address(f"_mx_batch_{name}"), code.method_defs
+        )
         fast = (
             _builtin(
                 name, engine.get_function_address(f"_mx_fast_{name}"), code.method_defs
@@ -1018,7 +1082,8 @@ def _compile(
             if with_fast
             else None
         )
-        entries[name] = _Entry(fast, batch, code)
+        kernel = engine.get_function_address(entry_names[name])
+        entries[name] = _Entry(fast, batch, kernel, tables.get(name), code)
     return _Compiled(full_ir, entries, params, results)
 
 

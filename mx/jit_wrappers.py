@@ -6,15 +6,23 @@
   dtype, with the expected dimensions and flags; a `float`, an `int` in range
   or a NumPy scalar of the exact type — loads it and calls the function, the
   results going into arrays the caller preallocated (appended to the
-  arguments). It returns the Python int 0, or 1 when an argument is anything
+  arguments). A matrix argument may be C- or F-ordered: the entry then calls,
+  through a table indexed by the bit mask of the F-ordered arguments, the
+  function compiled for those orders (`layouts`), once the general path has
+  compiled it. It returns the Python int 0, or 1 when an argument is anything
   else: the caller then takes the general path, which explains what is wrong
-  or handles what is merely unusual (batches, Fortran order, conversions).
+  or handles what is merely unusual (batches, a new combination of orders,
+  conversions).
   The checks read NumPy's array struct (`PyArrayObject_fields`, stable across
   NumPy 1.x and 2.x; `check_layouts` confirms the offsets at run time).
-- `batch_entry`: `void (ptr bases, ptr strides, i64 count)` calls the function
-  `count` times; operand k of call i is at `bases[k] + i * strides[k]` (a
-  stride of 0 broadcasts). Scalars and vectors are loaded from there, results
-  stored there, matrices and memrefs passed as that pointer.
+- `batch_entry`: a `METH_FASTCALL` function taking one array per operand
+  (parameters, then results) and an int64 control array `[count, stride_0..,
+  offset_0..]`; it calls the function `count` times, operand k of call i at
+  `data(array_k) + offset_k + i * stride_k` (a stride of 0 broadcasts), with
+  the GIL released. Scalars and vectors are loaded from there, results stored
+  there, matrices and memrefs passed as that pointer. The caller has checked
+  everything: this entry only reads each array's data pointer natively,
+  which costs far less than asking NumPy for it from Python.
 
 Values are loaded and stored in the types of the lowered function's
 signature, where integers of other widths than 8/16/32/64 bits already take
@@ -88,6 +96,9 @@ class Operand:
     """Elements a memref's array must have at least."""
     flags: int = 0
     """Flags the array must have."""
+    layout_bit: int = -1
+    """A matrix whose order selects the compiled function: its bit in the
+    table's index (set for F order); -1 if it must be C-ordered."""
     scalar_types: tuple[int, ...] = ()
     """Addresses of the exact Python/NumPy scalar types accepted."""
     from_python: Literal["float", "int", "bool", ""] = ""
@@ -168,8 +179,9 @@ def _call_and_store(
         _store_result(w, r, value, address)
 
 
-def _check_array(w: _Writer, obj: str, p: Operand) -> str:
-    """Checks of an array argument; its data pointer."""
+def _check_array(w: _Writer, obj: str, p: Operand, layout_bits: list[str]) -> str:
+    """Checks of an array argument; its data pointer. A matrix with a layout
+    bit may be C- or F-ordered: its bit goes into `layout_bits`."""
     w.check(
         w.emit(
             f"icmp eq ptr {w.field(obj, OB_TYPE, 'ptr')}, {_const_ptr(id(np.ndarray))}"
@@ -182,8 +194,16 @@ def _check_array(w: _Writer, obj: str, p: Operand) -> str:
         any_match = w.emit(f"or i1 {any_match}, {m}")
     w.check(any_match)
     flags = w.field(obj, ARRAY_FLAGS, "i32")
-    masked = w.emit(f"and i32 {flags}, {p.flags}")
-    w.check(w.emit(f"icmp eq i32 {masked}, {p.flags}"))
+    required = p.flags & ~C_CONTIGUOUS if p.layout_bit >= 0 else p.flags
+    masked = w.emit(f"and i32 {flags}, {required}")
+    w.check(w.emit(f"icmp eq i32 {masked}, {required}"))
+    if p.layout_bit >= 0:
+        order = w.emit(f"and i32 {flags}, {C_CONTIGUOUS | F_CONTIGUOUS}")
+        w.check(w.emit(f"icmp ne i32 {order}, 0"))
+        c_order = w.emit(f"and i32 {flags}, {C_CONTIGUOUS}")
+        is_f = w.emit(f"icmp eq i32 {c_order}, 0")
+        bit = w.emit(f"zext i1 {is_f} to i64")
+        layout_bits.append(w.emit(f"shl i64 {bit}, {p.layout_bit}"))
     nd = w.field(obj, ARRAY_ND, "i32")
     dims = w.field(obj, ARRAY_DIMS, "ptr")
     if p.kind == "memref":
@@ -264,10 +284,14 @@ def fast_entry(
     signature: tuple[str, Sequence[str]],
     params: Sequence[Operand],
     results: Sequence[Operand],
+    layouts: int = 0,
 ) -> str:
     """The METH_FASTCALL entry `name`: arguments, then one preallocated array
     per result (matrix: its (R, C) array in the entry's layout; scalar: a
-    1-element array; vector: an (N,) array)."""
+    1-element array; vector: an (N,) array). `layouts` is the address of the
+    table of functions by order of the matrix arguments with a layout bit
+    (entry 0, all C-ordered, is `callee` itself; a null entry is not compiled
+    yet)."""
     w = _Writer()
     from_long = _const_ptr(_api("PyLong_FromLong"))
     count = len(params) + len(results)
@@ -279,13 +303,14 @@ def fast_entry(
     # ("Do not know how to soft promote this operator's operand").
     values: list[str] = []
     vector_data: list[tuple[int, Operand, str]] = []
+    layout_bits: list[str] = []
     for i, p in enumerate(params):
         slot = w.emit(f"getelementptr ptr, ptr %args, i64 {i}")
         obj = w.emit(f"load ptr, ptr {slot}")
         if p.kind == "scalar":
             values.append(_check_scalar(w, obj, p, i))
             continue
-        data = _check_array(w, obj, p)
+        data = _check_array(w, obj, p, layout_bits)
         if p.kind == "vector":
             vector_data.append((len(values), p, data))
         values.append(data)
@@ -294,6 +319,15 @@ def fast_entry(
         slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
         obj = w.emit(f"load ptr, ptr {slot}")
         addresses.append(w.field(obj, ARRAY_DATA, "ptr"))
+    if layout_bits:
+        mask = layout_bits[0]
+        for bit in layout_bits[1:]:
+            mask = w.emit(f"or i64 {mask}, {bit}")
+        slot = w.emit(f"getelementptr ptr, ptr {_const_ptr(layouts)}, i64 {mask}")
+        compiled = w.emit(f"load ptr, ptr {slot}")
+        default = w.emit(f"icmp eq i64 {mask}, 0")
+        callee = w.emit(f"select i1 {default}, ptr {callee}, ptr {compiled}")
+        w.check(w.emit(f"icmp ne ptr {callee}, null"))
     for index, p, data in vector_data:
         values[index] = w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1")
     matrix_outs = [
@@ -316,24 +350,33 @@ def batch_entry(
     params: Sequence[Operand],
     results: Sequence[Operand],
 ) -> str:
-    """`void name(ptr bases, ptr strides, i64 count)` (see the module docs)."""
+    """The METH_FASTCALL batch loop `name` (see the module docs)."""
     w = _Writer()
     operands = [*params, *results]
-    w.raw(f"define void {name}(ptr %bases, ptr %strides, i64 %count) {{")
+    n = len(operands)
+    from_long = _const_ptr(_api("PyLong_FromLong"))
+    w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
+    control_slot = w.emit(f"getelementptr ptr, ptr %args, i64 {n}")
+    control = w.field(w.emit(f"load ptr, ptr {control_slot}"), ARRAY_DATA, "ptr")
+    w.raw(f"  %count = load i64, ptr {control}")
     bases: list[str] = []
     strides: list[str] = []
-    for k in range(len(operands)):
-        b = w.emit(f"getelementptr ptr, ptr %bases, i64 {k}")
-        bases.append(w.emit(f"load ptr, ptr {b}"))
-        s = w.emit(f"getelementptr i64, ptr %strides, i64 {k}")
-        strides.append(w.emit(f"load i64, ptr {s}"))
+    for k in range(n):
+        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {k}")
+        data = w.field(w.emit(f"load ptr, ptr {slot}"), ARRAY_DATA, "ptr")
+        offset = w.field(control, 8 * (1 + n + k), "i64")
+        bases.append(w.emit(f"getelementptr i8, ptr {data}, i64 {offset}"))
+        strides.append(w.field(control, 8 * (1 + k), "i64"))
+    save = _const_ptr(_api("PyEval_SaveThread"))
+    restore = _const_ptr(_api("PyEval_RestoreThread"))
+    w.raw(f"  %thread = call ptr {save}()")
     w.raw("  %empty = icmp sle i64 %count, 0")
     w.raw("  br i1 %empty, label %exit, label %loop")
     w.raw("loop:")
     w.raw("  %i = phi i64 [0, %entry], [%next, %loop]")
     pointers: list[str] = []
-    for k in range(len(operands)):
+    for k in range(n):
         offset = w.emit(f"mul i64 %i, {strides[k]}")
         pointers.append(w.emit(f"getelementptr i8, ptr {bases[k]}, i64 {offset}"))
     values: list[str] = []
@@ -353,6 +396,8 @@ def batch_entry(
     w.raw("  %more = icmp slt i64 %next, %count")
     w.raw("  br i1 %more, label %loop, label %exit")
     w.raw("exit:")
-    w.raw("  ret void")
+    w.raw(f"  call void {restore}(ptr %thread)")
+    w.raw(f"  %done = call ptr {from_long}(i64 0)")
+    w.raw("  ret ptr %done")
     w.raw("}")
     return "\n".join(w.lines)

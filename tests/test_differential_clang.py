@@ -20,6 +20,7 @@ from mx.testing.differential import (
     program_for_seed,
     run_program,
 )
+from mx.testing.differential import main as differential_main
 from mx.testing.matrix_programs import random_inputs
 
 COUNT = int(os.environ.get("MX_DIFF_COUNT", "24"))
@@ -89,3 +90,14 @@ def test_compare_can_fail(contract: bool) -> None:
 def _float_output(seed: int) -> bool:
     p = program_for_seed(seed)
     return any(p.stmts[s.value].type.elem != "i32" for s in p.stores)
+
+
+def test_the_runner_reports_progress_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert differential_main(["--count", "2", "--jobs", "1", "--sets", "1"]) == 0
+    captured = capsys.readouterr()
+    err = captured.err.splitlines()
+    assert err[0] == "differential: 0/2 programs, 0 failures, 0 s"
+    assert err[-1].startswith("differential: 2/2 programs, 0 failures, ")
+    assert "programs: 2" in captured.out  # the report stays on stdout

@@ -8,6 +8,7 @@ end with exit status 0 or 1, no traceback, no `internal error`, within
 Every crashing input found is kept in tests/fuzz_regressions/.
 """
 
+import io
 import os
 import random
 import re
@@ -25,6 +26,8 @@ from mx.testing.fuzz import (
     run_in_process,
     run_subprocess,
 )
+from mx.testing.fuzz import main as fuzz_main
+from mx.testing.progress import Progress
 
 COUNT = int(os.environ.get("MX_FUZZ_COUNT", "240"))
 BATCH = 40
@@ -78,3 +81,28 @@ def test_detector_sees_internal_errors() -> None:
     assert Result("timeout", "", 10.0).is_bug
     assert Result(-11, "", 0.1).is_bug
     assert not Result(1, "f.mlir:1:1: error: bad", 0.1).is_bug
+
+
+def test_progress_lines_are_throttled_and_end_with_the_total() -> None:
+    """The long-running tools print a first line at once, then at most one
+    per interval, and always the last (mx.testing.progress)."""
+    now = [0.0]
+    stream = io.StringIO()
+    progress = Progress("fuzz", 4, "inputs", 10.0, stream, lambda: now[0])
+    for done, at in enumerate((0.0, 3.0, 11.0, 12.0, 14.0)):
+        now[0] = at
+        progress.update(done, done // 2)
+    assert stream.getvalue().splitlines() == [
+        "fuzz: 0/4 inputs, 0 failures, 0 s",
+        "fuzz: 2/4 inputs, 1 failures, 11 s, ~11 s left",
+        "fuzz: 4/4 inputs, 2 failures, 14 s, ~0 s left",
+    ]
+
+
+def test_the_fuzzer_reports_progress_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert fuzz_main(["--count", "3"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "fuzz: 0/3 inputs, 0 failures, 0 s"
+    assert err[-1].startswith("fuzz: 3/3 inputs, 0 failures, ")

@@ -3,7 +3,10 @@ read-only outputs refused, i1/sub-byte vectors, several results, a bounded
 compile cache."""
 
 import gc
+import re
 import weakref
+from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -224,3 +227,20 @@ func.func @widen(%q: memref<4xi8>, %out: memref<4xf32>) {
         np.testing.assert_array_equal(out, values.astype(np.float32))
     with pytest.raises(ArgumentError, match="dtype float16"):
         module.widen(np.zeros(4, np.float16), np.zeros(4, np.float32))
+
+
+def test_the_readme_python_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """README's From Python examples run as shown: a batched call with out=
+    and the error type, printing the located message."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme[readme.index("## From Python") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    scope: dict[str, Any] = {}
+    exec("\n".join(blocks), scope)
+    a, b, c, d = (scope[k] for k in "abcd")
+    assert d.shape == (100_000, 4, 4)
+    np.testing.assert_allclose(d, a @ b + c, rtol=1e-6)
+    printed = capsys.readouterr().out
+    assert printed.startswith("<string>:2:1: error: argument #0 (%a) of @mma")

@@ -2,6 +2,7 @@
 (C or F order), batches follow NumPy's gufunc rules, every bad argument is
 the package's error, calls from several threads are safe."""
 
+import itertools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -70,6 +71,34 @@ def test_single_call_in_any_order_matches_the_reference() -> None:
         np.testing.assert_array_equal(got, expected, err_msg=orders)
 
 
+def test_every_order_is_served_by_the_fast_entry_once_compiled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first call in a combination of C/F orders compiles it (general
+    path); later calls go straight through the fast entry's table, each to
+    the function compiled for its orders."""
+    mma = compile_module(MMA).mma
+    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    expected = _mma_reference(a, b, c)
+    orders = ["".join(o) for o in itertools.product("CF", repeat=3)]
+
+    def args(order: str) -> list[np.ndarray[Any, Any]]:
+        return [
+            np.asfortranarray(x) if o == "F" else x
+            for x, o in zip((a, b, c), order, strict=True)
+        ]
+
+    for order in orders:
+        mma(*args(order))
+
+    def general_path(*_: object) -> None:
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr(mma, "_call", general_path)
+    for order in orders * 2:
+        np.testing.assert_array_equal(mma(*args(order)), expected, err_msg=order)
+
+
 def test_arguments_are_read_in_place_in_c_and_f_order() -> None:
     """The kernel writes the memref, then reads the matrix: it sees its own
     write only if the matrix argument is the caller's memory, not a copy."""
@@ -82,6 +111,8 @@ def test_arguments_are_read_in_place_in_c_and_f_order() -> None:
     assert alias(data.reshape(2, 2).T, data, 2) == 42.0
     data[:] = 0
     assert alias(data.reshape(2, 2), data, 3) == 0.0
+    # Again, now that the F order is compiled (the fast entry's table).
+    assert alias(data.reshape(2, 2).T, data, 2) == 42.0
 
 
 def test_results_are_written_in_place_with_out() -> None:

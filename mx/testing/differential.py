@@ -46,6 +46,7 @@ from mx.testing.matrix_programs import (
     minimize,
     random_inputs,
 )
+from mx.testing.progress import Progress
 
 CLANG = "clang-16"
 C_FLAGS = ["-O2", "-march=native", "-fenable-matrix"]
@@ -448,8 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: Counter[str] = Counter()
     coverage: Counter[str] = Counter()
     failures: list[tuple[int, Outcome]] = []
+    progress = Progress("differential", args.count, "programs")
+    progress.update(0, 0)
     with multiprocessing.Pool(args.jobs) as pool:
-        for seed, outcome in pool.imap_unordered(_call, jobs):
+        for done, (seed, outcome) in enumerate(pool.imap_unordered(_call, jobs), 1):
             verdicts[outcome.verdict] += 1
             coverage.update(outcome.coverage)
             if outcome.is_bug:
@@ -458,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"seed {seed}: {outcome.verdict}: {outcome.detail[:500]}",
                     flush=True,
                 )
+            progress.update(done, len(failures))
     print(f"programs: {args.count}, input sets each: {args.sets}")
     print("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
     print(

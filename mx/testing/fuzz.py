@@ -39,6 +39,7 @@ from types import FrameType
 
 from mx.testing.matrix_dags import ProgramGenerator
 from mx.testing.matrix_programs import Generator
+from mx.testing.progress import Progress
 
 TIMEOUT = 30.0
 """Seconds of CPU time (wall time on a shared machine can be several times more).
@@ -545,14 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     statuses: Counter[str] = Counter()
     bugs: dict[str, tuple[Case, Result]] = {}
     start = time.perf_counter()
+    progress = Progress("fuzz", args.count, "inputs")
+    progress.update(0, 0)
     for index, case in enumerate(cases(args.seed, args.count), 1):
-        if index % 100 == 0:  # progress, for long runs
-            print(
-                f"{index}/{args.count} inputs, {len(bugs)} bugs, "
-                f"{time.perf_counter() - start:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
         result = run_in_process(case.data, case.args)
         kinds[case.mutation] += 1
         covered.update(case.covered)
@@ -564,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"BUG {signature} with {' '.join(case.args) or '(no pass)'}",
                 flush=True,
             )
+        progress.update(index, len(bugs))
     print(f"inputs: {args.count} in {time.perf_counter() - start:.0f} s")
     print(
         "mutations covered: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))

@@ -52,6 +52,7 @@ from mx.frontend import (
     parse_source,
     verify_module,
 )
+from mx.targets.mlir16 import MLIR16Target
 from mx.tools.exit_status import run_tool
 from mx.tools.pipeline import (
     PipelineError,
@@ -311,6 +312,7 @@ class MxOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         super().register_all_targets()
         self.available_targets["llvm"] = _llvm_target
+        self.available_targets["mlir16"] = lambda: MLIR16Target
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -318,8 +320,8 @@ class MxOptMain(xDSLOptMain):
             "input_file": "input file ('-' or none: standard input)",
             "frontend": "input format (mx-opt reads MLIR text only)",
             "target": (
-                "output: mlir (default) or llvm (LLVM IR, after -p mx-lower-to-llvm);"
-                " xDSL's other targets are accepted too"
+                "output: mlir (default), llvm (LLVM IR, after -p mx-lower-to-llvm) or"
+                " mlir16 (MLIR text for mlir-opt-16); xDSL's other targets too"
             ),
             "passes": (
                 "comma-separated pass pipeline, e.g. "
@@ -457,6 +459,8 @@ class MxOptMain(xDSLOptMain):
         start = time.perf_counter()
         try:
             return self.output_resulting_program(module)
+        except OpDiagnostic:
+            raise  # located at its op by the caller
         except DiagnosticException as err:
             raise FrontendError([self._target_diag(module, err)]) from None
         finally:

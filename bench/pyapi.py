@@ -1,0 +1,293 @@
+"""The Python API's costs: per-call overhead, zero-copy layouts, batch calls.
+
+usage: python -m bench.pyapi [--quick] [--out DIR]     (also run by bench/run.py)
+
+- Call overhead: a JIT-compiled function of four 4×4 f32 matrices (A·B+C+D), called
+  with C-ordered arrays, beside NumPy's own `np.matmul(a, b)` and `a @ b + c + d` on
+  4×4. The time per call includes the kernel's few nanoseconds (bench/README.md's
+  harness: ~3.5 ns for A·B+C 4×4), so it bounds the Python overhead from above.
+- Zero-copy: a function reading one element of a 1024×1024 f32 matrix, called with a
+  C-ordered and an F-ordered array (and, to show that the cost does not grow with the
+  matrix, with 4×4 ones); beside it what one copy of the matrix costs.
+- Batches: D = A·B+C over 100k 4×4 f32 matrices (all batched, and with B and C
+  broadcast), and over 2048 (in L2), through the batch call with `out=`; peers: the
+  same kernel (the LLVM IR the JIT compiled) looped in C, built with clang-16 -O3
+  -march=native (C loop and kernel linked into one module first, so that it can be
+  inlined, as in the JIT's loop), and NumPy's batched `matmul` + `add` with `out=`.
+  The C loop's results must equal the batch call's bit for bit.
+
+Everything is timed in one process whose environment is bench/run.py's NumPy one (one
+BLAS thread, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE cleared); times are thread CPU time,
+the median of 7 reps (of ≥ 20 ms for calls, ≥ 50 ms for batches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.timing import time_per_op
+
+ROOT = Path(__file__).resolve().parent.parent
+BATCH = 100_000
+IN_CACHE_BATCH = 2048
+BIG = 1024
+
+M4 = "!matrix.matrix<4x4xf32>"
+KERNELS = f"""
+func.func @abcd(%a: {M4}, %b: {M4}, %c: {M4}, %d: {M4}) -> {M4} {{
+  %p = matrix.matmul %a, %b : {M4}, {M4} -> {M4}
+  %s = matrix.add %p, %c : {M4}
+  %r = matrix.add %s, %d : {M4}
+  func.return %r : {M4}
+}}
+
+func.func @abc(%a: {M4}, %b: {M4}, %c: {M4}) -> {M4} {{
+  %p = matrix.matmul %a, %b : {M4}, {M4} -> {M4}
+  %r = matrix.add %p, %c : {M4}
+  func.return %r : {M4}
+}}
+"""
+
+
+def _pick(n: int) -> str:
+    m = f"!matrix.matrix<{n}x{n}xf32>"
+    return f"""func.func @pick(%m: {m}) -> f32 {{
+  %e = matrix.extract %m[3, 1] : {m}
+  func.return %e : f32
+}}"""
+
+
+C_LOOP = r"""
+#include <stdint.h>
+void abc(const float *a, const float *b, const float *c, float *d);
+/* D[i] = A[i]·B[i] + C[i]; B and C advance by `step` matrices (0: broadcast). */
+void loop(const float *a, const float *b, const float *c, float *d, int64_t n, int64_t step) {
+  for (int64_t i = 0; i < n; ++i)
+    abc(a + 16 * i, b + 16 * step * i, c + 16 * step * i, d + 16 * i);
+}
+"""
+
+Timer = Callable[[Callable[[], object], float], float]
+
+
+def _timer(reps: int) -> Timer:
+    def median_ns(fn: Callable[[], object], min_ms: float) -> float:
+        return statistics.median(time_per_op(fn, 1, reps, min_ms))
+
+    return median_ns
+
+
+def _c_loop(llvm_ir: str, folder: Path) -> ctypes.CDLL:
+    """The C loop around the JIT's kernel `abc`, as a shared object."""
+    (folder / "loop.c").write_text(C_LOOP)
+    # The JIT's LLVM may be newer than clang-16: let clang pick the data layout.
+    kernel = "\n".join(
+        line for line in llvm_ir.splitlines() if not line.startswith("target ")
+    )
+    (folder / "kernel.ll").write_text(kernel)
+    flags = ["-O3", "-march=native"]
+    for cmd in (
+        ["clang-16", *flags, "-emit-llvm", "-c", "loop.c", "-o", "loop.bc"],
+        ["llvm-link-16", "loop.bc", "kernel.ll", "-o", "linked.bc"],
+        ["clang-16", *flags, "-shared", "-fPIC", "linked.bc", "-o", "loop.so"],
+    ):
+        subprocess.run(cmd, cwd=folder, check=True, capture_output=True)
+    lib = ctypes.CDLL(str(folder / "loop.so"))
+    p = ctypes.c_void_p
+    lib.loop.argtypes = [p, p, p, p, ctypes.c_int64, ctypes.c_int64]
+    lib.loop.restype = None
+    return lib
+
+
+def _calls(time_ns: Timer, ms: float) -> dict[str, float]:
+    from mx.jit import compile_module
+
+    abcd = compile_module(KERNELS).abcd
+    rng = np.random.default_rng(0)
+    a, b, c, d = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(4))
+    np.testing.assert_allclose(abcd(a, b, c, d), a @ b + c + d, rtol=1e-5)
+    return {
+        "mx call": time_ns(lambda: abcd(a, b, c, d), ms),
+        "np.matmul": time_ns(lambda: np.matmul(a, b), ms),
+        "numpy a@b+c+d": time_ns(lambda: a @ b + c + d, ms),
+    }
+
+
+def _layouts(time_ns: Timer, ms: float) -> dict[str, float]:
+    from mx.jit import compile_module
+
+    rng = np.random.default_rng(1)
+    times: dict[str, float] = {}
+    for n in (BIG, 4):
+        pick = compile_module(_pick(n)).pick
+        c_order = rng.standard_normal((n, n)).astype(np.float32)
+        f_order = np.asfortranarray(c_order)
+        for order, array in (("C", c_order), ("F", f_order)):
+            assert pick(array) == c_order[3, 1]  # compiles the F variant
+            times[f"{order} {n}"] = time_ns(lambda p=pick, x=array: p(x), ms)
+        if n == BIG:
+            times["copy"] = time_ns(lambda x=c_order: np.asfortranarray(x), ms)
+    return times
+
+
+def _batches(time_ns: Timer, ms: float, folder: Path) -> dict[str, float]:
+    from mx.jit import compile_module
+
+    module = compile_module(KERNELS)
+    abc = module.abc
+    lib = _c_loop(module.llvm_ir, folder)
+    rng = np.random.default_rng(2)
+    times: dict[str, float] = {}
+    for label, n, broadcast in (
+        ("100k", BATCH, False),
+        ("100k broadcast", BATCH, True),
+        ("2048", IN_CACHE_BATCH, False),
+    ):
+        core = (4, 4) if broadcast else (n, 4, 4)
+        a = rng.standard_normal((n, 4, 4)).astype(np.float32)
+        b, c = (rng.standard_normal(core).astype(np.float32) for _ in range(2))
+        d_mx, d_c, d_np = (np.empty((n, 4, 4), np.float32) for _ in range(3))
+        pointers = [x.ctypes.data for x in (a, b, c, d_c)]
+        step = 0 if broadcast else 1
+
+        def numpy(a: Any = a, b: Any = b, c: Any = c, d: Any = d_np) -> None:
+            np.matmul(a, b, out=d)
+            np.add(d, c, out=d)
+
+        abc(a, b, c, out=d_mx)
+        lib.loop(*pointers, n, step)
+        numpy()
+        assert np.array_equal(d_mx, d_c), label  # the same kernel: the same bits
+        np.testing.assert_allclose(d_mx, d_np, rtol=1e-4, atol=1e-5)
+        times[f"mx {label}"] = (
+            time_ns(lambda: abc(a, b, c, out=d_mx), ms) / n  # noqa: B023
+        )
+        times[f"C {label}"] = time_ns(lambda: lib.loop(*pointers, n, step), ms) / n  # noqa: B023
+        times[f"NumPy {label}"] = time_ns(numpy, ms) / n
+    return times
+
+
+def _measure_here(quick: bool) -> dict[str, float]:
+    from threadpoolctl import threadpool_limits  # pyright: ignore[reportMissingImports]
+
+    time_ns = _timer(3 if quick else 7)
+    call_ms, batch_ms = (2.0, 5.0) if quick else (20.0, 50.0)
+    with threadpool_limits(1), tempfile.TemporaryDirectory() as tmp:
+        return {
+            **_calls(time_ns, call_ms),
+            **_layouts(time_ns, call_ms),
+            **_batches(time_ns, batch_ms, Path(tmp)),
+        }
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:.2f} µs"
+
+
+def _report(t: dict[str, float], machine: str) -> str:
+    lines = [
+        "### Python API (thread CPU time, median of 7 reps)",
+        "",
+        f"CPU: {machine}.",
+        "",
+        "| row | mx | peers | bound | met |",
+        "|---|---|---|---|---|",
+        f"| call overhead, 4 arguments 4×4 f32 (A·B+C+D) | {_us(t['mx call'])} per call "
+        "(kernel included) "
+        f"| `np.matmul(a, b)` 4×4: {_us(t['np.matmul'])}; `a @ b + c + d`: "
+        f"{_us(t['numpy a@b+c+d'])} | ≤ 2 µs | {'yes' if t['mx call'] <= 2000 else 'no'} |",
+        f"| zero-copy: one element of a {BIG}×{BIG} f32 matrix | C-ordered "
+        f"{_us(t[f'C {BIG}'])}, F-ordered {_us(t[f'F {BIG}'])} (4×4: C "
+        f"{_us(t['C 4'])}, F {_us(t['F 4'])}) | one copy of the matrix "
+        f"(`np.asfortranarray`): {_us(t['copy'])} | C costs what F costs; "
+        f"no growth with size | {_zero_copy_met(t)} |",
+    ]
+    for label, what in (
+        ("100k", f"{BATCH // 1000}k A·B+C 4×4 f32, all batched"),
+        ("100k broadcast", f"{BATCH // 1000}k A·B+C 4×4 f32, B and C broadcast"),
+        ("2048", f"{IN_CACHE_BATCH} A·B+C 4×4 f32 (in L2)"),
+    ):
+        mx, c, numpy = (t[f"{k} {label}"] for k in ("mx", "C", "NumPy"))
+        lines.append(
+            f"| batch: {what} | {mx:.1f} ns per matrix ({mx * 1e-6 * _count(label):.2f} ms) "
+            f"| C loop {c:.1f} ns (mx / C: **{mx / c:.2f}×**); NumPy matmul+add "
+            f"{numpy:.1f} ns (NumPy / mx: **{numpy / mx:.1f}×**) "
+            f"| ≤ 1.5× C; aim ≥ 10× NumPy | {'yes' if mx <= 1.5 * c else 'no'}; "
+            f"{'yes' if numpy >= 10 * mx else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
+def _count(label: str) -> int:
+    return IN_CACHE_BATCH if label == "2048" else BATCH
+
+
+def _zero_copy_met(t: dict[str, float]) -> str:
+    """Within the noise (10 %), or below a microsecond apart."""
+    same = abs(t[f"C {BIG}"] - t[f"F {BIG}"]) <= max(
+        1000, 0.1 * min(t[f"C {BIG}"], t[f"F {BIG}"])
+    )
+    flat = all(t[f"{o} {BIG}"] <= 1.1 * t[f"{o} 4"] + 1000 for o in "CF")
+    return "yes" if same and flat else "no"
+
+
+def measure(out: Path, quick: bool = False) -> str:
+    """Runs the measurements in a process with one BLAS thread; writes `pyapi.md`
+    into `out` and returns it."""
+    from bench.run import cpu_model, load_average, numpy_env
+
+    load = load_average()
+
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.pyapi",
+            "--json",
+            *(["--quick"] if quick else []),
+        ],
+        capture_output=True,
+        text=True,
+        env=numpy_env(),
+        cwd=ROOT,
+    )
+    if p.returncode != 0:
+        raise RuntimeError(f"bench.pyapi failed:\n{p.stderr[-4000:]}")
+    text = _report(
+        json.loads(p.stdout),
+        f"{cpu_model()}; load average {load} at the start, {load_average()} at the end",
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "pyapi.md").write_text(text + "\n")
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--quick", action="store_true", help="short reps (smoke run)")
+    ap.add_argument(
+        "--json", action="store_true", help="(internal) measure here, print JSON"
+    )
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    args = ap.parse_args()
+    if args.json:
+        json.dump(_measure_here(args.quick), sys.stdout)
+        return
+    print(measure(args.out, args.quick))
+
+
+if __name__ == "__main__":
+    main()

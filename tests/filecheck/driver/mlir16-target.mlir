@@ -1,0 +1,41 @@
+// -t mlir16 prints what MLIR 16's parser accepts: no integer overflow flags,
+// and vector.extract with constant positions in MLIR 16's spelling; a dynamic
+// position (which MLIR 16 lacks) is a located error.
+// RUN: not mx-opt %s --split-input-file -t mlir16 2>/dev/null | filecheck %s
+// RUN: mx-opt %s --split-input-file | filecheck %s --check-prefix=DEFAULT
+// RUN: not mx-opt %s --split-input-file -t mlir16 2>&1 >/dev/null | filecheck %s --check-prefix=ERR
+
+// CHECK-LABEL: func.func @flags
+// CHECK-NEXT: %{{.*}} = arith.subi %a, %b : i32
+// CHECK-NEXT: %{{.*}} = arith.addi %a, %b : i32
+// CHECK-NEXT: %{{.*}} = arith.muli %a, %b : i32
+// DEFAULT-LABEL: func.func @flags
+// DEFAULT-NEXT: arith.subi %a, %b overflow<nsw> : i32
+// DEFAULT-NEXT: arith.addi %a, %b overflow<nsw,nuw> : i32
+func.func @flags(%a: i32, %b: i32) -> i32 {
+  %d = arith.subi %a, %b overflow<nsw> : i32
+  %s = arith.addi %a, %b overflow<nsw, nuw> : i32
+  %p = arith.muli %a, %b : i32
+  func.return %d : i32
+}
+
+// CHECK-LABEL: func.func @extract
+// CHECK-NEXT: %{{.*}} = vector.extract %v[1, 2] : vector<2x4xf32>
+// CHECK-NEXT: %{{.*}} = vector.extract %v[0] : vector<2x4xf32>
+// CHECK-NEXT: %{{.*}} = vector.extract %w[3] : vector<4xi8>
+// DEFAULT-LABEL: func.func @extract
+// DEFAULT-NEXT: vector.extract %v[1, 2] : f32 from vector<2x4xf32>
+func.func @extract(%v: vector<2x4xf32>, %w: vector<4xi8>) -> f32 {
+  %e = vector.extract %v[1, 2] : f32 from vector<2x4xf32>
+  %r = vector.extract %v[0] : vector<4xf32> from vector<2x4xf32>
+  %b = vector.extract %w[3] : i8 from vector<4xi8>
+  func.return %e : f32
+}
+
+// -----
+
+// ERR: mlir16-target.mlir:[[# @LINE + 2]]:3: error: 'vector.extract' op a dynamic position cannot be printed for MLIR 16
+func.func @dynamic(%v: vector<4xf32>, %i: index) -> f32 {
+  %e = vector.extract %v[%i] : f32 from vector<4xf32>
+  func.return %e : f32
+}
