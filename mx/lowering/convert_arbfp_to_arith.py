@@ -2,8 +2,9 @@
 
 convert_from places the bits of a format that is a native type's upper bits
 (f8e5m2 into f16) directly. Otherwise it builds the f32 bits of the value: the
-encoding's exponent and mantissa fields are placed in an f32 and scaled by
-2^(127 - bias) (an exact multiply that also produces subnormals), then
+encoding's exponent and mantissa fields are placed in an f32, the exponent
+rebiased by an integer add (subnormal encodings: an exact subtraction of two
+normal f32 values, so no f32 subnormal is ever an operand), then
 NaN/inf/sign are patched in; f64 is an exact `extf`, f16 a single `truncf`
 (the only rounding docs/arbfp-dialect.md allows), bf16 the high half of the (bf16-exact)
 f32 bits.
@@ -14,7 +15,7 @@ f32) in i32, of f64 sources (narrowing them would round twice) in i64, with
 fixed shifts and one float add in the format's subnormal range
 (`_round_fixed`); f8e8m0fnu rounds f64 bits with variable shifts, as
 `mx.semantics.arbfp.encode` does (`_round_with_shifts`). The float add, like
-convert_from's multiply, assumes the default floating-point environment
+convert_from's subtraction, assumes the default floating-point environment
 (round to nearest even, no flush of subnormals to zero).
 
 Every condition is an integer mask (`mx.lowering.bitwise`), never an
@@ -123,9 +124,18 @@ def emit_convert_from(
     if not fmt.has_zero:  # exponent field 0 is 2^-127: the f32 subnormal 0x00400000
         placed = e.or_(placed, e.and_(e.is_zero(magnitude), 0x00400000))
     if fmt.has_zero and fmt.bias != 127:
-        scale = e.bitcast(e.const((254 - fmt.bias) << 23, 32), f32)  # 2^(127 - bias)
-        value = e.add(arith.MulfOp(e.bitcast(placed, f32), scale))
-        result = e.bitcast(value, IntegerType(32))
+        # Normal encodings: the exponent rebiased by an integer add.
+        # Subnormal ones (exponent field 0): 2^(1-bias)·(1 + m/2^p) minus
+        # 2^(1-bias), both normal f32 values, so the subtraction is exact and
+        # no f32 subnormal is ever an operand (Intel cores take a microcode
+        # assist of ~100 cycles for each such multiply).
+        normal = e.addi(placed, (127 - fmt.bias) << 23)
+        offset = e.bitcast(e.addi(placed, (128 - fmt.bias) << 23), f32)
+        least = e.bitcast(e.const((128 - fmt.bias) << 23, 32), f32)  # 2^(1-bias)
+        subnormal = e.bitcast(e.add(arith.SubfOp(offset, least)), IntegerType(32))
+        exponent_field = ((1 << fmt.exponent_bits) - 1) << 23
+        is_subnormal = e.is_zero(e.and_(placed, exponent_field))
+        result = e.select(is_subnormal, subnormal, normal)
     else:
         result = placed
     if fmt.signed:

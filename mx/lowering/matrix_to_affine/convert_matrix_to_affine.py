@@ -97,6 +97,7 @@ from mx.lowering.matrix_to_affine.blocked import (
 from mx.lowering.matrix_to_affine.buffers import (
     DEFAULT_STACK_BYTES,
     Allocator,
+    element_bytes,
     enclosing_function,
 )
 from mx.lowering.matrix_to_affine.carriers import (
@@ -114,7 +115,12 @@ from mx.lowering.matrix_to_affine.elements import (
     narrow,
     widen,
 )
-from mx.lowering.matrix_to_affine.fusion import BLOCK_SCALED, ELEMENTWISE, FusionPlan
+from mx.lowering.matrix_to_affine.fusion import (
+    BLOCK_SCALED,
+    ELEMENTWISE,
+    FusionPlan,
+    is_decode,
+)
 from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.products import (
     Product,
@@ -222,10 +228,44 @@ class LoweringState:
 
     def readable_along_rows(self, value: SSAValue, at: Operation) -> SSAValue:
         """`value`, or a copy of it in a buffer if its columns cannot be read
-        as vectors."""
+        as vectors. A fused dequantization keeps being decoded where it is
+        read: only the narrow data it reads across is copied."""
         if readable(value, self.plan.fused, True):
             return value
+        loads = self._loads_across(value)
+        if loads is not None:
+            for load in loads:
+                buffer = self.buffer(_matrix(load.result), at)
+                self.materialize(load.result, buffer, at)
+                # (the buffer is allocated at function entry: the cast may
+                # stand where the load did)
+                cast = as_matrix(buffer, _matrix(load.result))
+                Rewriter.insert_op(cast, InsertPoint.after(load))
+                load.result.replace_all_uses_with(cast.results[0])
+            if readable(value, self.plan.fused, True):
+                return value
         return as_matrix_before(self.as_buffer(value, at), value, at)
+
+    def _loads_across(self, value: SSAValue) -> list[LoadOp] | None:
+        """The row-major loads of the fused dequantization computing
+        `value`, if copying them takes fewer bytes than copying `value`."""
+        loads: list[LoadOp] = []
+        pending = [value]
+        while pending:
+            op = pending.pop().owner
+            if not isinstance(op, Operation) or op not in self.plan.fused:
+                continue
+            if isinstance(op, LoadOp):
+                if not op.COLUMN_MAJOR:
+                    loads.append(op)
+                continue
+            if not is_decode(op):
+                return None
+            pending += [x for x in op.operands if _is_matrix(x)]
+        size = sum(element_bytes(_matrix(load.result).element_type) for load in loads)
+        if not loads or size >= element_bytes(_matrix(value).element_type):
+            return None
+        return loads
 
     def lanes(self, t: MatrixType) -> int:
         """Elements per machine vector; 0 if `t` stays scalar."""
@@ -474,7 +514,9 @@ class LowerMatvec(MatrixPattern):
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
         if lanes := self.state.lanes(MatrixType(m.rows, 1, compute)):
-            if self.state.blocking.applies(m.rows, 1, m.cols, result):
+            if self.state.blocking.applies(m.rows, 1, m.cols, result) or self._by_tiles(
+                op.matrix, lanes
+            ):
                 rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
                 return
             rewriter.replace(op, [], [self._blocked(op, m, compute, lanes)])
@@ -502,6 +544,18 @@ class LowerMatvec(MatrixPattern):
 
         (result_vector,) = e.loop(0, m.rows, [init], row)
         rewriter.replace(op, [], [result_vector])
+
+    def _by_tiles(self, matrix: SSAValue, lanes: int) -> bool:
+        """True if `matrix` is contiguous only along its rows (a row-major
+        load, possibly decoded) and has a full tile of rows: read in tiles
+        transposed in registers rather than copied into a buffer (of the
+        wider type, for dequantized data)."""
+        fused = self.state.plan.fused
+        return (
+            _matrix(matrix).rows >= lanes
+            and not readable(matrix, fused, True)
+            and readable(matrix, fused, False)
+        )
 
     def _cache_blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
         fused = self.state.plan.fused

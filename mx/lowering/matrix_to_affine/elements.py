@@ -266,13 +266,7 @@ class Emitter:
                 unsigned=op.unsigned is not None,
             )
         if isinstance(op, arbfp.ConvertFromOp | arbfp.ConvertToOp):
-            scalar = type(op).create(
-                operands=operands,
-                result_types=[t.element_type],
-                properties=dict(op.properties),
-                attributes=dict(op.attributes),
-            )
-            return self.emit(scalar)
+            return self.emit(conversion(op, operands[0], t.element_type))
         assert isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
         return self.emit(elementwise_scalar(op, operands, t.element_type))
 
@@ -369,6 +363,19 @@ def element_operands(
     if isinstance(op, TransposeOp):
         return [(op.input, c, r)]
     return [(x, r, c) for x in op.operands if isinstance(x.type, MatrixType)]
+
+
+def conversion(
+    op: arbfp.ConvertFromOp | arbfp.ConvertToOp, source: SSAValue, result: Attribute
+) -> Operation:
+    """The arbfp conversion `op` (same format and options) of a scalar or
+    vector `source` to `result`."""
+    return type(op).create(
+        operands=[source],
+        result_types=[result],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
 
 
 def _scalar_type(op: OuterProductOp) -> Attribute:

@@ -6,7 +6,9 @@ A fused op emits no code of its own: each consumer computes the op's element
   has a buffer (or is itself a view) — read with swapped indices, any number of
   times;
 - loads read by a matmul/matmul_add as a factor (read where the product needs
-  them: it writes only its own buffer);
+  them: it writes only its own buffer), and so are dequantizations of such
+  factors (`is_decode`: decoded in registers each time the product reads
+  them, rather than a buffer of the wider type);
 - elementwise ops (add, sub, mul, div, neg, fma, cast, arbfp conversions
   including scaled_convert_from, outer_product, transpose) and loads whose only use reads each element once at
   the same point of the same block (another elementwise op, extract, insert's
@@ -49,6 +51,8 @@ from mx.dialects.matrix import (
     StoreOp,
     SubOp,
     TransposeOp,
+    element_type_of,
+    widens_exactly,
 )
 
 ELEMENTWISE = (
@@ -101,6 +105,29 @@ def reads_in_place(use: Use) -> bool:
     times, without writing memory before the last read: a product's factors
     (the product is computed into a fresh buffer)."""
     return isinstance(use.operation, MatmulOp | MatmulAddOp) and use.index < 2
+
+
+def is_widening(op: Operation) -> bool:
+    """True for a `cast` that converts every element exactly (a widening)."""
+    return isinstance(op, CastOp) and widens_exactly(
+        element_type_of(op.input.type), element_type_of(op.result.type)
+    )
+
+
+def _is_splat(value: SSAValue) -> bool:
+    op = value.owner
+    return isinstance(op, SplatOp) or (
+        isinstance(op, ConstantOp) and is_splat_constant(op)
+    )
+
+
+def is_decode(op: Operation) -> bool:
+    """True for the steps of a dequantization, cheap to recompute from the
+    narrower data: an `arbfp.convert_from`, an exact widening `cast`, a
+    multiply by a splat (the scale)."""
+    if isinstance(op, arbfp.ConvertFromOp) or is_widening(op):
+        return True
+    return isinstance(op, MulOp) and any(_is_splat(x) for x in op.operands)
 
 
 def _is_elementwise_producer(op: Operation) -> bool:
@@ -192,6 +219,8 @@ class FusionPlan:
             return False
         if isinstance(op, LoadOp) and reads_in_place(use):
             return self._load_is_safe(op)
+        if is_decode(op) and reads_in_place(use):
+            return True
         if not reads_elementwise(use):
             return False
         if isinstance(op, LoadOp):

@@ -5,7 +5,10 @@ column c: "along rows") or of one row ("along columns"). Buffers and
 column-major loads are contiguous along rows, row-major loads along columns, a
 splat in both directions; a transpose swaps the direction. A fused elementwise
 op computes its block from its operands' blocks with the same `arith`/`math`
-op on vectors, so every lane is rounded exactly as the scalar element would be.
+op on vectors, so every lane is rounded exactly as the scalar element would be;
+an `arbfp.convert_from` or an exact widening `cast` decodes its source's block
+in registers (dequantized data reaches a product or a chain without a buffer
+of the wider type).
 
 Every arithmetic element type is vectorized (f16, bf16, f32, f64, i8..i64):
 their vectors are stored densely and `convert-to-llvm` lowers their arithmetic
@@ -26,8 +29,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from mx.dialects import arbfp
 from mx.dialects.matrix import (
     AddOp,
+    CastOp,
     ConstantOp,
     DivOp,
     FmaOp,
@@ -39,6 +44,7 @@ from mx.dialects.matrix import (
     StoreOp,
     SubOp,
     TransposeOp,
+    element_type_of,
     is_arithmetic_element,
 )
 from mx.lowering.matrix_to_affine.buffers import element_bytes
@@ -46,10 +52,12 @@ from mx.lowering.matrix_to_affine.elements import (
     Emitter,
     Index,
     buffer_of,
+    conversion,
     element_operands,
     elementwise_scalar,
+    widen,
 )
-from mx.lowering.matrix_to_affine.fusion import is_splat_constant
+from mx.lowering.matrix_to_affine.fusion import is_splat_constant, is_widening
 
 Segment = tuple[int, int, int]
 """(start, width, count): `count` consecutive blocks of `width` from `start`."""
@@ -146,6 +154,8 @@ def _readable_op(op: Operation, t: MatrixType, along_rows: bool) -> bool:
         return is_splat_constant(op)
     if isinstance(op, LoadOp):
         return along_rows is op.COLUMN_MAJOR
+    if isinstance(op, arbfp.ConvertFromOp) or is_widening(op):
+        return True
     if isinstance(t.element_type, IntegerType):
         return isinstance(op, AddOp | SubOp | MulOp)
     return isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
@@ -172,7 +182,8 @@ def readable(value: SSAValue, fused: set[Operation], along_rows: bool) -> bool:
     while pending:
         value, rows = pending.pop()
         if buffer_of(value) is not None:
-            if not rows:
+            # (an i4/i6 buffer read by a conversion stays scalar)
+            if not rows or not vectorizable(element_type_of(value.type)):
                 return False
             continue
         op = value.owner
@@ -220,6 +231,10 @@ def read_block(
         elif isinstance(op, LoadOp):
             position = e.index(e.position(op, i, j))
             block = e.emit(vector.LoadOp(op.memref, [position], vt))
+        elif isinstance(op, CastOp):
+            block = widen(e, operands[0], t.element_type, op.unsigned is not None)
+        elif isinstance(op, arbfp.ConvertFromOp):
+            block = e.emit(conversion(op, operands[0], vt))
         else:
             assert isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
             block = e.emit(elementwise_scalar(op, operands, t.element_type))

@@ -12,7 +12,7 @@
 // CHECK-NEXT: arith.extui %[[B]] : i4 to i32
 // CHECK-NOT: arbfp
 // CHECK-NOT: affine.for
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.subf %{{.*}}, %{{.*}} : f32
 // CHECK: %[[F:.*]] = arith.bitcast %{{.*}} : i32 to f32
 // CHECK-NEXT: affine.store %[[F]], %[[OUT]][%[[C]], %[[R]]] : memref<3x2xf32>
 func.func @dequantize(%q: !matrix.matrix<2x3xi4>) -> !matrix.matrix<2x3xf32> {

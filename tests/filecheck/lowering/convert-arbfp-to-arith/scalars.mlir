@@ -14,7 +14,7 @@
 // BODY: func.return
 // CHECK-LABEL: func.func @from_f8e4m3fn_bf16
 // CHECK: arith.extui %b : i8 to i32
-// CHECK: arith.mulf
+// CHECK: arith.subf
 // CHECK: arith.shrui
 // CHECK: arith.trunci {{.*}} : i32 to i16
 // CHECK: %{{.*}} = arith.bitcast {{.*}} : i16 to bf16
@@ -37,7 +37,7 @@ func.func @from_f8e5m2_f16(%b: i8) -> f16 {
   func.return %r : f16
 }
 // CHECK-LABEL: func.func @from_f8e5m2fnuz_f16
-// CHECK: arith.mulf
+// CHECK: arith.subf
 // CHECK: arith.truncf {{.*}} : f32 to f16
 func.func @from_f8e5m2fnuz_f16(%b: i8) -> f16 {
   %r = arbfp.convert_from f8e5m2fnuz %b : i8 to f16

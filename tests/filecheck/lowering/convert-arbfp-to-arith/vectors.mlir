@@ -18,7 +18,7 @@
 // CHECK: vector.extract %v[3] : i8 from vector<4xi8>
 // CHECK: %[[X:.*]] = vector.insert %{{.*}} [3] : i32 into vector<4xi32>
 // CHECK: arith.andi %[[X]], %{{.*}} : vector<4xi32>
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: arith.subf %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK: arith.shrsi %{{.*}}, %{{.*}} : vector<4xi32>
 // CHECK: %[[R:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
 // CHECK-NOT: arith.cmpi
@@ -76,7 +76,7 @@ func.func @to_f8e5m2_from_bf16(%x: vector<2xbf16>) -> vector<2xi8> {
 // LLVM-LABEL: llvm.func @from_f8e4m3fn
 // LLVM-NOT: llvm.icmp
 // LLVM-NOT: llvm.select
-// LLVM: llvm.fmul %{{.*}}, %{{.*}} : vector<4xf32>
+// LLVM: llvm.fsub %{{.*}}, %{{.*}} : vector<4xf32>
 // LLVM-NOT: llvm.icmp
 // LLVM-NOT: llvm.select
 // LLVM: llvm.return %{{.*}} : vector<4xf32>

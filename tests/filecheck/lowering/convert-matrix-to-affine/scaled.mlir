@@ -14,7 +14,7 @@
 // CHECK-NEXT:     %[[J:.*]] = arith.divui %[[C]], %[[N]] : index
 // CHECK-NEXT:     %[[SC:.*]] = memref.load %[[S]][%[[J]], %[[R]]] : memref<2x2xi8>
 // (element value x scale value: the last multiply)
-// CHECK:          arith.mulf
+// CHECK:          arith.subf
 // CHECK:          %[[V:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT:     affine.store %[[V]], %[[OUT]][%[[R]] * 8 + %[[C]]] : memref<16xf32>
 // CHECK-NOT:  arbfp
