@@ -241,6 +241,12 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "matrix-fuse-contractions{mode=3}",
             "must be one of fastmath, matrix, off (got '3')",
         ),
+        (
+            "convert-matrix-to-affine{layout=row_major}",
+            "<pipeline>:1:26: error: option 'layout' of pass "
+            "'convert-matrix-to-affine' must be one of column-major, row-major "
+            "(got 'row_major')\n",
+        ),
     ],
 )
 def test_pass_options_are_checked_with_the_pipeline(

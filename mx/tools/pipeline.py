@@ -42,8 +42,15 @@ def _fuse_modes() -> tuple[str, ...]:
     return tuple(MODES)
 
 
+def _layouts() -> tuple[str, ...]:
+    from mx.lowering.matrix_to_affine.abi import LAYOUTS
+
+    return tuple(LAYOUTS)
+
+
 CHOICES: dict[tuple[str, str], Callable[[], tuple[object, ...]]] = {
     ("matrix-fuse-contractions", "mode"): _fuse_modes,
+    ("convert-matrix-to-affine", "layout"): _layouts,
     ("convert-matrix-to-affine", "vector_bits"): lambda: VECTOR_BITS,
 }
 """The allowed values of options that take only some values of their type,
