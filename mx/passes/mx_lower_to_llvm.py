@@ -6,6 +6,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import PassFailedException
 
 PIPELINE: tuple[str, ...] = (
@@ -28,17 +29,35 @@ PIPELINE: tuple[str, ...] = (
 xDSL's), so that a pass can be added here by its name alone."""
 
 
+def steps(remarks: bool = False) -> list[ArgSpec]:
+    """The passes `mx-lower-to-llvm` runs, with their options: `PIPELINE`;
+    with `remarks`, matrix-fold-transposes reports its transpose counts and
+    matrix-lowering-remarks reports the work of each function just before
+    convert-matrix-to-affine lowers it."""
+    specs: list[ArgSpec] = []
+    for name in PIPELINE:
+        if remarks and name == "convert-matrix-to-affine":
+            specs.append(ArgSpec("matrix-lowering-remarks", {}))
+        report = remarks and name == "matrix-fold-transposes"
+        specs.append(ArgSpec(name, {"report": (True,)} if report else {}))
+    return specs
+
+
 @dataclass(frozen=True)
 class MxLowerToLLVMPass(ModulePass):
-    """Runs every pass of `PIPELINE` on the module."""
+    """The whole lowering of mx's dialects to llvm, step by step (`steps`)."""
 
     name = "mx-lower-to-llvm"
 
+    remarks: bool = False
+    """Also print, on stderr, the remarks of its steps: matrix-fold-transposes'
+    transpose counts and matrix-lowering-remarks' work per function."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         registry = Universe.get_multiverse().all_passes
-        for name in PIPELINE:
-            if name not in registry:
+        for spec in steps(self.remarks):
+            if spec.name not in registry:
                 raise PassFailedException(
-                    f"mx-lower-to-llvm: pass '{name}' is not registered"
+                    f"mx-lower-to-llvm: pass '{spec.name}' is not registered"
                 )
-            registry[name]()().apply(ctx, op)
+            registry[spec.name]().from_pass_spec(spec).apply(ctx, op)

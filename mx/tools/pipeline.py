@@ -183,12 +183,13 @@ def spec_positions(pipeline: str, specs: Sequence[ArgSpec]) -> list[int]:
 
 def expand_composites(specs: Sequence[ArgSpec]) -> list[ArgSpec]:
     """`specs` with each composite pass replaced by the passes it runs."""
-    from mx.passes.mx_lower_to_llvm import PIPELINE
+    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass, steps
 
     expanded: list[ArgSpec] = []
     for spec in specs:
-        if spec.name == "mx-lower-to-llvm" and not spec.parameters:
-            expanded.extend(ArgSpec(name, {}) for name in PIPELINE)
+        if spec.name == "mx-lower-to-llvm":
+            composite = MxLowerToLLVMPass.from_pass_spec(spec)
+            expanded.extend(steps(composite.remarks))
         else:
             expanded.append(spec)
     return expanded
