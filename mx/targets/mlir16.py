@@ -2,8 +2,12 @@
 `mlir-translate-16`) parse, so that mx's output at the affine level can be
 lowered by upstream MLIR's passes (docs/tools.md shows the pipeline).
 
-xDSL 0.75 prints two things in a syntax newer than MLIR 16's; this target
+xDSL 0.75 prints some things in a syntax newer than MLIR 16's; this target
 prints the module as `-t mlir` does except:
+
+- properties (`<{condition = ...}>` of ops printed in the generic form, such
+  as `affine.if`) are printed as attributes, which is what they were in MLIR
+  16;
 
 - integer overflow flags (`arith.subi %a, %b overflow<nsw>`, newer than MLIR 16) are left
   out. They only promise that no overflow happens; without them every
@@ -30,6 +34,9 @@ from mx.diagnostics import OpDiagnostic
 
 class MLIR16Printer(Printer):
     """xDSL's printer with MLIR 16's spelling of the ops listed above."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__(stream=stream, print_properties_as_attributes=True)
 
     def print_op(self, op: Operation) -> None:
         if isinstance(op, vector.ExtractOp):

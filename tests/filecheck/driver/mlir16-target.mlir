@@ -39,3 +39,20 @@ func.func @dynamic(%v: vector<4xf32>, %i: index) -> f32 {
   %e = vector.extract %v[%i] : f32 from vector<4xf32>
   func.return %e : f32
 }
+
+// -----
+
+// Properties of ops printed in the generic form become attributes.
+// CHECK-LABEL: func.func @generic_properties
+// CHECK: "affine.if"(%i, %n) ({
+// CHECK: }) {condition = affine_set<(d0)[s0] : ({{.*}} >= 0)>} : (index, index) -> ()
+// DEFAULT-LABEL: func.func @generic_properties
+// DEFAULT: "affine.if"(%i, %n) <{condition = affine_set<
+func.func @generic_properties(%i: index, %n: index, %m: memref<4xf32>, %x: f32) {
+  "affine.if"(%i, %n) <{condition = affine_set<(d0)[s0] : (s0 - d0 - 1 >= 0)>}> ({
+    affine.store %x, %m[0] : memref<4xf32>
+    affine.yield
+  }, {
+  }) : (index, index) -> ()
+  func.return
+}
