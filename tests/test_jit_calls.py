@@ -279,6 +279,43 @@ def test_calls_from_several_threads() -> None:
     assert not failures
 
 
+def test_threads_compiling_the_same_order_at_once() -> None:
+    """Threads whose first calls all need the same new combination of orders
+    (F-ordered A) get one compiled variant between them and correct results,
+    then share the fast entry's table; batches run with the GIL released."""
+    mma = compile_module(MMA.replace("@mma", "@mma_threads")).mma_threads
+    a, b, c = np.asfortranarray(_f32(4, 4)), _f32(4, 4), _f32(4, 4)
+    batch = _f32(64, 4, 4)
+    expected = _mma_reference(a, b, c)
+    start = threading.Barrier(4)
+    failures: list[str] = []
+    compiles: list[object] = []
+    compile_variant = mma._compile_variant  # pyright: ignore[reportPrivateUsage]
+
+    def counted(layouts: Any) -> Any:
+        compiles.append(layouts)
+        return compile_variant(layouts)
+
+    mma._compile_variant = counted  # pyright: ignore[reportPrivateUsage]
+
+    def work(t: int) -> None:
+        start.wait()
+        for i in range(50):
+            if not np.array_equal(mma(a, b, c), expected):
+                failures.append(f"thread {t}, call {i}")
+            got = mma(batch, b, c)
+            if not np.array_equal(got[t], _mma_reference(batch[t], b, c)):
+                failures.append(f"thread {t}, batch {i}")
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    assert compiles == [("F", "C", "C", "C")]
+
+
 def test_row_major_abi_option_of_the_lowering() -> None:
     """`convert-matrix-to-affine{layout=row-major}`: the same results through
     row-major boundary buffers."""
