@@ -14,7 +14,9 @@ usage: python -m bench.pyapi [--quick] [--out DIR]     (also run by bench/run.py
   same kernel (the LLVM IR the JIT compiled) looped in C, built with clang-16 -O3
   -march=native (C loop and kernel linked into one module first, so that it can be
   inlined, as in the JIT's loop), and NumPy's batched `matmul` + `add` with `out=`.
-  The C loop's results must equal the batch call's bit for bit.
+  The C loop's results must equal the batch call's bit for bit. The three
+  are timed interleaved (rep 1 of each, rep 2 of each, ...), so that a drift
+  of the shared machine's speed hits them alike.
 
 Everything is timed in one process whose environment is bench/run.py's NumPy one (one
 BLAS thread, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE cleared); times are thread CPU time,
@@ -36,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.timing import time_per_op
+from bench.timing import time_interleaved, time_per_op
 
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 100_000
@@ -141,7 +143,7 @@ def _layouts(time_ns: Timer, ms: float) -> dict[str, float]:
     return times
 
 
-def _batches(time_ns: Timer, ms: float, folder: Path) -> dict[str, float]:
+def _batches(reps: int, ms: float, folder: Path) -> dict[str, float]:
     from mx.jit import compile_module
 
     module = compile_module(KERNELS)
@@ -170,24 +172,32 @@ def _batches(time_ns: Timer, ms: float, folder: Path) -> dict[str, float]:
         numpy()
         assert np.array_equal(d_mx, d_c), label  # the same kernel: the same bits
         np.testing.assert_allclose(d_mx, d_np, rtol=1e-4, atol=1e-5)
-        times[f"mx {label}"] = (
-            time_ns(lambda: abc(a, b, c, out=d_mx), ms) / n  # noqa: B023
+        per_op = time_interleaved(
+            {
+                "mx": lambda: abc(a, b, c, out=d_mx),  # noqa: B023
+                "C": lambda: lib.loop(*pointers, n, step),  # noqa: B023
+                "NumPy": numpy,
+            },
+            n,
+            reps,
+            ms,
         )
-        times[f"C {label}"] = time_ns(lambda: lib.loop(*pointers, n, step), ms) / n  # noqa: B023
-        times[f"NumPy {label}"] = time_ns(numpy, ms) / n
+        for impl, runs in per_op.items():
+            times[f"{impl} {label}"] = statistics.median(runs)
     return times
 
 
 def _measure_here(quick: bool) -> dict[str, float]:
     from threadpoolctl import threadpool_limits  # pyright: ignore[reportMissingImports]
 
-    time_ns = _timer(3 if quick else 7)
+    reps = 3 if quick else 7
+    time_ns = _timer(reps)
     call_ms, batch_ms = (2.0, 5.0) if quick else (20.0, 50.0)
     with threadpool_limits(1), tempfile.TemporaryDirectory() as tmp:
         return {
             **_calls(time_ns, call_ms),
             **_layouts(time_ns, call_ms),
-            **_batches(time_ns, batch_ms, Path(tmp)),
+            **_batches(reps, batch_ms, Path(tmp)),
         }
 
 

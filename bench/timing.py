@@ -4,10 +4,8 @@ import time
 from collections.abc import Callable
 
 
-def time_per_op(
-    fn: Callable[[], object], ops: int, reps: int, min_ms: float
-) -> list[float]:
-    """Per-op thread CPU time (ns) of `reps` reps, each repeating `fn` for at least `min_ms`."""
+def _iterations(fn: Callable[[], object], min_ms: float) -> int:
+    """How many calls of `fn` take at least `min_ms` of thread CPU time."""
     iters = 1
     while True:
         t0 = time.thread_time_ns()
@@ -15,12 +13,28 @@ def time_per_op(
             fn()
         t = time.thread_time_ns() - t0
         if t >= min_ms * 1e6:
-            break
+            return iters
         iters = int(iters * min(2 * min_ms * 1e6 / max(t, 1), 1000)) + 1
-    out: list[float] = []
+
+
+def time_per_op(
+    fn: Callable[[], object], ops: int, reps: int, min_ms: float
+) -> list[float]:
+    """Per-op thread CPU time (ns) of `reps` reps, each repeating `fn` for at least `min_ms`."""
+    return time_interleaved({"": fn}, ops, reps, min_ms)[""]
+
+
+def time_interleaved(
+    fns: dict[str, Callable[[], object]], ops: int, reps: int, min_ms: float
+) -> dict[str, list[float]]:
+    """`time_per_op` of several callables, their reps interleaved (a, b, c, a,
+    b, c, ...) so that a drift of the shared machine's speed hits them alike."""
+    iters = {name: _iterations(fn, min_ms) for name, fn in fns.items()}
+    out: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(reps):
-        t0 = time.thread_time_ns()
-        for _ in range(iters):
-            fn()
-        out.append((time.thread_time_ns() - t0) / (iters * ops))
+        for name, fn in fns.items():
+            t0 = time.thread_time_ns()
+            for _ in range(iters[name]):
+                fn()
+            out[name].append((time.thread_time_ns() - t0) / (iters[name] * ops))
     return out
