@@ -123,9 +123,17 @@ def emit_convert_from(
     if not fmt.has_zero:  # exponent field 0 is 2^-127: the f32 subnormal 0x00400000
         placed = e.or_(placed, e.and_(e.is_zero(magnitude), 0x00400000))
     if fmt.has_zero and fmt.bias != 127:
-        scale = e.bitcast(e.const((254 - fmt.bias) << 23, 32), f32)  # 2^(127 - bias)
-        value = e.add(arith.MulfOp(e.bitcast(placed, f32), scale))
-        result = e.bitcast(value, IntegerType(32))
+        # Rebias without multiplying a subnormal f32 (x86 cores take a slow
+        # microcode assist for one): normal numbers get (127 - bias) added to
+        # the exponent field; subnormals (exponent field 0, 0.M x 2^(1 - bias))
+        # are computed as (1.M - 1) x 2^(1 - bias) on normal floats. Exact.
+        normal = e.addi(placed, (127 - fmt.bias) << 23)
+        one = e.bitcast(e.const(0x3F800000, 32), f32)
+        one_m = e.bitcast(e.or_(placed, 0x3F800000), f32)
+        fraction = e.add(arith.SubfOp(one_m, one))
+        scale = e.bitcast(e.const((128 - fmt.bias) << 23, 32), f32)  # 2^(1 - bias)
+        tiny = e.bitcast(e.add(arith.MulfOp(fraction, scale)), IntegerType(32))
+        result = e.select(e.less(magnitude, 1 << p), tiny, normal)
     else:
         result = placed
     if fmt.signed:

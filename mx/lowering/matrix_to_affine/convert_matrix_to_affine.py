@@ -114,7 +114,12 @@ from mx.lowering.matrix_to_affine.elements import (
     narrow,
     widen,
 )
-from mx.lowering.matrix_to_affine.fusion import BLOCK_SCALED, ELEMENTWISE, FusionPlan
+from mx.lowering.matrix_to_affine.fusion import (
+    BLOCK_SCALED,
+    ELEMENTWISE,
+    FusionPlan,
+    decodes_packed,
+)
 from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.products import (
     Product,
@@ -226,6 +231,13 @@ class LoweringState:
         if readable(value, self.plan.fused, True):
             return value
         return as_matrix_before(self.as_buffer(value, at), value, at)
+
+    def decoded_in_place(self, value: SSAValue) -> bool:
+        """True if `value` reads packed memory and cannot be read in vector
+        blocks along rows: it is then read element by element (decoded in
+        registers), never copied into a buffer of its wider type."""
+        fused = self.plan.fused
+        return decodes_packed(value, fused) and not readable(value, fused, True)
 
     def lanes(self, t: MatrixType) -> int:
         """Elements per machine vector; 0 if `t` stays scalar."""
@@ -390,7 +402,10 @@ class LowerMatmul(MatrixPattern):
         def factor(e: Emitter, x: SSAValue) -> SSAValue:
             return widen(e, x, compute, unsigned)
 
-        if lanes := self.state.lanes(t.with_element_type(compute)):
+        lanes = self.state.lanes(t.with_element_type(compute))
+        if lanes and self.state.decoded_in_place(op.lhs):
+            lanes = 0
+        if lanes:
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
             # The packed kernel reads factors of the result type only, and
@@ -473,7 +488,11 @@ class LowerMatvec(MatrixPattern):
         vector_type = op.result.type
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
-        if lanes := self.state.lanes(MatrixType(m.rows, 1, compute)):
+        lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
+        if lanes and not (
+            self.state.decoded_in_place(op.matrix)
+            and not readable(op.matrix, self.state.plan.fused, False)
+        ):
             if self.state.blocking.applies(m.rows, 1, m.cols, result):
                 rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
                 return

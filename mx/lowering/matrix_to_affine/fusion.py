@@ -5,8 +5,9 @@ A fused op emits no code of its own: each consumer computes the op's element
 - views: `splat`, a splat-valued `constant`, and a `transpose` of a value that
   has a buffer (or is itself a view) — read with swapped indices, any number of
   times;
-- loads read by a matmul/matmul_add as a factor (read where the product needs
-  them: it writes only its own buffer);
+- loads and scaled_convert_from read by a matmul/matmul_add as a factor (read
+  where the product needs them: it writes only its own buffer), so a
+  product of block-scaled, packed weights decodes them in registers;
 - elementwise ops (add, sub, mul, div, neg, fma, cast, arbfp conversions
   including scaled_convert_from, outer_product, transpose) and loads whose only use reads each element once at
   the same point of the same block (another elementwise op, extract, insert's
@@ -103,6 +104,19 @@ def reads_in_place(use: Use) -> bool:
     return isinstance(use.operation, MatmulOp | MatmulAddOp) and use.index < 2
 
 
+def decodes_packed(value: SSAValue, fused: set[Operation]) -> bool:
+    """True if computing the elements of `value` reads packed memory (a
+    fused chain containing a packed load)."""
+    pending = [value]
+    while pending:
+        op = pending.pop().owner
+        if isinstance(op, Operation) and op in fused:
+            if isinstance(op, LoadOp) and op.is_packed:
+                return True
+            pending += [x for x in op.operands if isinstance(x.type, MatrixType)]
+    return False
+
+
 def _is_elementwise_producer(op: Operation) -> bool:
     return (
         isinstance(op, (*ELEMENTWISE, *BLOCK_SCALED, OuterProductOp, LoadOp))
@@ -192,6 +206,8 @@ class FusionPlan:
             return False
         if isinstance(op, LoadOp) and reads_in_place(use):
             return self._load_is_safe(op)
+        if isinstance(op, BLOCK_SCALED) and reads_in_place(use):
+            return True  # decoded where the product reads it
         if not reads_elementwise(use):
             return False
         if isinstance(op, LoadOp):
