@@ -583,6 +583,11 @@ def main() -> int:
         help="skip the large products (bench/large.py: blocked matmul, matvec)",
     )
     ap.add_argument(
+        "--no-mx-formats",
+        action="store_true",
+        help="skip the MXFP4 matvec (bench/mx_formats.py)",
+    )
+    ap.add_argument(
         "--no-compile-time",
         action="store_true",
         help="skip the mx-opt compile-time measurement",
@@ -621,6 +626,10 @@ def main() -> int:
         from bench import large as large_products
 
         large = large_products.measure(out, quick)
+    if with_mx and not args.no_mx_formats:
+        from bench import mx_formats
+
+        large += "\n\n" + mx_formats.measure(out, quick)
     write_tsv(results, out)
     ratios = report(ks, results, b if with_mx else None, mx_note, notes, out)
     plot(ratios, out)
