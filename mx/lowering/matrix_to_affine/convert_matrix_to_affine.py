@@ -489,10 +489,12 @@ class LowerMatvec(MatrixPattern):
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
-        if lanes and not (
-            self.state.decoded_in_place(op.matrix)
-            and not readable(op.matrix, self.state.plan.fused, False)
+        if self.state.decoded_in_place(op.matrix) and not readable(
+            op.matrix, self.state.plan.fused, False
         ):
+            rewriter.replace(op, [], [self._by_elements(op, m, compute)])
+            return
+        if lanes:
             if self.state.blocking.applies(m.rows, 1, m.cols, result):
                 rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
                 return
@@ -521,6 +523,38 @@ class LowerMatvec(MatrixPattern):
 
         (result_vector,) = e.loop(0, m.rows, [init], row)
         rewriter.replace(op, [], [result_vector])
+
+    def _by_elements(self, op: MatvecOp, m: MatrixType, compute: Attribute) -> SSAValue:
+        """One dot product per row, reading the matrix element by element
+        (decoded in registers), %x and %y in one-column buffers."""
+        e = self.state.emitter(op)
+        result = op.result_element
+        unsigned = op.unsigned is not None
+        x = self.state.buffer(
+            MatrixType(m.cols, 1, element_type_of(op.vector.type)), op
+        )
+        y = self.state.buffer(MatrixType(m.rows, 1, result), op)
+        zero = e.index(0)
+        e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+        if op.bias is not None:
+            e.builder.insert(vector.StoreOp(op.bias, y, [zero, zero]))
+
+        def row(f: Emitter, r: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+            total = dot(
+                f,
+                lambda g, k: widen(g, g.element(op.matrix, r, k), compute, unsigned),
+                lambda g, k: widen(g, g.load_buffer(x, k, 0), compute, unsigned),
+                m.cols,
+                op.fastmath,
+                None
+                if op.bias is None
+                else lambda g: widen(g, g.load_buffer(y, r, 0), compute, unsigned),
+            )
+            f.store_buffer(narrow(f, total, result), y, r, 0)
+            return []
+
+        e.loop(0, m.rows, [], row)
+        return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
 
     def _cache_blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
         fused = self.state.plan.fused
