@@ -590,6 +590,11 @@ def main() -> int:
         help="skip the Python API's rows (bench/pyapi.py: call overhead, zero-copy, batches)",
     )
     ap.add_argument(
+        "--no-mx-formats",
+        action="store_true",
+        help="skip the MXFP4 matvec (bench/mx_formats.py)",
+    )
+    ap.add_argument(
         "--no-compile-time",
         action="store_true",
         help="skip the mx-opt compile-time measurement",
@@ -628,6 +633,10 @@ def main() -> int:
         from bench import large as large_products
 
         large = large_products.measure(out, quick)
+    if with_mx and not args.no_mx_formats:
+        from bench import mx_formats
+
+        large += "\n\n" + mx_formats.measure(out, quick)
     pyapi = ""
     if with_mx and not args.no_pyapi:
         from bench import pyapi as python_api

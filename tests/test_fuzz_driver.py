@@ -72,6 +72,36 @@ def test_fuzz_regression(path: Path, request: pytest.FixtureRequest) -> None:
     assert r.status in allowed and not r.is_bug, _describe(args, data, r.stderr)
 
 
+PACKED_SEED = """
+func.func @f(%mem: memref<40xi4>, %out: memref<?xi4>, %sc: !matrix.matrix<16x1xi8>, %x: vector<32xf32>) -> vector<16xf32> {
+  %q = matrix.column_major_load %mem[2] stride 16 : memref<40xi4> -> !matrix.matrix<16x2xi4>
+  matrix.row_major_store %q, %out[1] stride 3 : !matrix.matrix<16x2xi4>, memref<?xi4>
+  %w = matrix.column_major_load %out[0] : memref<?xi4> -> !matrix.matrix<16x32xi4>
+  %f = arbfp.scaled_convert_from f4e2m1fn %w, %sc block 32 : !matrix.matrix<16x32xi4>, !matrix.matrix<16x1xi8> to !matrix.matrix<16x32xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<16x32xf32>, vector<32xf32> -> vector<16xf32>
+  func.return %y : vector<16xf32>
+}
+"""
+
+
+def test_packed_mutations() -> None:
+    """`packed` toggled on the loads/stores of an MX program (valid packed
+    programs and packed verifier errors), through the whole lowering."""
+    from mx.testing.fuzz import MUTATIONS
+
+    toggle = next(m for m in MUTATIONS if m.__name__ == "_toggle_packed")
+    rng = random.Random(10)
+    outcomes: set[int | str] = set()
+    for _ in range(12):
+        data = toggle(PACKED_SEED, rng)
+        if rng.random() < 0.5:
+            data = toggle(data.decode(), rng)
+        r = run_in_process(data, ["-p", "mx-lower-to-llvm"])
+        assert not r.is_bug, _describe(["-p", "mx-lower-to-llvm"], data, r.stderr)
+        outcomes.add(r.status)
+    assert outcomes == {0, 1}  # both valid and rejected programs were produced
+
+
 def test_detector_sees_internal_errors() -> None:
     """The oracle itself: exit status 2, a traceback or a timeout are bugs."""
     from mx.testing.fuzz import Result

@@ -162,6 +162,12 @@ FIXED = [
     ((5, 3), 6, False, True, (2, 5, 1, 6)),
     ((4, 4), 6, False, False, (3, 4, 0, 7)),
     ((1, 9), 6, True, True, (5, 1, 6, 3)),
+    # i4 with even literal offsets and strides moves whole bytes in vectors:
+    # blocks of 64, 8 and 1 elements (33 rows), a transposing copy in tiles.
+    ((33, 3), 4, True, True, (0, 34, 2, 36)),
+    ((6, 10), 4, True, True, (2, 6, 4, 8)),
+    ((8, 8), 4, False, True, (0, 8, 2, 10)),
+    ((16, 4), 4, True, False, (4, 16, 0, 4)),
 ]
 
 

@@ -72,7 +72,9 @@ class BitwiseEmitter:
         return self.add(arith.BitcastOp(value, self.type(element)))
 
     def ext_unsigned(self, value: SSAValue, width: int) -> SSAValue:
-        """Zero extension to `width` bits."""
+        """Zero extension to `width` bits (`value` itself if it has them)."""
+        if integer_width(value) == width:
+            return value
         return self._cast(arith.ExtUIOp, value, width)
 
     def trunc(self, value: SSAValue, width: int) -> SSAValue:

@@ -306,6 +306,27 @@ def _deep_valid(text: str, rng: random.Random) -> bytes:
     ).encode()
 
 
+_ACCESS = re.compile(
+    r"(matrix\.(?:column|row)_major_(?:load|store)\b[^\n:]*?)( packed)?( :)"
+)
+
+
+def _toggle_packed(text: str, rng: random.Random) -> bytes:
+    """`packed` added to or removed from a matrix load or store, and often
+    every i4/i6/f32 memref made a memref of bytes: valid packed accesses and
+    each packed verifier rule (element types, byte bounds)."""
+    accesses = list(_ACCESS.finditer(text))
+    if not accesses:
+        return _wrong_type(text, rng)
+    keyword = "" if rng.choice(accesses).group(2) else " packed"
+    chosen = accesses if rng.random() < 0.5 else [rng.choice(accesses)]
+    for m in reversed(chosen):
+        text = text[: m.start()] + m.group(1) + keyword + m.group(3) + text[m.end() :]
+    if rng.random() < 0.6:
+        text = re.sub(r"(memref<(?:\?|\d+)x)(?:i4|i6|f32)>", r"\1i8>", text)
+    return text.encode()
+
+
 def _stack(text: str, rng: random.Random) -> bytes:
     for _ in range(rng.randint(2, 4)):
         text = rng.choice(MUTATIONS[:-4])(text, rng).decode(errors="replace")
@@ -321,6 +342,7 @@ MUTATIONS: list[Callable[[str, random.Random], bytes]] = [
     _wrong_number,
     _wrong_number,
     _special_float,
+    _toggle_packed,
     _break_dominance,
     _duplicate_label,
     _stack,

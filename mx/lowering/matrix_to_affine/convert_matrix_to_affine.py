@@ -120,6 +120,7 @@ from mx.lowering.matrix_to_affine.fusion import (
     ELEMENTWISE,
     FusionPlan,
     is_decode,
+    decodes_packed,
 )
 from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.products import (
@@ -266,6 +267,12 @@ class LoweringState:
         if not loads or size >= element_bytes(_matrix(value).element_type):
             return None
         return loads
+    def decoded_in_place(self, value: SSAValue) -> bool:
+        """True if `value` reads packed memory and cannot be read in vector
+        blocks along rows: it is then read element by element (decoded in
+        registers), never copied into a buffer of its wider type."""
+        fused = self.plan.fused
+        return decodes_packed(value, fused) and not readable(value, fused, True)
 
     def lanes(self, t: MatrixType) -> int:
         """Elements per machine vector; 0 if `t` stays scalar."""
@@ -430,7 +437,10 @@ class LowerMatmul(MatrixPattern):
         def factor(e: Emitter, x: SSAValue) -> SSAValue:
             return widen(e, x, compute, unsigned)
 
-        if lanes := self.state.lanes(t.with_element_type(compute)):
+        lanes = self.state.lanes(t.with_element_type(compute))
+        if lanes and self.state.decoded_in_place(op.lhs):
+            lanes = 0
+        if lanes:
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
             # The packed kernel reads factors of the result type only, and
@@ -513,7 +523,13 @@ class LowerMatvec(MatrixPattern):
         vector_type = op.result.type
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
-        if lanes := self.state.lanes(MatrixType(m.rows, 1, compute)):
+        lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
+        if self.state.decoded_in_place(op.matrix) and not readable(
+            op.matrix, self.state.plan.fused, False
+        ):
+            rewriter.replace(op, [], [self._by_elements(op, m, compute)])
+            return
+        if lanes:
             if self.state.blocking.applies(m.rows, 1, m.cols, result) or self._by_tiles(
                 op.matrix, lanes
             ):
@@ -556,6 +572,37 @@ class LowerMatvec(MatrixPattern):
             and not readable(matrix, fused, True)
             and readable(matrix, fused, False)
         )
+    def _by_elements(self, op: MatvecOp, m: MatrixType, compute: Attribute) -> SSAValue:
+        """One dot product per row, reading the matrix element by element
+        (decoded in registers), %x and %y in one-column buffers."""
+        e = self.state.emitter(op)
+        result = op.result_element
+        unsigned = op.unsigned is not None
+        x = self.state.buffer(
+            MatrixType(m.cols, 1, element_type_of(op.vector.type)), op
+        )
+        y = self.state.buffer(MatrixType(m.rows, 1, result), op)
+        zero = e.index(0)
+        e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+        if op.bias is not None:
+            e.builder.insert(vector.StoreOp(op.bias, y, [zero, zero]))
+
+        def row(f: Emitter, r: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+            total = dot(
+                f,
+                lambda g, k: widen(g, g.element(op.matrix, r, k), compute, unsigned),
+                lambda g, k: widen(g, g.load_buffer(x, k, 0), compute, unsigned),
+                m.cols,
+                op.fastmath,
+                None
+                if op.bias is None
+                else lambda g: widen(g, g.load_buffer(y, r, 0), compute, unsigned),
+            )
+            f.store_buffer(narrow(f, total, result), y, r, 0)
+            return []
+
+        e.loop(0, m.rows, [], row)
+        return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
 
     def _cache_blocked(self, op: MatvecOp, m: MatrixType, lanes: int) -> SSAValue:
         fused = self.state.plan.fused

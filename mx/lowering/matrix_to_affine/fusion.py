@@ -5,10 +5,11 @@ A fused op emits no code of its own: each consumer computes the op's element
 - views: `splat`, a splat-valued `constant`, and a `transpose` of a value that
   has a buffer (or is itself a view) — read with swapped indices, any number of
   times;
-- loads read by a matmul/matmul_add as a factor (read where the product needs
-  them: it writes only its own buffer), and so are dequantizations of such
-  factors (`is_decode`: decoded in registers each time the product reads
-  them, rather than a buffer of the wider type);
+- loads and scaled_convert_from read by a matmul/matmul_add as a factor (read
+  where the product needs them: it writes only its own buffer), so a product
+  of block-scaled, packed weights decodes them in registers; and so are
+  dequantizations of such factors (`is_decode`: decoded in registers each
+  time the product reads them, rather than a buffer of the wider type);
 - elementwise ops (add, sub, mul, div, neg, fma, cast, arbfp conversions
   including scaled_convert_from, outer_product, transpose) and loads whose only use reads each element once at
   the same point of the same block (another elementwise op, extract, insert's
@@ -128,6 +129,17 @@ def is_decode(op: Operation) -> bool:
     if isinstance(op, arbfp.ConvertFromOp) or is_widening(op):
         return True
     return isinstance(op, MulOp) and any(_is_splat(x) for x in op.operands)
+def decodes_packed(value: SSAValue, fused: set[Operation]) -> bool:
+    """True if computing the elements of `value` reads packed memory (a
+    fused chain containing a packed load)."""
+    pending = [value]
+    while pending:
+        op = pending.pop().owner
+        if isinstance(op, Operation) and op in fused:
+            if isinstance(op, LoadOp) and op.is_packed:
+                return True
+            pending += [x for x in op.operands if isinstance(x.type, MatrixType)]
+    return False
 
 
 def _is_elementwise_producer(op: Operation) -> bool:
@@ -219,8 +231,8 @@ class FusionPlan:
             return False
         if isinstance(op, LoadOp) and reads_in_place(use):
             return self._load_is_safe(op)
-        if is_decode(op) and reads_in_place(use):
-            return True
+        if (is_decode(op) or isinstance(op, BLOCK_SCALED)) and reads_in_place(use):
+            return True  # decoded where the product reads it
         if not reads_elementwise(use):
             return False
         if isinstance(op, LoadOp):

@@ -14,11 +14,20 @@ does. The code is branch-free scalar `arith` on i32 words:
   the first; every other bit keeps its value.
 """
 
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32
+from xdsl.dialects import arith, llvm, memref, vector
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    VectorType,
+    i32,
+    i64,
+)
 from xdsl.ir import SSAValue
 
 from mx.dialects.matrix import LoadOp, MatrixType, StoreOp, packed_element_bits
+from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.matrix_to_affine.elements import Emitter, Index
 
 I8 = IntegerType(8)
@@ -97,3 +106,111 @@ def store_packed(e: Emitter, value: SSAValue, op: StoreOp, r: Index, c: Index):
     low = e.emit(arith.ShLIOp(bits, shift))
     old = _read_byte(e, op.memref, first)
     _write_byte(e, _replace_bits(e, old, mask, low), op.memref, first)
+
+
+# -- vector blocks (i4) ------------------------------------------------------
+#
+# A block of w consecutive elements along the access's contiguous dimension
+# starts at an even position when the offset and stride are even literals
+# (block starts are even, see `vectors.segments`), so it is bytes
+# [n/2, n/2 + w/2): the low nibbles are the even elements, the high nibbles
+# the odd ones. A block of one element is the low nibble of its byte.
+
+
+def vector_block_access(op: LoadOp | StoreOp) -> bool:
+    """True if `op` reads/writes i4 blocks as whole bytes: packed, i4, with an
+    even literal offset and stride."""
+    offset, stride = op.offset(), op.stride()
+    return (
+        op.is_packed
+        and _width(op) == 4
+        and isinstance(offset, int)
+        and isinstance(stride, int)
+        and offset % 2 == 0
+        and stride % 2 == 0
+    )
+
+
+def _interleave(width: int) -> DenseArrayBase[I64]:
+    """Shuffle mask taking lanes (lo 0, hi 0, lo 1, hi 1, ...) from (lo ++ hi)."""
+    half = width // 2
+    return DenseArrayBase.from_list(
+        i64, [x for k in range(half) for x in (k, half + k)]
+    )
+
+
+def _every_other(width: int, first: int) -> DenseArrayBase[I64]:
+    """Shuffle mask of lanes first, first + 2, ... below `width`."""
+    return DenseArrayBase.from_list(i64, list(range(first, width, 2)))
+
+
+def _byte_position(e: Emitter, op: LoadOp | StoreOp, r: Index, c: Index) -> SSAValue:
+    return e.emit(arith.ShRUIOp(e.index(e.position(op, r, c)), e.index(1)))
+
+
+def _insert(e: Emitter, b: BitwiseEmitter, value: SSAValue) -> SSAValue:
+    """Insert the ops `b` collected so far; `value`."""
+    for op in b.ops:
+        e.builder.insert(op)
+    b.ops.clear()
+    return value
+
+
+def read_packed_nibbles(
+    e: Emitter, op: LoadOp, r: Index, c: Index, width: int, lane: IntegerType
+) -> SSAValue:
+    """The block of a packed load at (r, c) (`vector_block_access` holds) as a
+    `vector<width x lane>` of the elements' bits, zero-extended."""
+    at = _byte_position(e, op, r, c)
+    count = max(1, width // 2)
+    data = e.emit(vector.LoadOp(op.memref, [at], VectorType(I8, [count])))
+    if lane != I8:
+        data = e.emit(llvm.ZExtOp(data, VectorType(lane, [count])))
+    b = BitwiseEmitter(data.type)
+    nibbles = _insert(e, b, b.and_(data, 15))
+    if width > 1:
+        high = _insert(e, b, b.shr(data, 4))
+        lanes = VectorType(lane, [width])
+        nibbles = e.emit(
+            vector.ShuffleOp(nibbles, high, _interleave(width), result_type=lanes)
+        )
+    return nibbles
+
+
+def read_packed_block(
+    e: Emitter, op: LoadOp, r: Index, c: Index, width: int
+) -> SSAValue:
+    """The `vector<width x i4>` block of a packed load at (r, c)
+    (`vector_block_access` holds)."""
+    nibbles = read_packed_nibbles(e, op, r, c, width, I8)
+    b = BitwiseEmitter(nibbles.type)
+    return _insert(e, b, b.trunc(nibbles, 4))
+
+
+def write_packed_block(
+    e: Emitter, block: SSAValue, op: StoreOp, r: Index, c: Index
+) -> None:
+    """Store the `vector<w x i4>` `block` of a packed store at (r, c)
+    (`vector_block_access` holds): whole bytes, except a one-element block,
+    whose byte keeps its high nibble."""
+    t = block.type
+    assert isinstance(t, VectorType)
+    (width,) = t.get_shape()
+    at = _byte_position(e, op, r, c)
+    b = BitwiseEmitter(t)
+    wide = _insert(e, b, b.ext_unsigned(block, 8))
+    if width == 1:
+        old = e.emit(vector.LoadOp(op.memref, [at], VectorType(I8, [1])))
+        b = BitwiseEmitter(old.type)
+        data = b.or_(b.and_(old, 0xF0), wide)
+    else:
+        half = VectorType(I8, [width // 2])
+        even, odd = (
+            e.emit(
+                vector.ShuffleOp(wide, wide, _every_other(width, k), result_type=half)
+            )
+            for k in (0, 1)
+        )
+        b = BitwiseEmitter(half)
+        data = b.or_(even, b.shl(odd, 4))
+    e.builder.insert(vector.StoreOp(_insert(e, b, data), op.memref, [at]))

@@ -20,16 +20,18 @@ scalar element. The `i4`/`i6` containers keep the scalar loop nests.
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith, vector
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerType,
     VectorType,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from mx.dialects import arbfp
+from mx.dialects.arbfp import ScaledConvertFromOp
 from mx.dialects.matrix import (
     AddOp,
     CastOp,
@@ -47,6 +49,8 @@ from mx.dialects.matrix import (
     element_type_of,
     is_arithmetic_element,
 )
+from mx.lowering.convert_arbfp_to_arith import emit_scaled_convert_from
+from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
@@ -58,6 +62,12 @@ from mx.lowering.matrix_to_affine.elements import (
     widen,
 )
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant, is_widening
+from mx.lowering.matrix_to_affine.packed import (
+    read_packed_block,
+    read_packed_nibbles,
+    vector_block_access,
+    write_packed_block,
+)
 
 Segment = tuple[int, int, int]
 """(start, width, count): `count` consecutive blocks of `width` from `start`."""
@@ -153,9 +163,14 @@ def _readable_op(op: Operation, t: MatrixType, along_rows: bool) -> bool:
     if isinstance(op, ConstantOp):
         return is_splat_constant(op)
     if isinstance(op, LoadOp):
-        return along_rows is op.COLUMN_MAJOR
+        return along_rows is op.COLUMN_MAJOR and (
+            not op.is_packed or vector_block_access(op)
+        )
     if isinstance(op, arbfp.ConvertFromOp) or is_widening(op):
         return True
+    if isinstance(op, ScaledConvertFromOp):
+        # Along columns a block could straddle two scale blocks.
+        return along_rows
     if isinstance(t.element_type, IntegerType):
         return isinstance(op, AddOp | SubOp | MulOp)
     return isinstance(op, AddOp | SubOp | MulOp | DivOp | NegOp | FmaOp)
@@ -169,9 +184,12 @@ def _block_operands(
     op: Operation, r: Index, c: Index, along_rows: bool
 ) -> list[BlockKey]:
     """The blocks of its matrix operands the block of the fused `op`
-    starting at (r, c) is computed from."""
+    starting at (r, c) is computed from (for scaled_convert_from, which
+    reads its operands itself in `_scaled_block`, only which values)."""
     if isinstance(op, TransposeOp):
         return [(op.input, c, r, not along_rows)]
+    if isinstance(op, ScaledConvertFromOp):
+        return [(op.input, r, c, along_rows), (op.scales, r, c, along_rows)]
     return [(x, i, j, along_rows) for x, i, j in element_operands(op, r, c)]
 
 
@@ -191,7 +209,10 @@ def readable(value: SSAValue, fused: set[Operation], along_rows: bool) -> bool:
             return False
         t = op.results[0].type
         assert isinstance(t, MatrixType)
-        if not vectorizable(t.element_type) or not _readable_op(op, t, rows):
+        in_vectors = vectorizable(t.element_type) or (
+            isinstance(op, LoadOp) and vector_block_access(op)
+        )
+        if not in_vectors or not _readable_op(op, t, rows):
             return False
         pending += [(x, d) for x, _, _, d in _block_operands(op, 0, 0, rows)]
     return True
@@ -214,6 +235,9 @@ def read_block(
             continue
         op = v.owner
         assert isinstance(op, Operation)
+        if isinstance(op, ScaledConvertFromOp):
+            computed.append(_scaled_block(e, op, i, j, width))
+            continue
         needs = _block_operands(op, i, j, rows)
         if not ready:
             stack.append(((v, i, j, rows), True))
@@ -228,6 +252,8 @@ def read_block(
             block = operands[0]
         elif isinstance(op, arith.SelectOp):
             block = e.emit(arith.SelectOp(op.cond, *operands))
+        elif isinstance(op, LoadOp) and op.is_packed:
+            block = read_packed_block(e, op, i, j, width)
         elif isinstance(op, LoadOp):
             position = e.index(e.position(op, i, j))
             block = e.emit(vector.LoadOp(op.memref, [position], vt))
@@ -243,12 +269,45 @@ def read_block(
     return result
 
 
+def _scaled_block(
+    e: Emitter, op: ScaledConvertFromOp, r: Index, c: Index, width: int
+) -> SSAValue:
+    """The block along rows of a fused scaled_convert_from at (r, c): its
+    elements and the scales of column c // N, zero-extended to 32-bit lanes
+    (whole-vector extensions; packed i4 nibbles are widened as bytes,
+    before they are split), decoded by convert-arbfp-to-arith's arithmetic."""
+    lanes = VectorType(i32, [width])
+    load = op.input.owner
+    if isinstance(load, LoadOp) and load in e.fused and load.is_packed:
+        bits = read_packed_nibbles(e, load, r, c, width, i32)
+    else:
+        bits = read_block(e, op.input, r, c, width, True)
+        bits = e.emit(llvm.ZExtOp(bits, lanes))
+    column = block_index(e, c, op.block_size)
+    scales = read_block(e, op.scales, r, column, width, True)
+    scales = e.emit(llvm.ZExtOp(scales, lanes))
+    t = op.result.type
+    assert isinstance(t, MatrixType)
+    ops, block = emit_scaled_convert_from(
+        op.float_format,
+        op.scale_float_format,
+        bits,
+        scales,
+        _vector_of(t.element_type, width),
+    )
+    for scaled in ops:
+        e.builder.insert(scaled)
+    return block
+
+
 def write_block(
     e: Emitter, block: SSAValue, target: SSAValue | StoreOp, r: Index, c: Index
 ) -> None:
     """Store `block` at element (r, c) of a buffer (along rows) or of the
     memory a matrix store writes (along its contiguous dimension)."""
-    if isinstance(target, StoreOp):
+    if isinstance(target, StoreOp) and target.is_packed:
+        write_packed_block(e, block, target, r, c)
+    elif isinstance(target, StoreOp):
         position = e.index(e.position(target, r, c))
         e.builder.insert(vector.StoreOp(block, target.memref, [position]))
     else:
@@ -264,7 +323,7 @@ def copy_blocks(
     t = value.type
     assert isinstance(t, MatrixType)
     along_rows = not isinstance(target, StoreOp) or target.COLUMN_MAJOR
-    if vector_bits == 0 or not vectorizable(t.element_type):
+    if vector_bits == 0 or not _copied_in_vectors(value, target):
         return False
     if not readable(value, e.fused, along_rows):
         tile = _tile(t, lanes(t.element_type, vector_bits))
@@ -279,6 +338,19 @@ def copy_blocks(
 
     for_each_block(e, t, along_rows, lanes(t.element_type, vector_bits), body)
     return True
+
+
+def _copied_in_vectors(value: SSAValue, target: SSAValue | StoreOp) -> bool:
+    """True for arithmetic elements, and for i4 read from or written to
+    packed memory in whole bytes (other containers stay scalar)."""
+    t = value.type
+    assert isinstance(t, MatrixType)
+    if vectorizable(t.element_type):
+        return True
+    if isinstance(target, StoreOp) and target.is_packed:
+        return vector_block_access(target)
+    load = value.owner
+    return isinstance(load, LoadOp) and load.is_packed and vector_block_access(load)
 
 
 def _tile(t: MatrixType, lanes: int) -> int:

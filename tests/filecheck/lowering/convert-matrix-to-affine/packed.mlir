@@ -88,3 +88,44 @@ func.func @load_i6(%src: memref<?xi8>, %off: index) -> !matrix.matrix<3x3xi6> {
   %m = matrix.column_major_load %src[%off] packed : memref<?xi8> -> !matrix.matrix<3x3xi6>
   func.return %m : !matrix.matrix<3x3xi6>
 }
+
+// The MX matvec: packed FP4 weights (column-major, even offset and stride)
+// feed scaled_convert_from, which feeds the product. One loop nest reads
+// the packed bytes as vectors, splits the nibbles, decodes and scales them
+// in registers: no buffer of decoded f32 weights (only the i8 scales, read
+// N times each, and the product's one-column x and y).
+// CHECK-LABEL: func.func @mx_matvec
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
+// CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
+// CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<16xi32>
+// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<16xi32>
+// CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<16xi32>
+// CHECK-NEXT: %{{.*}} = vector.shuffle %[[LOW]], %[[HIGH]] [0, 16, 1, 17, {{.*}}] : vector<16xi32>, vector<16xi32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<32xf32>
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: func.return
+func.func @mx_matvec(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Row-major packed weights cannot be read as column blocks: the product
+// reads them element by element, decoding each in registers, still without
+// a buffer of decoded weights.
+// CHECK-LABEL: func.func @mx_matvec_row_major
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: memref.load %w[%{{.*}}] : memref<?xi8>
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: func.return
+func.func @mx_matvec_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}

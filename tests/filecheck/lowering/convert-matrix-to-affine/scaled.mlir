@@ -1,22 +1,23 @@
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
 
 // scaled_convert_from is fused into its consumer like the plain converts:
-// element (r, c) is decoded where the store needs it, from element (r, c) and
-// scale (r, c // N) (no buffer of f32 values).
+// the block at (r, c) is decoded where the store needs it, from the elements
+// at (r, c) and the scales at (r, c // N), both read as column vectors and
+// widened to 32-bit lanes (no buffer of f32 values). The store is row-major:
+// 2x2 tiles transposed in registers.
 
 // CHECK-LABEL: func.func @dequantize_store
 // CHECK-SAME: (%[[Q:.*]]: memref<8x2xi4>, %[[S:.*]]: memref<2x2xi8>, %[[OUT:.*]]: memref<16xf32>)
 // CHECK-NOT:  memref.alloc
-// CHECK:      affine.for %[[C:.*]] = 0 to 8 {
-// CHECK-NEXT:   affine.for %[[R:.*]] = 0 to 2 {
-// CHECK-NEXT:     %[[B:.*]] = affine.load %[[Q]][%[[C]], %[[R]]] : memref<8x2xi4>
-// CHECK-NEXT:     %[[N:.*]] = arith.constant 4 : index
-// CHECK-NEXT:     %[[J:.*]] = arith.divui %[[C]], %[[N]] : index
-// CHECK-NEXT:     %[[SC:.*]] = memref.load %[[S]][%[[J]], %[[R]]] : memref<2x2xi8>
-// (element value x scale value: the last multiply)
-// CHECK:          arith.subf
-// CHECK:          %[[V:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK-NEXT:     affine.store %[[V]], %[[OUT]][%[[R]] * 8 + %[[C]]] : memref<16xf32>
+// CHECK:      %[[B:.*]] = vector.load %[[Q]][%{{.*}}, %{{.*}}] : memref<8x2xi4>, vector<2xi4>
+// CHECK-NEXT: llvm.zext %[[B]] : vector<2xi4> to vector<2xi32>
+// CHECK-NEXT: %[[N:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[J:.*]] = arith.divui %{{.*}}, %[[N]] : index
+// CHECK-NEXT: %[[SC:.*]] = vector.load %[[S]][%[[J]], %{{.*}}] : memref<2x2xi8>, vector<2xi8>
+// CHECK-NEXT: llvm.zext %[[SC]] : vector<2xi8> to vector<2xi32>
+// CHECK:      arith.mulf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK:      vector.shuffle %{{.*}}, %{{.*}} [0, 2] : vector<2xf32>, vector<2xf32>
+// CHECK:      vector.store %{{.*}}, %[[OUT]][%{{.*}}] : memref<16xf32>, vector<2xf32>
 // CHECK-NOT:  arbfp
 func.func @dequantize_store(%q: !matrix.matrix<2x8xi4>, %s: !matrix.matrix<2x2xi8>, %out: memref<16xf32>) {
   %r = arbfp.scaled_convert_from f4e2m1fn %q, %s block 4 : !matrix.matrix<2x8xi4>, !matrix.matrix<2x2xi8> to !matrix.matrix<2x8xf32>
@@ -50,19 +51,19 @@ func.func @quantize(%x: !matrix.matrix<2x8xf32>) -> (!matrix.matrix<2x8xi8>, !ma
   func.return %q, %s : !matrix.matrix<2x8xi8>, !matrix.matrix<2x2xi8>
 }
 
-// A scaled_convert_from feeding a vectorized f32 matvec is decoded by one
-// loop nest into a buffer the product then reads in vector blocks, as for the
-// plain converts (the product reads its matrix operand as column vectors).
+// A scaled_convert_from feeding a vectorized f32 matvec is decoded inside
+// the product's loop nest: the product reads its matrix operand as column
+// vectors, decoded from the i8 elements and the scales in registers (no
+// buffer of f32 values; the buffers are the product's one-column x and y).
 
 // CHECK-LABEL: func.func @mx_matvec
 // CHECK-SAME: (%[[Q:.*]]: memref<8x4xi8>, %[[S:.*]]: memref<1x4xi8>, %{{.*}}: vector<8xf32>)
-// CHECK:      %[[W:.*]] = memref.alloca() {{.*}} : memref<8x4xf32>
-// CHECK:      affine.for %[[C:.*]] = 0 to 8 {
-// CHECK-NEXT:   affine.for %[[R:.*]] = 0 to 4 {
-// CHECK-NEXT:     affine.load %[[Q]][%[[C]], %[[R]]] : memref<8x4xi8>
-// CHECK:          memref.load %[[S]]
-// CHECK:          affine.store %{{.*}}, %[[W]][%[[C]], %[[R]]] : memref<8x4xf32>
-// CHECK:      vector.load %[[W]]
+// CHECK-NOT:  memref<8x4xf32>
+// CHECK:      affine.for %[[K:.*]] = 1 to 8 iter_args
+// CHECK:      vector.load %[[Q]][%[[K]], %{{.*}}] : memref<8x4xi8>, vector<4xi8>
+// CHECK:      vector.load %[[S]][%{{.*}}, %{{.*}}] : memref<1x4xi8>, vector<4xi8>
+// CHECK:      arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NOT:  memref<8x4xf32>
 // CHECK-NOT:  arbfp
 // CHECK:      func.return
 func.func @mx_matvec(%q: !matrix.matrix<4x8xi8>, %s: !matrix.matrix<4x1xi8>, %x: vector<8xf32>) -> vector<4xf32> {
