@@ -119,8 +119,8 @@ from mx.lowering.matrix_to_affine.fusion import (
     BLOCK_SCALED,
     ELEMENTWISE,
     FusionPlan,
-    is_decode,
     decodes_packed,
+    is_decode,
 )
 from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.products import (
