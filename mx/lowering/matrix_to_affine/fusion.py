@@ -50,6 +50,7 @@ from mx.dialects.matrix import (
     SubOp,
     TransposeOp,
 )
+from mx.lowering.walk import walk
 
 ELEMENTWISE = (
     AddOp,
@@ -162,7 +163,7 @@ class FusionPlan:
     fused: set[Operation] = field(default_factory=set[Operation])
 
     def analyze(self, top: Operation) -> None:
-        for op in top.walk():
+        for op in walk(top):
             for region in op.regions:
                 for block in region.blocks:
                     self._analyze_block(block)
