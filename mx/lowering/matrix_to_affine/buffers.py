@@ -87,6 +87,29 @@ class Allocator:
         default_factory=dict[func.FuncOp, list[tuple[Operation, Block]]]
     )
     """Per function, each allocation and its anchor (`lifetimes.py`)."""
+    functions: dict[Block, func.FuncOp | None] = field(
+        default_factory=dict[Block, func.FuncOp | None]
+    )
+    """The function enclosing each block seen (so that the nesting depth is
+    walked once per block, not once per op)."""
+
+    def enclosing_function(self, op: Operation) -> func.FuncOp | None:
+        visited: list[Block] = []
+        block = op.parent_block()
+        function: func.FuncOp | None = None
+        while block is not None:
+            if block in self.functions:
+                function = self.functions[block]
+                break
+            visited.append(block)
+            parent = block.parent_op()
+            if parent is None or isinstance(parent, func.FuncOp):
+                function = parent
+                break
+            block = parent.parent_block()
+        for seen in visited:
+            self.functions[seen] = function
+        return function
 
     def allocate(self, t: MatrixType, at: Operation) -> SSAValue:
         """A fresh buffer for a value of type `t`, requested by the op `at`."""
@@ -97,7 +120,7 @@ class Allocator:
                 f"matrix of {t.rows}x{t.cols} elements ({size} bytes) is too large "
                 f"to be materialized (the limit is {HEAP_LIMIT_BYTES} bytes)",
             )
-        function = enclosing_function(at)
+        function = self.enclosing_function(at)
         op = _allocation(buffer_type(t), on_heap=size > STACK_LIMIT_BYTES)
         anchor = at.parent_block()
         if function is None or function.body.first_block is None or anchor is None:
@@ -185,10 +208,3 @@ def _memref_type(op: Operation) -> MemRefType:
     t = op.results[0].type
     assert isinstance(t, MemRefType)
     return t
-
-
-def enclosing_function(op: Operation) -> func.FuncOp | None:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, func.FuncOp):
-        parent = parent.parent_op()
-    return parent

@@ -98,7 +98,6 @@ from mx.lowering.matrix_to_affine.buffers import (
     DEFAULT_STACK_BYTES,
     Allocator,
     element_bytes,
-    enclosing_function,
 )
 from mx.lowering.matrix_to_affine.carriers import (
     Slot,
@@ -137,6 +136,7 @@ from mx.lowering.matrix_to_affine.vectors import (
     vectorizable,
     write_block,
 )
+from mx.lowering.walk import walk
 
 
 @dataclass
@@ -183,7 +183,7 @@ class LoweringState:
         return self.buffer(t, at)
 
     def _count(self, key: str, at: Operation) -> None:
-        if (function := enclosing_function(at)) is not None:
+        if (function := self.allocator.enclosing_function(at)) is not None:
             self.emitted.setdefault(function, Counter())[key] += 1
 
     def _transposes(self, value: SSAValue) -> bool:
@@ -1022,7 +1022,7 @@ def _program_order(top: Operation) -> list[Operation]:
 def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
     """Erase the fused ops and the buffer casts once nothing uses them; a
     matrix value still in use is one no pattern could lower."""
-    for op in reversed(list(module.walk())):
+    for op in reversed(list(walk(module))):
         matrix_cast = isinstance(op, UnrealizedConversionCastOp) and any(
             _is_matrix(r) for r in op.results
         )
@@ -1030,7 +1030,7 @@ def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
             not r.uses for r in op.results
         ):
             Rewriter.erase_op(op)
-    for op in module.walk():
+    for op in walk(module):
         arguments = [a for r in op.regions for b in r.blocks for a in b.args]
         for value in (*op.operands, *op.results, *arguments):
             if _is_matrix(value):

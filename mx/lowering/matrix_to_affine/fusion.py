@@ -55,6 +55,7 @@ from mx.dialects.matrix import (
     element_type_of,
     widens_exactly,
 )
+from mx.lowering.walk import walk
 
 ELEMENTWISE = (
     AddOp,
@@ -203,7 +204,7 @@ class FusionPlan:
     fused: set[Operation] = field(default_factory=set[Operation])
 
     def analyze(self, top: Operation) -> None:
-        for op in top.walk():
+        for op in walk(top):
             for region in op.regions:
                 for block in region.blocks:
                     self._analyze_block(block)

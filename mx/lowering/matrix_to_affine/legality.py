@@ -20,6 +20,7 @@ from mx.diagnostics import OpDiagnostic
 from mx.dialects import arbfp
 from mx.dialects.matrix import MatrixOp, MatrixType
 from mx.lowering.matrix_to_affine.carriers import region_slots, successor_operands
+from mx.lowering.walk import walk
 
 _VALUE_OPS = (
     MatrixOp,
@@ -80,7 +81,7 @@ def _check_order(block: Block) -> None:
 
 def check_lowerable(module: ModuleOp) -> None:
     """Raise a located diagnostic at the first op the lowering cannot handle."""
-    for op in module.walk():
+    for op in walk(module):
         types = [v.type for v in (*op.operands, *op.results)]
         types += [a.type for r in op.regions for b in r.blocks for a in b.args]
         if isinstance(op, func.FuncOp):
