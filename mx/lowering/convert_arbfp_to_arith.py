@@ -2,10 +2,11 @@
 
 convert_from places the bits of a format that is a native type's upper bits
 (f8e5m2 into f16) directly. Otherwise it builds the f32 bits of the value: the
-encoding's exponent and mantissa fields are placed in an f32, the exponent
-rebiased by an integer add (subnormal encodings: an exact subtraction of two
-normal f32 values, so no f32 subnormal is ever an operand), then
-NaN/inf/sign are patched in; f64 is an exact `extf`, f16 a single `truncf`
+encoding's exponent and mantissa fields are placed in an f16 (formats with
+fewer exponent bits than f16: converted by the hardware, then scaled by an
+exact multiply) or in an f32, the exponent rebiased by an integer add
+(subnormal encodings: an exact subtraction of two normal f32 values), so no
+f32 subnormal is ever an operand; then NaN/inf/sign are patched in; f64 is an exact `extf`, f16 a single `truncf`
 (the only rounding docs/arbfp-dialect.md allows), bf16 the high half of the (bf16-exact)
 f32 bits.
 
@@ -117,30 +118,15 @@ def emit_convert_from(
         # subnormals, inf and NaN included, so placing the bits is exact.
         placed = e.shl(e.ext_unsigned(bits, b.width), b.width - fmt.bits)
         return e.ops, e.bitcast(placed, element)
-    p = fmt.mantissa_bits
     x = e.ext_unsigned(bits, 32)
     magnitude = e.and_(x, (1 << fmt.magnitude_bits) - 1)
-    placed = e.shl(magnitude, 23 - p)
-    if not fmt.has_zero:  # exponent field 0 is 2^-127: the f32 subnormal 0x00400000
-        placed = e.or_(placed, e.and_(e.is_zero(magnitude), 0x00400000))
-    if fmt.has_zero and fmt.bias != 127:
-        # Normal encodings: the exponent rebiased by an integer add.
-        # Subnormal ones (exponent field 0): 2^(1-bias)·(1 + m/2^p) minus
-        # 2^(1-bias), both normal f32 values, so the subtraction is exact and
-        # no f32 subnormal is ever an operand (Intel cores take a microcode
-        # assist of ~100 cycles for each such multiply).
-        normal = e.addi(placed, (127 - fmt.bias) << 23)
-        offset = e.bitcast(e.addi(placed, (128 - fmt.bias) << 23), f32)
-        least = e.bitcast(e.const((128 - fmt.bias) << 23, 32), f32)  # 2^(1-bias)
-        subnormal = e.bitcast(e.add(arith.SubfOp(offset, least)), IntegerType(32))
-        exponent_field = ((1 << fmt.exponent_bits) - 1) << 23
-        is_subnormal = e.is_zero(e.and_(placed, exponent_field))
-        result = e.select(is_subnormal, subnormal, normal)
+    if fmt.exponent_bits < _F16.exponent:
+        result = _through_f16(e, fmt, bits)
     else:
-        result = placed
-    if fmt.signed:
-        sign = e.and_(x, fmt.sign_bit)
-        result = e.or_(result, e.shl(sign, 31 - fmt.magnitude_bits))
+        result = _magnitude_rebiased(e, fmt, magnitude)
+        if fmt.signed:
+            sign = e.and_(x, fmt.sign_bit)
+            result = e.or_(result, e.shl(sign, 31 - fmt.magnitude_bits))
     if fmt.inf_magnitude is not None:
         # The inf encoding scales to 2^(emax+1), whose f32 mantissa is zero.
         infinite = e.and_(e.equal(magnitude, fmt.inf_magnitude), 0x7F800000)
@@ -165,6 +151,49 @@ def emit_convert_from(
     elif isinstance(element, Float16Type):
         value = e.add(arith.TruncFOp(value, e.type(element)))
     return e.ops, value
+
+
+def _through_f16(e: BitwiseEmitter, fmt: FloatFormat, bits: SSAValue) -> SSAValue:
+    """The f32 bits of the value (sign included) of a format with fewer
+    exponent bits than f16: its fields placed in an f16 are the value times
+    2^(bias - 15), subnormals included, never f16's inf or NaN; the hardware conversion to
+    f32 (F16C, no assist for f16 subnormals) and an exact multiply by
+    2^(15 - bias) of a normal f32 give it (the inf encoding gives 2^(emax+1),
+    whose f32 mantissa is zero, as the integer path's)."""
+    x = e.ext_unsigned(bits, 16)
+    magnitude = e.and_(x, (1 << fmt.magnitude_bits) - 1)
+    placed = e.shl(magnitude, _F16.mantissa - fmt.mantissa_bits)
+    if fmt.signed:
+        placed = e.or_(placed, e.shl(e.and_(x, fmt.sign_bit), 15 - fmt.magnitude_bits))
+    half = e.bitcast(placed, f16)
+    value = e.add(arith.ExtFOp(half, e.type(f32)))
+    if fmt.bias != _F16.bias:
+        scale = e.bitcast(e.const((127 + _F16.bias - fmt.bias) << 23, 32), f32)
+        value = e.add(arith.MulfOp(value, scale))
+    return e.bitcast(value, IntegerType(32))
+
+
+def _magnitude_rebiased(
+    e: BitwiseEmitter, fmt: FloatFormat, magnitude: SSAValue
+) -> SSAValue:
+    """The f32 bits of |value| from the encoding's magnitude bits (i32): its
+    fields placed in an f32, the exponent rebiased by an integer add.
+    Subnormal encodings (exponent field 0): 2^(1-bias)·(1 + m/2^p) minus
+    2^(1-bias), both normal f32 values, so the subtraction is exact and no
+    f32 subnormal is ever an operand (Intel cores take a microcode assist of
+    ~100 cycles for each such multiply)."""
+    placed = e.shl(magnitude, 23 - fmt.mantissa_bits)
+    if not fmt.has_zero:  # exponent field 0 is 2^-127: the f32 subnormal 0x00400000
+        return e.or_(placed, e.and_(e.is_zero(magnitude), 0x00400000))
+    if fmt.bias == 127:
+        return placed
+    normal = e.addi(placed, (127 - fmt.bias) << 23)
+    offset = e.bitcast(e.addi(placed, (128 - fmt.bias) << 23), f32)
+    least = e.bitcast(e.const((128 - fmt.bias) << 23, 32), f32)  # 2^(1-bias)
+    subnormal = e.bitcast(e.add(arith.SubfOp(offset, least)), IntegerType(32))
+    exponent_field = ((1 << fmt.exponent_bits) - 1) << 23
+    is_subnormal = e.is_zero(e.and_(placed, exponent_field))
+    return e.select(is_subnormal, subnormal, normal)
 
 
 def _round_up(

@@ -9,10 +9,11 @@
 // CHECK: affine.for %[[C:.*]] = 0 to 3 {
 // CHECK-NEXT: affine.for %[[R:.*]] = 0 to 2 {
 // CHECK-NEXT: %[[B:.*]] = affine.load %[[Q]][%[[C]], %[[R]]] : memref<3x2xi4>
-// CHECK-NEXT: arith.extui %[[B]] : i4 to i32
+// CHECK-NEXT: arith.extui %[[B]] : i4 to i16
 // CHECK-NOT: arbfp
 // CHECK-NOT: affine.for
-// CHECK: arith.subf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: %[[F:.*]] = arith.bitcast %{{.*}} : i32 to f32
 // CHECK-NEXT: affine.store %[[F]], %[[OUT]][%[[C]], %[[R]]] : memref<3x2xf32>
 func.func @dequantize(%q: !matrix.matrix<2x3xi4>) -> !matrix.matrix<2x3xf32> {

@@ -14,7 +14,11 @@
 // BODY: func.return
 // CHECK-LABEL: func.func @from_f8e4m3fn_bf16
 // CHECK: arith.extui %b : i8 to i32
-// CHECK: arith.subf
+// (fewer exponent bits than f16: placed in an f16, converted, scaled by 2^8)
+// CHECK: arith.extui %b : i8 to i16
+// CHECK: arith.bitcast {{.*}} : i16 to f16
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: arith.mulf
 // CHECK: arith.shrui
 // CHECK: arith.trunci {{.*}} : i32 to i16
 // CHECK: %{{.*}} = arith.bitcast {{.*}} : i16 to bf16

@@ -9,7 +9,8 @@
 func.func @decode(%q: vector<4xi8>, %s: vector<2xi8>) -> vector<4xf32> {
   // CHECK:      vector.shuffle %s, %s [0, 0, 1, 1] : vector<2xi8>, vector<2xi8>
   // (element value and scale value in f32, one multiply: a single rounding)
-  // CHECK:      arith.subf {{.*}} : vector<4xf32>
+  // CHECK:      arith.extf {{.*}} : vector<4xf16> to vector<4xf32>
+  // CHECK:      arith.mulf {{.*}} : vector<4xf32>
   // CHECK:      %[[P:.*]] = arith.mulf {{.*}} : vector<4xf32>
   // CHECK-NEXT: func.return %[[P]] : vector<4xf32>
   // CHECK-NOT:  arbfp

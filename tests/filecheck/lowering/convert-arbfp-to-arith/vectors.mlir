@@ -18,7 +18,7 @@
 // CHECK: vector.extract %v[3] : i8 from vector<4xi8>
 // CHECK: %[[X:.*]] = vector.insert %{{.*}} [3] : i32 into vector<4xi32>
 // CHECK: arith.andi %[[X]], %{{.*}} : vector<4xi32>
-// CHECK: arith.subf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: arith.extf %{{.*}} : vector<4xf16> to vector<4xf32>
 // CHECK: arith.shrsi %{{.*}}, %{{.*}} : vector<4xi32>
 // CHECK: %[[R:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
 // CHECK-NOT: arith.cmpi
@@ -31,7 +31,8 @@ func.func @from_f8e4m3fn(%v: vector<4xi8>) -> vector<4xf32> {
 
 // i6 in, bf16 out: the f32 bits' high halves, truncated lane by lane.
 // CHECK-LABEL: func.func @from_f6e3m2fn_bf16
-// CHECK: arith.extui %{{.*}} : i6 to i32
+// CHECK: arith.extui %{{.*}} : i6 to i16
+// CHECK: arith.extf %{{.*}} : vector<2xf16> to vector<2xf32>
 // CHECK: arith.shrui %{{.*}}, %{{.*}} : vector<2xi32>
 // CHECK: arith.trunci %{{.*}} : i32 to i16
 // CHECK: %[[H:.*]] = vector.insert %{{.*}} [1] : i16 into vector<2xi16>
@@ -76,7 +77,8 @@ func.func @to_f8e5m2_from_bf16(%x: vector<2xbf16>) -> vector<2xi8> {
 // LLVM-LABEL: llvm.func @from_f8e4m3fn
 // LLVM-NOT: llvm.icmp
 // LLVM-NOT: llvm.select
-// LLVM: llvm.fsub %{{.*}}, %{{.*}} : vector<4xf32>
+// LLVM: llvm.fpext %{{.*}} : vector<4xf16> to vector<4xf32>
+// LLVM: llvm.fmul %{{.*}}, %{{.*}} : vector<4xf32>
 // LLVM-NOT: llvm.icmp
 // LLVM-NOT: llvm.select
 // LLVM: llvm.return %{{.*}} : vector<4xf32>
