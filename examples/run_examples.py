@@ -45,10 +45,15 @@ def _f32(rng: np.random.Generator, *shape: int) -> Array:
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def _fp8_weights(rng: np.random.Generator) -> Array:
-    bits = rng.integers(0, 256, (8, 16)).astype(np.uint8)
+def _fp8_weights(rng: np.random.Generator, *shape: int) -> Array:
+    bits = rng.integers(0, 256, shape).astype(np.uint8)
     bits[(bits & 0x7F) == 0x7F] = 0x38  # no NaN encodings: 1.0 instead
     return bits.view(np.int8)
+
+
+def _fp8_matvec_reference(w: Array, scale: np.float32, x: Array) -> tuple[Array, ...]:
+    weights = w.view(ml_dtypes.float8_e4m3fn).astype(np.float32).reshape(32, 64)
+    return ((weights * scale) @ x,)
 
 
 def _gemm_bias_reference(a: Array, x: Array, b: Array) -> tuple[Array, ...]:
@@ -97,8 +102,18 @@ CASES = [
     Case(
         "fp8_dequant_matmul.mlir",
         "dequant_matmul",
-        lambda rng: [_fp8_weights(rng), np.float32(0.125), _f32(rng, 16, 4)],
+        lambda rng: [_fp8_weights(rng, 8, 16), np.float32(0.125), _f32(rng, 16, 4)],
         _dequant_reference,
+    ),
+    Case(
+        "fp8_weights_matvec.mlir",
+        "fp8_matvec",
+        lambda rng: [
+            _fp8_weights(rng, 32 * 64).view(np.uint8),
+            np.float32(0.0625),
+            _f32(rng, 64),
+        ],
+        _fp8_matvec_reference,
     ),
     Case(
         "mxfp4_matvec.mlir",

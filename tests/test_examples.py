@@ -1,5 +1,6 @@
 """The README's main command (examples/run_examples.py) keeps working."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,3 +26,27 @@ def test_examples_compile_run_and_agree(tmp_path: Path) -> None:
     for name in ("transform_chain", "gemm_bias", "fp8_dequant_matmul"):
         ir = (tmp_path / f"{name}.ll").read_text()
         assert "define void @" in ir and "target triple" in ir
+
+
+def test_quantized_examples_hold_no_dequantized_copy() -> None:
+    """The FP8 weights are decoded where the product reads them: the lowered
+    code allocates only the small buffers of x, y or the result, never one of
+    the weights' shape."""
+    for name, weights in (
+        ("fp8_weights_matvec", "memref<64x32x"),
+        ("fp8_dequant_matmul", "memref<16x8x"),
+    ):
+        lowered = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "mx-opt"),
+                str(ROOT / "examples" / f"{name}.mlir"),
+                "-p",
+                "convert-matrix-to-affine",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        buffers = re.findall(r"memref\.alloca?\(\).*: (memref<[^>]*>)", lowered)
+        assert buffers, name
+        assert not [b for b in buffers if b.startswith(weights)], (name, buffers)
