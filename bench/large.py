@@ -2,8 +2,11 @@
 
 usage: python -m bench.large [--quick] [--out DIR]     (also run by bench/run.py)
 
-Square f32/f64 A·B at 64..1024 and 1000, a tall-skinny A·B (4096×128 by 128×128), and a
-4096×4096 f32 M·x with column- and row-major M. mx: one `func.func` over flat buffers
+Square f32/f64 A·B at 64..1024 and 1000, a tall-skinny A·B (4096×128 by 128×128), a
+4096×4096 f32 M·x with column- and row-major M, and weight-times-vector (the shape of LLM
+decoding) with quantized weights against NumPy's f32 sgemv of the same shape: f8e4m3fn
+weights (`arbfp.convert_from` times a per-tensor scale feeding `matvec`) and f16 weights
+(a mixed-precision `matvec` to f32), 4096×4096 and 11008×4096, row- and column-major. mx: one `func.func` over flat buffers
 (`matrix.column_major_load`/`row_major_load`, `matmul`/`matvec`, a store; small products
 repeated in an `scf.for` so that the JIT's call overhead is spread), compiled by
 `mx.jit.compile_module` (mx-lower-to-llvm, LLVM -O3 for the host CPU), strict and with
@@ -28,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 from bench.timing import time_per_op
@@ -36,9 +40,14 @@ ROOT = Path(__file__).resolve().parent.parent
 REPS, MIN_MS = 5, 50.0
 
 
+WEIGHTS = {"f32": np.float32, "f16": np.float16, "f8e4m3fn": np.uint8}
+"""Weight types of M·x: the NumPy array of their memory."""
+
+
 @dataclass(frozen=True)
 class Case:
-    """D = A·B (R×K by K×C), or y = M·x (R×K, `layout` of M)."""
+    """D = A·B (R×K by K×C), or y = M·x (R×K, `layout` of M; M of `dtype`
+    weights, x and y f32 unless f64)."""
 
     kind: str  # "mm" or "mv"
     dtype: str
@@ -50,7 +59,8 @@ class Case:
     @property
     def label(self) -> str:
         if self.kind == "mv":
-            return f"M·x {self.rows}×{self.depth} {self.dtype} ({self.layout.replace('_', '-')} M)"
+            weights = "" if self.dtype == "f32" else " weights"
+            return f"M·x {self.rows}×{self.depth} {self.dtype}{weights} ({self.layout.replace('_', '-')} M)"
         r, k, c = self.rows, self.depth, self.cols
         shape = f"{r}³" if r == k == c else f"{r}×{k}·{k}×{c}"
         return f"A·B {shape} {self.dtype}"
@@ -67,7 +77,17 @@ class Case:
 
     @property
     def np_dtype(self) -> type[np.floating]:
+        """Of the vectors and results (and of A, B, M if not quantized)."""
         return np.float64 if self.dtype == "f64" else np.float32
+
+    @property
+    def weight_bytes(self) -> int:
+        """Bytes of M (or A) read per op."""
+        return (
+            self.rows
+            * self.depth
+            * np.dtype(WEIGHTS.get(self.dtype, self.np_dtype)).itemsize
+        )
 
 
 def cases(quick: bool) -> list[Case]:
@@ -75,8 +95,11 @@ def cases(quick: bool) -> list[Case]:
     out = [Case("mm", t, n, n, n) for t in ("f32", "f64") for n in sizes]
     if not quick:
         out += [Case("mm", t, 4096, 128, 128) for t in ("f32", "f64")]
+    shapes = [(4096, 4096)] if quick else [(4096, 4096), (11008, 4096)]
     out += [
-        Case("mv", "f32", 4096, 4096, 1, layout)
+        Case("mv", t, rows, depth, 1, layout)
+        for rows, depth in shapes
+        for t in ("f32", "f16", "f8e4m3fn")
         for layout in ("column_major", "row_major")
     ]
     return out
@@ -90,19 +113,7 @@ def _module(c: Case, contract: bool) -> str:
         return f"!matrix.matrix<{r}x{k}x{t}>"
 
     if c.kind == "mv":
-        m, x, y = (
-            mat(c.rows, c.depth),
-            f"vector<{c.depth}x{t}>",
-            f"vector<{c.rows}x{t}>",
-        )
-        return f"""func.func @f(%w: {mem}, %x: {mem}, %y: {mem}) {{
-  %c0 = arith.constant 0 : index
-  %m = matrix.{c.layout}_load %w[0] : {mem} -> {m}
-  %v = vector.load %x[%c0] : {mem}, {x}
-  %r = matrix.matvec %m, %v{fm} : {m}, {x} -> {y}
-  vector.store %r, %y[%c0] : {mem}, {y}
-  func.return
-}}"""
+        return _matvec_module(c, fm)
     a, b, d = mat(c.rows, c.depth), mat(c.depth, c.cols), mat(c.rows, c.cols)
     return f"""func.func @f(%a: {mem}, %b: {mem}, %d: {mem}) {{
   %c0 = arith.constant 0 : index
@@ -118,24 +129,67 @@ def _module(c: Case, contract: bool) -> str:
 }}"""
 
 
+SCALE = 0.5
+"""The per-tensor scale of the FP8 weights."""
+
+
+def _matvec_module(c: Case, fm: str) -> str:
+    """y = M·x over flat buffers; FP8 weights dequantized with a scale."""
+    t, r, k = "f32", c.rows, c.depth  # x and y
+    element = {"f8e4m3fn": "i8"}.get(c.dtype, c.dtype)
+    w, mem = f"memref<?x{element}>", f"memref<?x{t}>"
+    stored = f"!matrix.matrix<{r}x{k}x{element}>"
+    m, x, y = f"!matrix.matrix<{r}x{k}x{t}>", f"vector<{k}x{t}>", f"vector<{r}x{t}>"
+    if c.dtype == "f8e4m3fn":
+        weights = f"""%q = matrix.{c.layout}_load %w[0] : {w} -> {stored}
+  %d = arbfp.convert_from f8e4m3fn %q : {stored} to {m}
+  %s = arith.constant {SCALE} : {t}
+  %k = matrix.splat %s : {m}
+  %m = matrix.mul %d, %k : {m}"""
+    else:
+        weights = f"%m = matrix.{c.layout}_load %w[0] : {w} -> {stored}"
+        m = stored
+    return f"""func.func @f(%w: {w}, %x: {mem}, %y: {mem}) {{
+  %c0 = arith.constant 0 : index
+  {weights}
+  %v = vector.load %x[%c0] : {mem}, {x}
+  %r = matrix.matvec %m, %v{fm} : {m}, {x} -> {y}
+  vector.store %r, %y[%c0] : {mem}, {y}
+  func.return
+}}"""
+
+
 def _operands(c: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Flat buffers: A (or M) and B (or x) with values in [-1, 1), and the output."""
+    """Flat buffers: A (or M) and B (or x) with values in [-1, 1) (FP8
+    weights: every finite encoding), and the output."""
     rng = np.random.default_rng(0)
     dt = c.np_dtype
-    a = rng.uniform(-1, 1, c.rows * c.depth).astype(dt)
+    if c.dtype == "f8e4m3fn":
+        a = rng.integers(0, 256, c.rows * c.depth).astype(np.uint8)
+        a[(a & 0x7F) == 0x7F] = 0x38  # NaN encodings: 1.0
+    else:
+        a = rng.uniform(-1, 1, c.rows * c.depth).astype(WEIGHTS.get(c.dtype, dt))
     b = rng.uniform(-1, 1, c.depth * c.cols).astype(dt)
     return a, b, np.zeros(c.rows * c.cols, dt)
 
 
-def _reference(c: Case, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _weights(c: Case, a: np.ndarray) -> np.ndarray:
+    """M (or A) as float64 values."""
+    if c.dtype == "f8e4m3fn":
+        return a.view(ml_dtypes.float8_e4m3fn).astype(np.float64) * SCALE
+    return a.astype(np.float64)
+
+
+def _reference(c: Case, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The exact result for the weights' values `w` (float64)."""
     if c.kind == "mv":
         m = (
-            a.reshape(c.depth, c.rows).T
+            w.reshape(c.depth, c.rows).T
             if c.layout == "column_major"
-            else a.reshape(c.rows, c.depth)
+            else w.reshape(c.rows, c.depth)
         )
-        return m.astype(np.float64) @ b.astype(np.float64)
-    am = a.reshape(c.depth, c.rows).T.astype(np.float64)
+        return m @ b.astype(np.float64)
+    am = w.reshape(c.depth, c.rows).T
     bm = b.reshape(c.cols, c.depth).T.astype(np.float64)
     return (am @ bm).T.reshape(-1)
 
@@ -150,13 +204,16 @@ def time_mx(c: Case) -> dict[str, float]:
 
     out: dict[str, float] = {}
     a, b, d = _operands(c)
-    want = _reference(c, a, b)
+    w = _weights(c, a)
+    want = _reference(c, w, b)
+    # |A|·|B|: what a sum of K rounded steps errs against
+    magnitude = _reference(c, np.abs(w), np.abs(b))
     eps = float(np.finfo(c.np_dtype).eps)
     for contract in (False, True):
         f = compile_module(_module(c, contract))["f"]
         f(a, b, d)
-        error = float(np.max(np.abs(d.astype(np.float64) - want)))
-        assert error <= 2 * (c.depth + 2) * eps * c.depth, (c.label, error)
+        error = np.abs(d.astype(np.float64) - want)
+        assert np.all(error <= 2 * (c.depth + 2) * eps * magnitude), c.label
         out["mx contract" if contract else "mx"] = (
             _median_ns(lambda f=f: f(a, b, d)) / c.batch
         )
@@ -166,6 +223,7 @@ def time_mx(c: Case) -> dict[str, float]:
 def time_numpy(c: Case) -> float:
     """ns per op of NumPy on the same bytes (C-order arrays of the transposes)."""
     a, b, _ = _operands(c)
+    a = a if c.dtype in ("f32", "f64") else _weights(c, a).astype(np.float32)
     if c.kind == "mv":
         m = (
             a.reshape(c.rows, c.depth)
@@ -286,9 +344,11 @@ def measure(out: Path, quick: bool = False) -> str:
         lanes = 16 if c.dtype == "f32" else 8
         measured_peak = fmas * lanes * 2
         gf = {k: c.flops / v for k, v in (*mx.items(), ("NumPy", numpy_ns[c.label]))}
+        read = f"{c.weight_bytes / best:.1f}" if c.kind == "mv" else "–"
         rows.append(
             f"| {c.label} | {gf['mx']:.1f} | {gf['mx contract']:.1f} | {gf['NumPy']:.1f} "
-            f"| **{best / numpy_ns[c.label]:.2f}×** | {c.flops / best * 1e9 / measured_peak:.0%} |"
+            f"| **{best / numpy_ns[c.label]:.2f}×** | {c.flops / best * 1e9 / measured_peak:.0%} "
+            f"| {read} |"
         )
     text = "\n".join(
         [
@@ -300,8 +360,11 @@ def measure(out: Path, quick: bool = False) -> str:
             f"measured {clock / 1e9:.2f} GHz with 2 FMA units: f32 {clock * 64 / 1e9:.0f}, "
             f"f64 {clock * 32 / 1e9:.0f} GFLOP/s.",
             "",
-            "| kernel | mx | mx contract | NumPy (OpenBLAS) | best mx / NumPy | best mx, % of measured peak |",
-            "|---|---|---|---|---|---|",
+            "NumPy's peer of a quantized M·x is the f32 sgemv of the same shape (4× the bytes of"
+            " FP8 weights, 2× those of f16). Last column: GB/s of weights read by the best mx build.",
+            "",
+            "| kernel | mx | mx contract | NumPy (OpenBLAS) | best mx / NumPy | best mx, % of measured peak | weights GB/s |",
+            "|---|---|---|---|---|---|---|",
             *rows,
         ]
     )

@@ -1,7 +1,7 @@
 """Runs the whole benchmark suite and writes the report.
 
 usage: python bench/run.py [--quick] [--out bench/results] [--runs 3] [--no-mx] [--no-large]
-       [--no-pyapi] [--no-compile-time]
+       [--no-pyapi] [--no-mx-formats] [--no-lowprec] [--no-compile-time]
 
 Builds the C peers and mx's kernels into one harness (bench/build.py), runs it `--runs` times
 (each with the buffers shifted differently within their pages, under `setarch -R` when that
@@ -595,6 +595,11 @@ def main() -> int:
         help="skip the MXFP4 matvec (bench/mx_formats.py)",
     )
     ap.add_argument(
+        "--no-lowprec",
+        action="store_true",
+        help="skip the low-precision products (bench/lowprec.py: f16, bf16, mixed)",
+    )
+    ap.add_argument(
         "--no-compile-time",
         action="store_true",
         help="skip the mx-opt compile-time measurement",
@@ -643,12 +648,17 @@ def main() -> int:
 
         print("timing the Python API ...", flush=True)
         pyapi = python_api.measure(out, quick)
+    lowprec = ""
+    if with_mx and not args.no_lowprec:
+        from bench import lowprec as lowprec_products
+
+        lowprec = lowprec_products.measure(out, quick)
     write_tsv(results, out)
     ratios = report(ks, results, b if with_mx else None, mx_note, notes, out)
     plot(ratios, out)
     machine_txt(out, blas, bool(_setarch()), started, load_start)
     print((out / "results.md").read_text())
-    for text in (large, pyapi):
+    for text in (large, lowprec, pyapi):
         if text:
             print(text)
     return 0 if all(r.ok for r in results.values()) else 1
