@@ -77,6 +77,13 @@ class BitwiseEmitter:
             return value
         return self._cast(arith.ExtUIOp, value, width)
 
+    def resize_unsigned(self, value: SSAValue, width: int) -> SSAValue:
+        """`value` zero-extended or truncated to `width` bits (for a value
+        whose set bits fit in `width`, e.g. an encoding in a wider lane)."""
+        if integer_width(value) > width:
+            return self.trunc(value, width)
+        return self.ext_unsigned(value, width)
+
     def trunc(self, value: SSAValue, width: int) -> SSAValue:
         """Truncation to the low `width` bits."""
         return self._cast(arith.TruncIOp, value, width)

@@ -160,7 +160,7 @@ def _through_f16(e: BitwiseEmitter, fmt: FloatFormat, bits: SSAValue) -> SSAValu
     f32 (F16C, no assist for f16 subnormals) and an exact multiply by
     2^(15 - bias) of a normal f32 give it (the inf encoding gives 2^(emax+1),
     whose f32 mantissa is zero, as the integer path's)."""
-    x = e.ext_unsigned(bits, 16)
+    x = e.resize_unsigned(bits, 16)  # the encoding may come in an i32 lane
     magnitude = e.and_(x, (1 << fmt.magnitude_bits) - 1)
     placed = e.shl(magnitude, _F16.mantissa - fmt.mantissa_bits)
     if fmt.signed:
