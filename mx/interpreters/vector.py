@@ -190,6 +190,15 @@ def lanewise(base: type[InterpreterFunctions]) -> type[InterpreterFunctions]:
 # -- the vector dialect ---------------------------------------------------------
 
 
+def _check_position(position: tuple[int, ...], t: VectorType[Attribute]) -> None:
+    """Undefined behaviour unless `position` is inside the vector type `t`."""
+    for dim, (p, size) in enumerate(zip(position, t.get_shape(), strict=False)):
+        if not 0 <= p < size:
+            raise sem.UndefinedBehaviorError(
+                f"vector position {p} is outside [0, {size}) in dimension {dim}"
+            )
+
+
 def _positions(
     op: vector.ExtractOp | vector.InsertOp, args: PythonValues
 ) -> tuple[int, ...]:
@@ -255,11 +264,7 @@ class VectorFunctions(InterpreterFunctions):
     ) -> PythonValues:
         t = _vector_type(op.vector)
         position = _positions(op, args)
-        for dim, (p, size) in enumerate(zip(position, t.get_shape(), strict=False)):
-            if not 0 <= p < size:
-                raise sem.UndefinedBehaviorError(
-                    f"vector position {p} is outside [0, {size}) in dimension {dim}"
-                )
+        _check_position(position, t)
         value = _array(args[0], t)[position]
         if isinstance(op.result.type, VectorType):
             return (np.asarray(value).copy(),)
@@ -271,11 +276,7 @@ class VectorFunctions(InterpreterFunctions):
     ) -> PythonValues:
         t = _vector_type(op.dest)
         position = _positions(op, args)
-        for dim, (p, size) in enumerate(zip(position, t.get_shape(), strict=False)):
-            if not 0 <= p < size:
-                raise sem.UndefinedBehaviorError(
-                    f"vector position {p} is outside [0, {size}) in dimension {dim}"
-                )
+        _check_position(position, t)
         result = _array(args[1], t).copy()
         source = args[0]
         if not isinstance(op.source.type, VectorType):
