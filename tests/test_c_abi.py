@@ -1,27 +1,15 @@
 """C ABI: `-t llvm` output is accepted by llvm-as-16 and links with a C driver
 compiled by clang-16 (`void k(float *a, float *b, float *c)`)."""
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from xdsl.parser import Parser
 
 from mx.frontend import mx_context
 from mx.lowering.llvm.convert_to_llvm import ConvertToLLVMPass
 from mx.targets.llvm_ir import module_to_llvm_ir
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is required in CI")
-        pytest.skip(f"{name} not installed")
-    return path
-
+from tests.system_tools import required_tool
 
 KERNEL = """
 func.func @k(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>, %n: index) {
@@ -68,7 +56,7 @@ def _llvm_ir() -> str:
 
 
 def test_llvm_as_accepts(tmp_path: Path) -> None:
-    llvm_as = _tool("llvm-as-16")
+    llvm_as = required_tool("llvm-as-16")
     ll = tmp_path / "k.ll"
     ll.write_text(_llvm_ir())
     subprocess.run([llvm_as, str(ll), "-o", str(tmp_path / "k.bc")], check=True)
@@ -78,7 +66,7 @@ def test_llvm_as_accepts(tmp_path: Path) -> None:
 
 
 def test_clang_links_and_runs(tmp_path: Path) -> None:
-    clang = _tool("clang-16")
+    clang = required_tool("clang-16")
     ll = tmp_path / "k.ll"
     ll.write_text(_llvm_ir())
     driver = tmp_path / "main.c"

@@ -8,13 +8,11 @@ bit for bit; NaNs compare equal whatever their payload.
 """
 
 import os
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 from xdsl.parser import Parser
@@ -22,18 +20,10 @@ from xdsl.parser import Parser
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
+from tests.reference.element_types import BF16, ELEMENT_DTYPES
+from tests.system_tools import required_tool
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES: dict[str, np.dtype[Any]] = {
-    "f16": np.dtype(np.float16),
-    "bf16": BF16,
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-}
+DTYPES = ELEMENT_DTYPES
 FLOATS = ("f16", "bf16", "f32", "f64")
 INTS = ("i8", "i16", "i32", "i64")
 
@@ -264,11 +254,7 @@ def test_arbfp_on_matrices_jit_equals_interpreter() -> None:
 
 
 def test_llvm_as_accepts_every_op(tmp_path: Path) -> None:
-    llvm_as = shutil.which("llvm-as-16")
-    if llvm_as is None:
-        if os.environ.get("CI"):
-            pytest.fail("llvm-as-16 is required in CI")
-        pytest.skip("llvm-as-16 not installed")
+    llvm_as = required_tool("llvm-as-16")
     for t in DTYPES:
         ir, _, _ = lower_to_llvm_ir(_module(t)[0], "mx-lower-to-llvm")
         path = tmp_path / f"{t}.ll"

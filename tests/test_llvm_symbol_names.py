@@ -2,7 +2,6 @@
 by llvm-as-16 and the JIT (whose wrappers are IR text too) calls them."""
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.targets.llvm_ir import llvm_symbol
+from tests.system_tools import required_tool
 
 NAMES = ["my kernel", 'quote"back\\slash', "tab\tand\nnewline", "café", "0th", "a@b"]
 
@@ -50,11 +50,7 @@ def test_llvm_symbol_spelling(name: str, spelling: str) -> None:
 
 
 def test_llvm_as_accepts_quoted_names(tmp_path: Path) -> None:
-    llvm_as = shutil.which("llvm-as-16")
-    if llvm_as is None:
-        if os.environ.get("CI"):
-            pytest.fail("llvm-as-16 is required in CI")
-        pytest.skip("llvm-as-16 not installed")
+    llvm_as = required_tool("llvm-as-16")
     for index, name in enumerate(NAMES):
         ir, _, _ = lower_to_llvm_ir(_source(name))
         assert f"define float {llvm_symbol(name)}(" in ir

@@ -98,4 +98,3 @@ def test_shared_and_heap_buffers_compute_what_the_interpreter_does(
             assert identical(expected[0], got), (func.sym_name.data, args)
             compared += 1
     assert compared == 12
-

@@ -18,20 +18,12 @@ import numpy as np
 import pytest
 
 from mx.jit import compile_module
+from tests.reference.element_types import ELEMENT_DTYPES
 
 PIPELINE = "mx-lower-to-llvm"
 Array = np.ndarray[Any, Any]
 
-DTYPES: dict[str, Any] = {
-    "f16": np.float16,
-    "bf16": ml_dtypes.bfloat16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-}
+DTYPES: dict[str, Any] = {t: dtype.type for t, dtype in ELEMENT_DTYPES.items()}
 FLOATS = ("f16", "bf16", "f32", "f64")
 INTS = ("i8", "i16", "i32", "i64")
 SHAPES = [(1, 1), (2, 3), (4, 4), (3, 5)] + (

@@ -8,7 +8,6 @@ exact rationals rounded once per step)."""
 from fractions import Fraction
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 from xdsl.context import Context
@@ -18,18 +17,9 @@ from xdsl.universe import Universe
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.passes.mx_lower_to_llvm import PIPELINE
+from tests.reference.element_types import BF16, ELEMENT_DTYPES
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES: dict[str, np.dtype[Any]] = {
-    "f16": np.dtype(np.float16),
-    "bf16": BF16,
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-}
+DTYPES = ELEMENT_DTYPES
 WIDENINGS = {
     "i8": ("i16", "i32", "i64"),
     "i16": ("i32", "i64"),

@@ -32,7 +32,6 @@ sample): MX_UPSTREAM_ALL=1 (docs/long-runs.md).
 
 import ctypes
 import os
-import shutil
 import subprocess
 from io import StringIO
 from pathlib import Path
@@ -65,6 +64,7 @@ from mx.targets.llvm_ir import module_to_llvm_ir
 from mx.targets.mlir16 import MLIR16Printer
 from mx.tools.mx_opt import split_input
 from mx.tools.xdsl_fixes import xdsl_fixes
+from tests.system_tools import required_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 LIT = ROOT / "tests" / "filecheck"
@@ -114,15 +114,6 @@ COMPILE_ONLY = {
 DYNAMIC_SIZE = 1 << 16
 """Elements of each dynamic dimension of an argument buffer."""
 INDEX_ARGUMENT = 1
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is required in CI")
-        pytest.skip(f"{name} not installed")
-    return path
 
 
 def _affine_chunks(path: Path) -> list[ModuleOp]:
@@ -209,7 +200,15 @@ def _shared_object(ll: str, so: Path) -> ctypes.CDLL:
     ll_path = so.with_suffix(".ll")
     ll_path.write_text(ll)
     subprocess.run(
-        [_tool("clang-16"), "-O2", "-shared", "-fPIC", str(ll_path), "-o", str(so)],
+        [
+            required_tool("clang-16"),
+            "-O2",
+            "-shared",
+            "-fPIC",
+            str(ll_path),
+            "-o",
+            str(so),
+        ],
         check=True,
         capture_output=True,
     )
@@ -220,14 +219,14 @@ def _upstream_llvm_ir(affine: ModuleOp) -> str:
     text = StringIO()
     MLIR16Printer(stream=text).print_op(affine)
     lowered = subprocess.run(
-        [_tool("mlir-opt-16"), *UPSTREAM],
+        [required_tool("mlir-opt-16"), *UPSTREAM],
         input=text.getvalue(),
         capture_output=True,
         text=True,
     )
     assert lowered.returncode == 0, lowered.stderr[-3000:]
     translated = subprocess.run(
-        [_tool("mlir-translate-16"), "--mlir-to-llvmir"],
+        [required_tool("mlir-translate-16"), "--mlir-to-llvmir"],
         input=lowered.stdout,
         capture_output=True,
         text=True,
