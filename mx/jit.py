@@ -32,7 +32,7 @@ from typing import Any, Literal, cast
 import llvmlite.binding as binding
 import ml_dtypes
 import numpy as np
-from xdsl.dialects import affine, func, llvm, memref, vector
+from xdsl.dialects import affine, arith, func, llvm, memref, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -40,13 +40,14 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FunctionType,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
     VectorType,
 )
-from xdsl.ir import Attribute, BlockArgument
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.universe import Universe
@@ -55,7 +56,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from mx.diagnostics import Diag, OpDiagnostic, Source, op_diag
 from mx.dialects.matrix import LoadOp as MatrixLoadOp
-from mx.dialects.matrix import MatrixType, TransposeOp
+from mx.dialects.matrix import MatrixType, MemoryAccessOp, TransposeOp
 from mx.errors import ArgumentError, CompileError, UnknownFunctionError
 from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.jit_wrappers import (
@@ -110,29 +111,32 @@ def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
 
 def _accepted_dtypes(element: Attribute) -> tuple[np.dtype[Any], ...]:
     """The dtypes an array may have for elements of type `element`: its own,
-    and for i8/i6/i4 containers every one-byte integer or ml_dtypes float
-    (FP8/FP6/FP4 data is stored in such containers)."""
+    and for i8/i6/i4 containers `uint8` and the ml_dtypes floats of the
+    container's width (FP8/FP6/FP4 data is stored in such containers; an
+    FP8 array is refused for an i6 container, whose loads would drop bits)."""
     own = numpy_dtype(element)
     if isinstance(element, IntegerType) and 1 < element.width.data <= 8:
-        return (own, *_ONE_BYTE_DTYPES)
+        narrow = _NARROW_FLOAT_DTYPES.get(element.width.data, ())
+        return (own, np.dtype(np.uint8), *narrow)
     return (own,)
 
 
-_ONE_BYTE_DTYPES: tuple[np.dtype[Any], ...] = tuple(
-    np.dtype(t)
-    for t in (
-        np.uint8,
-        ml_dtypes.float8_e4m3fn,
-        ml_dtypes.float8_e5m2,
-        ml_dtypes.float8_e4m3fnuz,
-        ml_dtypes.float8_e5m2fnuz,
-        ml_dtypes.float8_e4m3b11fnuz,
-        ml_dtypes.float6_e2m3fn,
-        ml_dtypes.float6_e3m2fn,
-        ml_dtypes.float4_e2m1fn,
-        ml_dtypes.float8_e8m0fnu,
-    )
-)
+_NARROW_FLOAT_DTYPES: dict[int, tuple[np.dtype[Any], ...]] = {
+    8: tuple(
+        np.dtype(t)
+        for t in (
+            ml_dtypes.float8_e4m3fn,
+            ml_dtypes.float8_e5m2,
+            ml_dtypes.float8_e4m3fnuz,
+            ml_dtypes.float8_e5m2fnuz,
+            ml_dtypes.float8_e4m3b11fnuz,
+            ml_dtypes.float8_e8m0fnu,
+        )
+    ),
+    6: (np.dtype(ml_dtypes.float6_e2m3fn), np.dtype(ml_dtypes.float6_e3m2fn)),
+    4: (np.dtype(ml_dtypes.float4_e2m1fn),),
+}
+"""ml_dtypes' floats by bit width: the arrays an i8/i6/i4 container takes."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,9 @@ class _Param:
     type_: Attribute
     written: bool
     """A memref the function may write (a read-only array is refused)."""
+    extent: int
+    """Elements a memref's array must have: its static shape's, or as many as
+    the accesses the function always makes (static offsets) reach."""
     where: _Where
 
     @cached_property
@@ -255,10 +262,13 @@ class _Param:
             raise self.where.error(
                 f"{self.label}: the array for {type_} must be C-contiguous"
             )
-        if type_.has_static_shape() and array.size < type_.element_count():
+        if array.size < self.extent:
             raise self.where.error(
-                f"{self.label}: {type_} needs {type_.element_count()} "
-                f"elements, the array has {array.size}"
+                f"{self.label}: {type_} needs {self.extent} elements, "
+                f"the array has {array.size}"
+                if type_.has_static_shape()
+                else f"{self.label}: the function's accesses reach element "
+                f"{self.extent - 1} of {type_}, the array has {array.size} elements"
             )
         if self.written and not array.flags.writeable:
             raise self.where.error(
@@ -273,10 +283,8 @@ class _Param:
             if isinstance(type_, MatrixType)
             else "an array"
         )
-        accepted = _accepted_dtypes(type_.element_type)
-        names = " or ".join(str(d) for d in accepted[:2]) + (
-            " (or another one-byte type)" if len(accepted) > 2 else ""
-        )
+        *others, last = (str(d) for d in _accepted_dtypes(type_.element_type))
+        names = f"{', '.join(others)} or {last}" if others else last
         return self.where.error(
             f"{self.label}: expected {what} of {names} for {type_}, {got}"
         )
@@ -323,17 +331,12 @@ class _Param:
         if kind in ("matrix", "memref"):
             assert isinstance(type_, MatrixType | MemRefType)
             flags = C_CONTIGUOUS | ALIGNED | (WRITEABLE if self.written else 0)
-            size = (
-                type_.element_count()
-                if isinstance(type_, MemRefType) and type_.has_static_shape()
-                else 0
-            )
             return Operand(
                 kind,
                 None,
                 descrs=_descrs(type_.element_type),
                 dims=self.core,
-                min_size=size,
+                min_size=self.extent,
                 flags=flags,
                 layout_bit=layout_bit,
             )
@@ -487,8 +490,10 @@ class JitFunction:
       function may write must be a writable array.
     - A vector parameter takes an (N,) array; a scalar parameter a Python or
       NumPy number (NumPy scalars must have the parameter's exact dtype).
-    - i8/i6/i4 containers also accept uint8 and ml_dtypes' one-byte float
-      arrays (FP8/FP6/FP4 data), one element per byte.
+    - i8/i6/i4 containers also accept uint8 and ml_dtypes' float arrays of
+      their width (FP8/FP6/FP4 data), one element per byte.
+    - A dynamically sized memref's array must reach every element the
+      function accesses at a static position in its entry block.
 
     Bad arguments raise `mx.errors.ArgumentError` (an `MXError`, also a
     `TypeError` and a `ValueError`) located at the function's definition.
@@ -931,6 +936,40 @@ def _may_write(arg: BlockArgument) -> bool:
     return any(not isinstance(use.operation, _READS) for use in arg.uses)
 
 
+def _constant_index(value: SSAValue) -> int | None:
+    if isinstance(value.owner, arith.ConstantOp) and isinstance(
+        attr := value.owner.value, IntegerAttr
+    ):
+        return attr.value.data
+    return None
+
+
+def _extent(arg: BlockArgument) -> int:
+    """Elements the array for memref `arg` must have: a static shape's
+    count, or, for a dynamic one, the end of the furthest access at a static
+    position in the entry block (always executed: an array too short for it
+    is refused instead of read or written out of bounds). Accesses at
+    dynamic positions are the caller's responsibility."""
+    type_ = arg.type
+    assert isinstance(type_, MemRefType)
+    if type_.has_static_shape():
+        return type_.element_count()
+    extent = 0
+    for use in arg.uses:
+        op = use.operation
+        if op.parent_block() is not arg.block or type_.get_num_dims() != 1:
+            continue
+        end: int | None = None
+        if isinstance(op, MemoryAccessOp) and op.memory() is arg:
+            end = op.static_extent()
+        elif isinstance(op, memref.LoadOp | memref.StoreOp) and op.memref is arg:
+            index = _constant_index(op.indices[0])
+            end = None if index is None else index + 1
+        if end is not None:
+            extent = max(extent, end)
+    return extent
+
+
 def _params(op: func.FuncOp, source: Source) -> list[_Param]:
     name = op.sym_name.data
     where = _Where(source, op_diag(op, ""))
@@ -941,6 +980,7 @@ def _params(op: func.FuncOp, source: Source) -> list[_Param]:
             f"argument #{i}{_arg_name(block.args[i])} of @{name}",
             t,
             isinstance(t, MemRefType) and _may_write(block.args[i]),
+            _extent(block.args[i]) if isinstance(t, MemRefType) else 0,
             where,
         )
         for i, t in enumerate(op.function_type.inputs.data)

@@ -229,6 +229,90 @@ func.func @widen(%q: memref<4xi8>, %out: memref<4xf32>) {
         module.widen(np.zeros(4, np.float16), np.zeros(4, np.float32))
 
 
+def test_ml_dtypes_floats_only_fill_containers_of_their_width() -> None:
+    module = compile_module(
+        """
+func.func @fp6(%q: !matrix.matrix<2x2xi6>) -> !matrix.matrix<2x2xf32> {
+  %d = arbfp.convert_from f6e2m3fn %q : !matrix.matrix<2x2xi6> to !matrix.matrix<2x2xf32>
+  func.return %d : !matrix.matrix<2x2xf32>
+}
+"""
+    )
+    q = np.array([[1.0, 2.0], [-3.0, 0.25]], ml_dtypes.float6_e2m3fn)
+    np.testing.assert_array_equal(module.fp6(q), q.astype(np.float32))
+    # FP8 bytes in an i6 container would be read without their high bits.
+    with pytest.raises(ArgumentError, match="float6_e2m3fn or float6_e3m2fn") as error:
+        module.fp6(q.astype(ml_dtypes.float8_e4m3fn))
+    assert "got dtype float8_e4m3fn" in str(error.value)
+
+
+SHORT = """
+func.func @load(%m: memref<?xf32>) -> !matrix.matrix<4x4xf32> {
+  %a = matrix.column_major_load %m[2] stride 5 : memref<?xf32> -> !matrix.matrix<4x4xf32>
+  func.return %a : !matrix.matrix<4x4xf32>
+}
+func.func @store(%a: !matrix.matrix<4x4xf32>, %m: memref<?xf32>) {
+  matrix.row_major_store %a, %m[0] : !matrix.matrix<4x4xf32>, memref<?xf32>
+  func.return
+}
+func.func @packed(%m: memref<?xi8>) -> !matrix.matrix<3x3xi4> {
+  %a = matrix.column_major_load %m[1] packed : memref<?xi8> -> !matrix.matrix<3x3xi4>
+  func.return %a : !matrix.matrix<3x3xi4>
+}
+func.func @scalar(%m: memref<?xf32>) -> f32 {
+  %c = arith.constant 9 : index
+  %x = memref.load %m[%c] : memref<?xf32>
+  func.return %x : f32
+}
+func.func @branch(%c: i1, %m: memref<?xf32>) -> !matrix.matrix<4x4xf32> {
+  %z = matrix.splat %f : !matrix.matrix<4x4xf32>
+  cf.cond_br %c, ^read, ^done(%z : !matrix.matrix<4x4xf32>)
+^read:
+  %a = matrix.column_major_load %m[100] : memref<?xf32> -> !matrix.matrix<4x4xf32>
+  cf.br ^done(%a : !matrix.matrix<4x4xf32>)
+^done(%r: !matrix.matrix<4x4xf32>):
+  func.return %r : !matrix.matrix<4x4xf32>
+}
+""".replace("%f :", "%zero :").replace(
+    "  %z = matrix.splat", "  %zero = arith.constant 0.0 : f32\n  %z = matrix.splat"
+)
+
+
+def _short_call_arguments(name: str, n: int) -> list[Any]:
+    """Arguments for @name of SHORT whose memref array has n elements."""
+    if name == "packed":
+        return [np.zeros(n, np.uint8)]
+    memory = np.zeros(n, np.float32)
+    return [np.ones((4, 4), np.float32), memory] if name == "store" else [memory]
+
+
+@pytest.mark.parametrize(
+    ("name", "needed"),
+    [("load", 2 + 3 * 5 + 4), ("store", 16), ("packed", 5), ("scalar", 10)],
+)  # packed: nibbles 1..9 are in bytes 0..4
+def test_arrays_too_short_for_static_accesses_are_refused(
+    name: str, needed: int
+) -> None:
+    """A dynamically sized memref's array must hold every element the
+    function always accesses: refused before the call (never read or
+    written out of bounds), after the fast entry exists too."""
+    function = compile_module(SHORT)[name]
+    function(*_short_call_arguments(name, needed))
+    function(*_short_call_arguments(name, needed))  # the native fast entry
+    short = _short_call_arguments(name, needed - 1)
+    with pytest.raises(ArgumentError, match=f"reach element {needed - 1} of") as error:
+        function(*short)
+    assert f"of @{name}" in str(error.value)
+
+
+def test_accesses_in_branches_are_the_callers_responsibility() -> None:
+    """Only the entry block's accesses always run: a load in a branch not
+    taken does not make a short array wrong (matrix.md: undefined behaviour
+    only when executed)."""
+    branch = compile_module(SHORT).branch
+    np.testing.assert_array_equal(branch(False, np.zeros(4, np.float32)), 0)
+
+
 def test_the_readme_python_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """README's From Python examples run as shown: a batched call with out=
     and the error type, printing the located message."""

@@ -1346,12 +1346,8 @@ class MemoryAccessOp(MatrixOp, ABC):
                 f"(stride {stride}, {self.default_stride(t)} {what})"
             )
         (size,) = mem.get_shape()
-        if (
-            size != DYNAMIC_INDEX
-            and isinstance(offset, int)
-            and isinstance(stride, int)
-        ):
-            last = offset + self.element_position(t.rows - 1, t.cols - 1, stride)
+        last = self.last_position()
+        if size != DYNAMIC_INDEX and last is not None:
             if self.is_packed and width is not None:
                 last_byte = (width * (last + 1) - 1) // 8
                 if last_byte >= size:
@@ -1365,6 +1361,26 @@ class MemoryAccessOp(MatrixOp, ABC):
                     f"access past the end of the memref: the last element is at "
                     f"index {last} but the memref has {size} elements"
                 )
+
+    def last_position(self) -> int | None:
+        """Position of the last element accessed (offset included), when the
+        offset and stride are static."""
+        offset, stride = self.offset(), self.stride()
+        if not (isinstance(offset, int) and isinstance(stride, int)):
+            return None
+        t = _matrix_type_of(self.accessed_type())
+        return offset + self.element_position(t.rows - 1, t.cols - 1, stride)
+
+    def static_extent(self) -> int | None:
+        """Memref elements (bytes, if packed) the access needs from the start
+        of the memref, when the offset and stride are static."""
+        last = self.last_position()
+        if last is None:
+            return None
+        width = packed_element_bits(_matrix_type_of(self.accessed_type()).element_type)
+        if self.is_packed and width is not None:
+            return (width * (last + 1) - 1) // 8 + 1
+        return last + 1
 
     def _print_layout(self, printer: Printer, t: MatrixType) -> None:
         printer.print_operand(self.memory())
