@@ -225,3 +225,56 @@ def test_contract_products_within_bound(t: str, flags: str) -> None:
                 error = abs(Fraction(float(got[i, j])) - exact)
                 bound = _contract_bound(t, exact, terms, depth)
                 assert error <= bound, (i, j, float(error), bound)
+
+
+def _round_f32(x: Fraction) -> np.float32:
+    """`x` rounded to the nearest f32, ties to even (finite, in range)."""
+    guess = np.float32(float(x))  # within one ulp: float() rounds once more
+    candidates = [
+        np.nextafter(guess, np.float32(-np.inf)),
+        guess,
+        np.nextafter(guess, np.float32(np.inf)),
+    ]
+    return min(
+        candidates,
+        key=lambda c: (abs(Fraction(float(c)) - x), int(c.view(np.uint32)) & 1),
+    )
+
+
+def _contract_order(a: Any, b: Any, c: Any | None, dtype: Any) -> Any:
+    """docs/matrix-dialect.md's order for a `contract` f16/bf16 product, in
+    exact arithmetic rounded to f32 at each step: acc = a0*b0 (exact in f32),
+    acc = fma(ak, bk, acc) for k >= 1, acc + c, then one rounding to `dtype`."""
+    rows, depth = a.shape
+    cols = b.shape[1]
+    out = np.empty((rows, cols), dtype=np.float32)
+    for i in range(rows):
+        for j in range(cols):
+            acc = _round_f32(Fraction(float(a[i, 0])) * Fraction(float(b[0, j])))
+            for k in range(1, depth):
+                term = Fraction(float(a[i, k])) * Fraction(float(b[k, j]))
+                acc = _round_f32(term + Fraction(float(acc)))
+            if c is not None:
+                acc = _round_f32(Fraction(float(acc)) + Fraction(float(c[i, j])))
+            out[i, j] = acc
+    return out.astype(dtype)
+
+
+@pytest.mark.parametrize("t", list(DTYPES))
+@pytest.mark.parametrize(("rows", "depth", "cols"), PRODUCT_SHAPES)
+def test_contract_products_in_documented_order(
+    t: str, rows: int, depth: int, cols: int
+) -> None:
+    """With `contract` (no `reassoc`) the vector kernel (B widened once into
+    an f32 temporary) and the scalar loop nest both compute the documented
+    f32 FMA order bit for bit."""
+    rng = np.random.default_rng(rows * depth + cols)
+    dtype = DTYPES[t]
+    text = _products(t, rows, depth, cols, " fastmath<contract>", matvec=False)
+    a, b = _random(dtype, (rows, depth), rng), _random(dtype, (depth, cols), rng)
+    c = _random(dtype, (rows, cols), rng)
+    want = {"matmul": _contract_order(a, b, None, dtype)}
+    want["matmul_add"] = _contract_order(a, b, c, dtype)
+    for compiled in (compile_module(text), compile_module(text, SCALAR_PIPELINE)):
+        assert _same(compiled["matmul"](a, b), want["matmul"])
+        assert _same(compiled["matmul_add"](a, b, c), want["matmul_add"])

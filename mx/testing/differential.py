@@ -340,12 +340,20 @@ def _in(work: Path, arg: str) -> str:
 
 
 def program_for_seed(
-    seed: int, contract_every: int = 4, allow_clang_bugs: bool = False
+    seed: int,
+    contract_every: int = 4,
+    allow_clang_bugs: bool = False,
+    main_elem: str = "",
 ) -> Program:
-    """The generated program of a seed; every `contract_every`-th one uses contraction."""
+    """The generated program of a seed; every `contract_every`-th one uses
+    contraction. `main_elem` fixes the element type the program starts from
+    (see `Generator.main_elem`)."""
     contract = contract_every > 0 and seed % contract_every == contract_every - 1
     return Generator(
-        random.Random(seed), contract=contract, allow_clang_bugs=allow_clang_bugs
+        random.Random(seed),
+        contract=contract,
+        allow_clang_bugs=allow_clang_bugs,
+        main_elem=main_elem,
     ).program()
 
 
@@ -356,9 +364,12 @@ class Job:
     contract_every: int
     allow_clang_bugs: bool
     self_check: bool
+    main_elem: str
 
     def __call__(self) -> tuple[int, Outcome]:
-        p = program_for_seed(self.seed, self.contract_every, self.allow_clang_bugs)
+        p = program_for_seed(
+            self.seed, self.contract_every, self.allow_clang_bugs, self.main_elem
+        )
         return self.seed, run_program(
             p, self.seed, self.sets, self_check=self.self_check
         )
@@ -430,6 +441,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also generate clang-16's known miscompile/crash patterns",
     )
     parser.add_argument(
+        "--main-element",
+        choices=sorted(NP_TYPE),
+        default="",
+        help="start every program from matrices of this element type (default: random)",
+    )
+    parser.add_argument(
         "--self-check",
         action="store_true",
         help="clang -O0 instead of mx: checks the harness itself",
@@ -442,7 +459,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     jobs = [
         Job(
-            seed, args.sets, args.contract_every, args.allow_clang_bugs, args.self_check
+            seed,
+            args.sets,
+            args.contract_every,
+            args.allow_clang_bugs,
+            args.self_check,
+            args.main_element,
         )
         for seed in range(args.seed, args.seed + args.count)
     ]
@@ -470,7 +492,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.save:
         for seed, outcome in sorted(failures, key=lambda f: f[0]):
-            p = program_for_seed(seed, args.contract_every, args.allow_clang_bugs)
+            p = program_for_seed(
+                seed, args.contract_every, args.allow_clang_bugs, args.main_element
+            )
             small = minimize_failure(
                 p, seed, outcome.verdict, args.sets, args.self_check
             )

@@ -517,10 +517,14 @@ class Generator:
     contract: bool = False
     allow_clang_bugs: bool = False
     elems: tuple[str, ...] = ELEMENTS
+    main_elem: str = ""
+    """The element type of the first loads (and of half of the later ones);
+    empty: a random one of `elems`."""
 
     def program(self) -> Program:
         self.p = Program([], [], [], [], [], self.contract)
-        self.main_elem = self.rng.choice(self.elems)
+        if not self.main_elem:
+            self.main_elem = self.rng.choice(self.elems)
         for _ in range(self.rng.randint(1, 2)):
             self._load(self._shape(self.main_elem))
         for _ in range(self.rng.randint(1, self.max_stmts)):

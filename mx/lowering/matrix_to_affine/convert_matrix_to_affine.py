@@ -130,6 +130,7 @@ from mx.lowering.matrix_to_affine.products import (
 )
 from mx.lowering.matrix_to_affine.vectors import (
     copy_blocks,
+    for_each_block,
     lanes,
     read_block,
     readable,
@@ -267,6 +268,7 @@ class LoweringState:
         if not loads or size >= element_bytes(_matrix(value).element_type):
             return None
         return loads
+
     def decoded_in_place(self, value: SSAValue) -> bool:
         """True if `value` reads packed memory and cannot be read in vector
         blocks along rows: it is then read element by element (decoded in
@@ -422,7 +424,8 @@ class LowerMatmul(MatrixPattern):
     column vectors, copied first if they cannot be); without vectors, a loop
     nest over (c, r) around an affine.for over k carrying the sum
     (products.py). Factors are widened where they are read, to the result
-    type or to the `accumulation_type` the sum is kept in."""
+    type or to the `accumulation_type` the sum is kept in, but for the B of
+    an f16/bf16 product summed in f32, widened once into a temporary."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, MatmulOp | MatmulAddOp):
@@ -471,12 +474,22 @@ class LowerMatmul(MatrixPattern):
                 )
                 rewriter.replace(op, as_matrix(buffer, t))
                 return
+
+            def rhs(e: Emitter, k: Index, c: Index) -> SSAValue:
+                return factor(e, e.element(op.rhs, k, c))
+
+            if compute != t.element_type and not op.is_mixed():
+                wide = self._widened(op.rhs, compute, lanes, op)
+
+                def rhs(e: Emitter, k: Index, c: Index) -> SSAValue:
+                    return e.load_buffer(wide, k, c)
+
             product = Product(
                 t.rows,
                 t.cols,
                 depth,
                 lambda e, r, k, w: factor(e, read_block(e, lhs, r, k, w, True)),
-                lambda e, k, c: factor(e, e.element(op.rhs, k, c)),
+                rhs,
                 None
                 if acc is None
                 else lambda e, r, c, w, a=acc: factor(
@@ -506,6 +519,25 @@ class LowerMatmul(MatrixPattern):
 
         self.state.emitter(op).for_each_element(t, body)
         rewriter.replace(op, as_matrix(buffer, t))
+
+    def _widened(
+        self, value: SSAValue, compute: Attribute, lanes: int, at: Operation
+    ) -> SSAValue:
+        """A temporary holding `value` (the B of an f16/bf16 product summed in
+        f32) widened to `compute` by vector conversions: the product then
+        broadcasts each element from memory (on AVX-512, a memory operand of
+        its FMA) instead of converting it once per row block. Mixed-precision
+        products keep widening in registers (no matrix of the wider type)."""
+        t = _matrix(value)
+        source = self.state.readable_along_rows(value, at)
+        wide = self.state.temporary(t.with_element_type(compute), at)
+
+        def block(f: Emitter, r: Index, c: SSAValue, width: int) -> None:
+            narrow_block = read_block(f, source, r, c, width, True)
+            write_block(f, widen(f, narrow_block, compute, False), wide, r, c)
+
+        for_each_block(self.state.emitter(at), t, True, lanes, block)
+        return wide
 
 
 @dataclass
@@ -572,6 +604,7 @@ class LowerMatvec(MatrixPattern):
             and not readable(matrix, fused, True)
             and readable(matrix, fused, False)
         )
+
     def _by_elements(self, op: MatvecOp, m: MatrixType, compute: Attribute) -> SSAValue:
         """One dot product per row, reading the matrix element by element
         (decoded in registers), %x and %y in one-column buffers."""

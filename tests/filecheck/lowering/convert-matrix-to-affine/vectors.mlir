@@ -122,6 +122,33 @@ func.func @half(%a: !matrix.matrix<4x4xf16>, %b: !matrix.matrix<4x4xf16>) -> !ma
   return %c : !matrix.matrix<4x4xf16>
 }
 
+// An f16 product under contract sums in f32: B is widened once, by vector
+// conversions into an f32 temporary, whose elements are then broadcast
+// (AVX-512: a memory operand of each FMA); A is widened as it is read; one
+// rounding to f16 after the accumulator is added.
+// CHECK-LABEL: func.func @half_contract
+// CHECK-SAME: (%[[A:.*]]: memref<8x8xf16>, %[[B:.*]]: memref<8x8xf16>, %[[C:.*]]: memref<8x8xf16>, %{{.*}}: memref<8x8xf16>)
+// CHECK: %[[WB:.*]] = memref.alloca() {{.*}} : memref<8x8xf32>
+// CHECK: affine.for %[[J:.*]] = 0 to 8 {
+// CHECK: %[[BJ:.*]] = vector.load %[[B]][%[[J]], %{{.*}}] : memref<8x8xf16>, vector<8xf16>
+// CHECK-NEXT: %[[WBJ:.*]] = arith.extf %[[BJ]] : vector<8xf16> to vector<8xf32>
+// CHECK: vector.store %[[WBJ]], %[[WB]][%[[J]], %{{.*}}] : memref<8x8xf32>, vector<8xf32>
+// CHECK: %[[A0:.*]] = vector.load %[[A]]{{.*}} : memref<8x8xf16>, vector<8xf16>
+// CHECK-NEXT: arith.extf %[[A0]] : vector<8xf16> to vector<8xf32>
+// CHECK-NEXT: %[[B00:.*]] = affine.load %[[WB]][0, 0] : memref<8x8xf32>
+// CHECK-NEXT: vector.broadcast %[[B00]] : f32 to vector<8xf32>
+// CHECK: affine.for %[[K:.*]] = 1 to 8 iter_args
+// CHECK: affine.load %[[WB]][0, %[[K]]] : memref<8x8xf32>
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK: affine.yield
+// CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK-NEXT: arith.addf %{{.*}} fastmath<contract> : vector<8xf32>
+// CHECK-NEXT: arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+func.func @half_contract(%a: !matrix.matrix<8x8xf16>, %b: !matrix.matrix<8x8xf16>, %c: !matrix.matrix<8x8xf16>) -> !matrix.matrix<8x8xf16> {
+  %0 = matrix.matmul_add %a, %b, %c fastmath<contract> : !matrix.matrix<8x8xf16>, !matrix.matrix<8x8xf16>, !matrix.matrix<8x8xf16> -> !matrix.matrix<8x8xf16>
+  func.return %0 : !matrix.matrix<8x8xf16>
+}
+
 // A row-major factor of a product is copied into a column-major buffer in
 // 4x4 tiles: four rows loaded as vectors, transposed in registers by two
 // rounds of interleaving shuffles, stored as four columns.
