@@ -106,6 +106,7 @@ from mx.lowering.matrix_to_affine.carriers import (
     region_slots,
     successor_operands,
 )
+from mx.lowering.matrix_to_affine.decoded_matvec import decoded_matvec, match_weights
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
     Index,
@@ -267,6 +268,7 @@ class LoweringState:
         if not loads or size >= element_bytes(_matrix(value).element_type):
             return None
         return loads
+
     def decoded_in_place(self, value: SSAValue) -> bool:
         """True if `value` reads packed memory and cannot be read in vector
         blocks along rows: it is then read element by element (decoded in
@@ -524,6 +526,13 @@ class LowerMatvec(MatrixPattern):
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
+        weights = match_weights(op, self.state.plan.fused, lanes)
+        if weights is not None:
+            y = decoded_matvec(
+                e, op, weights, lanes, lambda t: self.state.temporary(t, op)
+            )
+            rewriter.replace(op, [], [y])
+            return
         if self.state.decoded_in_place(op.matrix) and not readable(
             op.matrix, self.state.plan.fused, False
         ):
@@ -572,6 +581,7 @@ class LowerMatvec(MatrixPattern):
             and not readable(matrix, fused, True)
             and readable(matrix, fused, False)
         )
+
     def _by_elements(self, op: MatvecOp, m: MatrixType, compute: Attribute) -> SSAValue:
         """One dot product per row, reading the matrix element by element
         (decoded in registers), %x and %y in one-column buffers."""
