@@ -106,6 +106,7 @@ from mx.lowering.matrix_to_affine.carriers import (
     region_slots,
     successor_operands,
 )
+from mx.lowering.matrix_to_affine.decoded_matvec import decoded_matvec, match_weights
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
     Index,
@@ -556,6 +557,13 @@ class LowerMatvec(MatrixPattern):
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
+        weights = match_weights(op, self.state.plan.fused, lanes)
+        if weights is not None:
+            y = decoded_matvec(
+                e, op, weights, lanes, lambda t: self.state.temporary(t, op)
+            )
+            rewriter.replace(op, [], [y])
+            return
         if self.state.decoded_in_place(op.matrix) and not readable(
             op.matrix, self.state.plan.fused, False
         ):

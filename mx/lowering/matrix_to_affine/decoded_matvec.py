@@ -1,0 +1,456 @@
+"""Weight-times-vector with FP4/FP8 weights decoded in registers.
+
+`matrix.matvec` whose matrix is a fused dequantization of a column-major
+load,
+
+    scaled_convert_from f4e2m1fn|f8e4m3fn (load), S        (MXFP4, MXFP8, NVFP4)
+    convert_from f4e2m1fn|f8e4m3fn (load) [times a splat]  (a per-tensor scale)
+
+with f32 elements, vector and result, is computed by one loop nest that reads
+the weights' bytes once, in passes over `COLUMNS` columns: for each group of
+`GROUP` rows the accumulators of its rows (a buffer of y that stays in L1)
+are loaded, every column of the pass adds its decoded weights times its x(k),
+and they are stored back. Each y(r) is still summed in k order from -0, then
+plus the bias: the lanes of a vector are rows (docs/matrix-dialect.md's
+order, with or without `contract`).
+
+Decoding, branch-free on whole vectors:
+- f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
+  multiply would) are a table indexed by the code (a `vector.extract` at the
+  code in every lane, which LLVM turns into one variable permute: `vpermps`
+  on AVX-512). The 16 bytes of 32 packed rows give their even rows (low
+  nibbles) and odd rows (high nibbles) as two vectors: the accumulators keep
+  that order, undone once at the end.
+- f8e4m3fn: sign, exponent and mantissa are placed in an f16 (`(sext(b) << 7)
+  & 0xBFFF`), converted by the hardware (F16C: no microcode assist for
+  subnormal f16, unlike an f32 multiply by a subnormal) and multiplied by
+  2^8; the NaN codes become f16's quiet NaN before the conversion, the value
+  convert-arbfp-to-arith gives them.
+A block scale (one vector per group and pass: `COLUMNS` divides the block)
+multiplies the decoded value, rounding the exact product once as
+scaled_convert_from does.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from math import gcd
+from typing import cast
+
+import numpy as np
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.arith import FastMathFlagsAttr
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    VectorType,
+    f16,
+    f32,
+    i8,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
+
+from mx.dialects import arbfp
+from mx.dialects.matrix import (
+    ConstantOp,
+    LoadOp,
+    MatrixType,
+    MatvecOp,
+    MulOp,
+    SplatOp,
+    element_type_of,
+)
+from mx.lowering.bitwise import BitwiseEmitter
+from mx.lowering.convert_arbfp_to_arith import emit_convert_from
+from mx.lowering.matrix_to_affine.block_scaled import block_index
+from mx.lowering.matrix_to_affine.blocked import _identity, _step
+from mx.lowering.matrix_to_affine.elements import Emitter, Index, add
+from mx.lowering.matrix_to_affine.fusion import is_splat_constant
+from mx.lowering.matrix_to_affine.packed import vector_block_access
+from mx.lowering.matrix_to_affine.vectors import (
+    block_start,
+    offset,
+    read_block,
+    readable,
+)
+from mx.semantics.arbfp import FloatFormat
+
+COLUMNS = 16
+"""Columns of W one pass over y consumes (at most: a divisor of the block)."""
+
+FORMATS_DECODED = ("f4e2m1fn", "f8e4m3fn")
+
+F8_NAN_HALF = 0x7E00
+"""f16's quiet NaN, whose f32 extension is the NaN convert_from gives."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The dequantization feeding a matvec."""
+
+    load: LoadOp
+    format: FloatFormat
+    scaled: arbfp.ScaledConvertFromOp | None
+    """The block-scaled conversion, if it is one."""
+    factor: float | SSAValue | None
+    """A per-tensor scale the decoded values are multiplied by: a constant
+    (folded into the decoding) or a value."""
+
+    @property
+    def packed(self) -> bool:
+        return self.format.bits == 4
+
+
+def _splat_value(value: SSAValue) -> float | SSAValue | None:
+    """The scalar of a splat matrix: a float if it is a constant that folds
+    into the decoding (`_foldable`), else a value (None for a constant
+    matrix that does not fold)."""
+    op = value.owner
+    if isinstance(op, ConstantOp) and is_splat_constant(op):
+        constant = float(op.element(0, 0))
+    elif isinstance(op, SplatOp):
+        scalar = op.input.owner
+        if isinstance(scalar, arith.ConstantOp) and isinstance(scalar.value, FloatAttr):
+            constant = float(scalar.value.value.data)
+        else:
+            return op.input
+    else:
+        return None
+    if _foldable(constant):
+        return constant
+    return op.input if isinstance(op, SplatOp) else None
+
+
+def match_weights(op: MatvecOp, fused: set[Operation], lanes: int) -> Weights | None:
+    """The dequantization of `op`'s matrix if the kernel of this module
+    computes the matvec (`lanes` f32 per machine vector)."""
+    m = op.matrix.type
+    assert isinstance(m, MatrixType)
+    if (
+        lanes < 4
+        or op.unsigned is not None
+        or not isinstance(op.result_element, Float32Type)
+        or element_type_of(op.vector.type) != f32
+        or m.rows % (2 * lanes) != 0
+    ):
+        return None
+    value, factor = op.matrix, None
+    owner = value.owner
+    if isinstance(owner, MulOp) and owner in fused:
+        for i, j in ((0, 1), (1, 0)):
+            splat = owner.operands[j]
+            if splat.owner in fused and (s := _splat_value(splat)) is not None:
+                value, factor = owner.operands[i], s
+                break
+        else:
+            return None
+    convert = value.owner
+    if not isinstance(convert, arbfp.ConvertFromOp | arbfp.ScaledConvertFromOp):
+        return None
+    if convert not in fused or not isinstance(element_type_of(value.type), Float32Type):
+        return None
+    scaled = convert if isinstance(convert, arbfp.ScaledConvertFromOp) else None
+    if scaled is not None and (
+        factor is not None or not readable(scaled.scales, fused, True)
+    ):
+        return None
+    fmt = convert.float_format
+    load = convert.input.owner
+    if (
+        fmt.keyword not in FORMATS_DECODED
+        or not isinstance(load, LoadOp)
+        or load not in fused
+        or not load.COLUMN_MAJOR
+    ):
+        return None
+    if load.is_packed != (fmt.bits == 4) or (
+        load.is_packed and not vector_block_access(load)
+    ):
+        return None
+    return Weights(load, fmt, scaled, factor)
+
+
+def _foldable(factor: float) -> bool:
+    """True if a constant factor folds into the decoding: into the
+    f4e2m1fn table (rounded as the multiply would) and into f8e4m3fn's 2^8
+    (exactly: a finite product)."""
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(np.float32(factor) * np.float32(256)))
+
+
+# -- decoding -----------------------------------------------------------------
+
+
+def _value_of(fmt: FloatFormat, code: int) -> float:
+    """The value of a (NaN-free) encoding, from its fields."""
+    sign = -1.0 if code >> (fmt.bits - 1) & 1 else 1.0
+    exponent = code >> fmt.mantissa_bits & ((1 << fmt.exponent_bits) - 1)
+    mantissa = code & ((1 << fmt.mantissa_bits) - 1)
+    if exponent == 0:
+        return sign * mantissa * 2.0 ** (1 - fmt.bias - fmt.mantissa_bits)
+    significand = 1 + mantissa / (1 << fmt.mantissa_bits)
+    return sign * significand * 2.0 ** (exponent - fmt.bias)
+
+
+def _fp4_table(fmt: FloatFormat, factor: float | None) -> list[float]:
+    """The 16 decoded values, each times `factor` rounded once to f32 (as
+    the multiply of the decoded value would)."""
+    values = np.array([_value_of(fmt, c) for c in range(16)], np.float32)
+    if factor is not None:
+        values = values * np.float32(factor)
+    return [float(v) for v in values]
+
+
+def _look_up(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAValue:
+    """table[codes[i]] in every lane i (codes: i32 below 16)."""
+    result: SSAValue | None = None
+    for lane in range(lanes):
+        code = e.emit(vector.ExtractOp(codes, [lane], i32))
+        at = e.emit(arith.IndexCastOp(code, IndexType()))
+        value = e.emit(vector.ExtractOp(table, [at], f32))
+        if result is None:
+            result = e.emit(vector.BroadcastOp(value, VectorType(f32, [lanes])))
+        else:
+            result = e.emit(vector.InsertOp(value, result, [lane]))
+    assert result is not None
+    return result
+
+
+def _insert(e: Emitter, b: BitwiseEmitter, value: SSAValue) -> SSAValue:
+    for op in b.ops:
+        e.builder.insert(op)
+    b.ops.clear()
+    return value
+
+
+def _halves(e: Emitter, v: SSAValue, lanes: int) -> list[SSAValue]:
+    """The first and the second `lanes` lanes of `v`."""
+    t = cast(VectorType, v.type)
+    half = VectorType(t.element_type, [lanes])
+    return [
+        e.emit(
+            vector.ShuffleOp(
+                v,
+                v,
+                DenseArrayBase.from_list(i64, list(range(k * lanes, (k + 1) * lanes))),
+                result_type=half,
+            )
+        )
+        for k in (0, 1)
+    ]
+
+
+@dataclass
+class _Kernel:
+    weights: Weights
+    lanes: int
+    flags: FastMathFlagsAttr
+    table: SSAValue | None = None
+    """The f4e2m1fn values (times a constant factor)."""
+    factor: SSAValue | None = None
+    """A vector of the factor multiplying every decoded value."""
+
+    @property
+    def group(self) -> int:
+        return 2 * self.lanes
+
+    def prepare(self, e: Emitter) -> None:
+        """Constants hoisted out of the loops."""
+        w, vt = self.weights, VectorType(f32, [self.lanes])
+        constant = w.factor if isinstance(w.factor, float) else None
+        if w.packed:
+            values = _fp4_table(w.format, constant)
+            table = VectorType(f32, [16])
+            attr = DenseIntOrFPElementsAttr.from_list(table, values)
+            self.table = e.emit(arith.ConstantOp(attr))
+            power = None
+        else:
+            power = 256.0 * (1.0 if constant is None else constant)
+        if isinstance(w.factor, SSAValue):
+            self.factor = e.emit(vector.BroadcastOp(w.factor, vt))
+        if power is not None:
+            attr = DenseIntOrFPElementsAttr.from_list(vt, [float(np.float32(power))])
+            self.power = e.emit(arith.ConstantOp(attr))
+
+    power: SSAValue | None = None
+    """2^8 (times a constant factor), for f8e4m3fn."""
+
+    def scales(self, e: Emitter, r: Index, k: Index) -> list[SSAValue] | None:
+        """The block scales of the group of rows at `r`, column `k`, in the
+        order of the decoded vectors."""
+        op = self.weights.scaled
+        if op is None:
+            return None
+        column = block_index(e, k, op.block_size)
+        lanes = self.lanes
+        vt = VectorType(i32, [self.group])
+        codes = read_block(e, op.scales, r, column, self.group, True)
+        codes = e.emit(llvm.ZExtOp(codes, vt))
+        ops, scale = emit_convert_from(
+            op.scale_float_format, codes, VectorType(f32, [self.group])
+        )
+        for x in ops:
+            e.builder.insert(x)
+        if self.weights.packed:
+            return [
+                e.emit(
+                    vector.ShuffleOp(
+                        scale,
+                        scale,
+                        DenseArrayBase.from_list(
+                            i64, list(range(parity, 2 * lanes, 2))
+                        ),
+                        result_type=VectorType(f32, [lanes]),
+                    )
+                )
+                for parity in (0, 1)
+            ]
+        return _halves(e, scale, lanes)
+
+    def decode(
+        self, e: Emitter, r: Index, k: Index, scales: Sequence[SSAValue] | None
+    ) -> list[SSAValue]:
+        """The decoded weights of the group of rows at `r`, column `k`."""
+        w, lanes = self.weights, self.lanes
+        position = e.index(e.position(w.load, r, k))
+        if w.packed:
+            at = e.emit(arith.ShRUIOp(position, e.index(1)))
+            data = e.emit(vector.LoadOp(w.load.memref, [at], VectorType(i8, [lanes])))
+            data = e.emit(llvm.ZExtOp(data, VectorType(i32, [lanes])))
+            b = BitwiseEmitter(data.type)
+            codes = [b.and_(data, 15), b.shr(data, 4)]
+            _insert(e, b, data)
+            assert self.table is not None
+            values = [_look_up(e, self.table, c, lanes) for c in codes]
+        else:
+            data = e.emit(
+                vector.LoadOp(w.load.memref, [position], VectorType(i8, [2 * lanes]))
+            )
+            wide = e.emit(llvm.SExtOp(data, VectorType(i16, [2 * lanes])))
+            b = BitwiseEmitter(wide.type)
+            placed = b.and_(b.shl(wide, 7), 0xBFFF)
+            nan = b.equal(b.and_(wide, 0x7F), 0x7F)
+            halfs = b.bitcast(b.select(nan, F8_NAN_HALF, placed), f16)
+            _insert(e, b, halfs)
+            assert self.power is not None
+            values = [
+                e.emit(
+                    arith.MulfOp(
+                        e.emit(arith.ExtFOp(h, VectorType(f32, [lanes]))), self.power
+                    )
+                )
+                for h in _halves(e, halfs, lanes)
+            ]
+        if self.factor is not None:
+            values = [e.emit(arith.MulfOp(v, self.factor)) for v in values]
+        if scales is not None:
+            values = [
+                e.emit(arith.MulfOp(v, s)) for v, s in zip(values, scales, strict=True)
+            ]
+        return values
+
+
+def _interleave(lanes: int, half: int) -> DenseArrayBase[I64]:
+    """Lanes (a0, b0, a1, b1, ..) of the `half`-th half of a ++ b."""
+    first = half * lanes // 2
+    return DenseArrayBase.from_list(
+        i64, [x for j in range(first, first + lanes // 2) for x in (j, lanes + j)]
+    )
+
+
+def decoded_matvec(
+    e: Emitter,
+    op: MatvecOp,
+    weights: Weights,
+    lanes: int,
+    allocate: Callable[[MatrixType], SSAValue],
+) -> SSAValue:
+    """y = W·x (+ bias) for `match_weights`' W (see the module docs)."""
+    m = op.matrix.type
+    assert isinstance(m, MatrixType)
+    rows, cols, flags = m.rows, m.cols, op.fastmath
+    kernel = _Kernel(weights, lanes, flags)
+    kernel.prepare(e)
+    group, vt = kernel.group, VectorType(f32, [lanes])
+    x = allocate(MatrixType(cols, 1, f32))
+    sums = allocate(MatrixType(rows, 1, f32))
+    y = allocate(MatrixType(rows, 1, f32))
+    zero = e.index(0)
+    e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+    minus_zero = e.emit(vector.BroadcastOp(_identity(e, f32), vt))
+
+    def fill(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        at = [f.index(0), block_start(f, 0, lanes, i)]
+        f.builder.insert(vector.StoreOp(minus_zero, sums, at))
+        return []
+
+    e.loop(0, rows // lanes, [], fill)
+    columns = COLUMNS
+    if weights.scaled is not None:
+        columns = gcd(columns, weights.scaled.block_size)
+
+    def one_pass(f: Emitter, k0: Index, count: int) -> None:
+        """Columns k0 .. k0+count-1 added to every row's sum."""
+
+        def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+            r = block_start(g, 0, group, i)
+            at = [[g.index(0), r], [g.index(0), g.index(offset(g, r, lanes))]]
+            accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
+            scales = kernel.scales(g, r, k0)
+            for j in range(count):
+                k = offset(g, k0, j)
+                values = kernel.decode(g, r, k, scales)
+                xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
+                accs = [
+                    _step(g, flags, v, xk, a) for v, a in zip(values, accs, strict=True)
+                ]
+            for a, acc in zip(at, accs, strict=True):
+                g.builder.insert(vector.StoreOp(acc, sums, a))
+            return []
+
+        f.loop(0, rows // group, [], rows_of)
+
+    full, last = divmod(cols, columns)
+    if full:
+
+        def passes(f: Emitter, p: SSAValue, _: object) -> list[SSAValue]:
+            one_pass(f, block_start(f, 0, columns, p), columns)
+            return []
+
+        e.loop(0, full, [], passes)
+    if last:
+        one_pass(e, full * columns, last)
+
+    bias = None
+    if op.bias is not None:
+        bias = allocate(MatrixType(rows, 1, f32))
+        e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
+
+    def finish(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        """Rows of a group in their order, plus the bias."""
+        r = block_start(f, 0, group, i)
+        at = [[f.index(0), r], [f.index(0), f.index(offset(f, r, lanes))]]
+        parts = [f.emit(vector.LoadOp(sums, a, vt)) for a in at]
+        if weights.packed:  # (even rows, odd rows) -> rows
+            parts = [
+                f.emit(
+                    vector.ShuffleOp(
+                        parts[0], parts[1], _interleave(lanes, h), result_type=vt
+                    )
+                )
+                for h in (0, 1)
+            ]
+        for a, part in zip(at, parts, strict=True):
+            if bias is not None:
+                part = f.emit(add(part, f.emit(vector.LoadOp(bias, a, vt)), flags))
+            f.builder.insert(vector.StoreOp(part, y, a))
+        return []
+
+    e.loop(0, rows // group, [], finish)
+    return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))

@@ -1,0 +1,304 @@
+"""The weight-times-vector kernel of FP4/FP8 dequantizations (column-major
+weights, rows a multiple of two machine vectors: `decoded_matvec.py`):
+the JIT equals the interpreter bit for bit (NaN, subnormal and extreme
+scales included) on every form it takes — per-tensor constant or runtime
+scales, MXFP4/MXFP8/NVFP4 block scales, packed offsets and strides, narrow
+last passes, bias, strict and `contract` — and, strict, a reference of
+ml_dtypes decoding and NumPy summing each row in k order."""
+
+import re
+from fractions import Fraction
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.universe import Universe
+
+from mx.interpreters import run_function
+from mx.jit import compile_module
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    ConvertMatrixToAffinePass,
+)
+
+Array = npt.NDArray[Any]
+
+
+def _parse(text: str) -> ModuleOp:
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return Parser(ctx, text).parse_module()
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    a, b = np.asarray(actual), np.asarray(expected)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _fp8_codes(rng: np.random.Generator, n: int) -> Array:
+    """Every f8e4m3fn encoding, NaNs and subnormals included."""
+    codes = rng.integers(0, 256, n).astype(np.uint8)
+    codes[: min(n, 256)] = np.arange(min(n, 256))
+    return codes
+
+
+def _scale_codes(rng: np.random.Generator, n: int, fmt: str) -> Array:
+    """Mostly moderate scales, NaN and the extremes mixed in."""
+    if fmt == "f8e8m0fnu":
+        codes = rng.integers(112, 142, n)
+        special = [0xFF, 0x00, 0xFE, 0x01]
+    else:
+        codes = rng.integers(0x20, 0x60, n) | (rng.integers(0, 2, n) << 7)
+        special = [0x7F, 0x00, 0x80, 0x7E]
+    codes[rng.choice(n, size=min(n, 4), replace=False)] = special[: min(n, 4)]
+    return codes.astype(np.uint8)
+
+
+PER_TENSOR = [
+    # rows, cols, format, scale ("" none, a constant, or "arg"), fastmath, bias
+    (32, 40, "f8e4m3fn", "", "", False),
+    (64, 17, "f8e4m3fn", "0.375", "contract", True),
+    (96, 33, "f8e4m3fn", "arg", "", False),
+    (32, 40, "f8e4m3fn", "3.0e38", "contract", False),  # not folded into 2^8
+    (32, 48, "f4e2m1fn", "", "contract", True),
+    (64, 18, "f4e2m1fn", "0.1", "", False),
+    (32, 20, "f4e2m1fn", "arg", "contract", False),
+]
+
+
+def _per_tensor_source(case: tuple[int, int, str, str, str, bool]) -> str:
+    rows, cols, fmt, scale, fastmath, bias = case
+    element = "i4" if fmt == "f4e2m1fn" else "i8"
+    packed = " packed" if element == "i4" else ""
+    q = f"!matrix.matrix<{rows}x{cols}x{element}>"
+    w = f"!matrix.matrix<{rows}x{cols}xf32>"
+    fm = f" fastmath<{fastmath}>" if fastmath else ""
+    arg = ", %s: f32" if scale == "arg" else ""
+    b_arg = f", %b: vector<{rows}xf32>" if bias else ""
+    b_use, b_type = (", %b", f", vector<{rows}xf32>") if bias else ("", "")
+    if scale == "":
+        scaled = ""
+        m = "%d"
+    else:
+        value = "%s" if scale == "arg" else "%c"
+        constant = "" if scale == "arg" else f"%c = arith.constant {scale} : f32\n  "
+        scaled = f"{constant}%k = matrix.splat {value} : {w}\n  %m = matrix.mul %k, %d : {w}\n  "
+        m = "%m"
+    stride = rows + 2 if element == "i4" else rows + 3
+    offset = 4 if element == "i4" else 5
+    return f"""
+func.func @mv(%mem: memref<?xi8>, %x: vector<{cols}xf32>{arg}{b_arg}) -> vector<{rows}xf32> {{
+  %q = matrix.column_major_load %mem[{offset}] stride {stride}{packed} : memref<?xi8> -> {q}
+  %d = arbfp.convert_from {fmt} %q : {q} to {w}
+  {scaled}%y = matrix.matvec {m}, %x{b_use}{fm} : {w}, vector<{cols}xf32>{b_type} -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+func.func @w(%mem: memref<?xi8>, %x: vector<{cols}xf32>{arg}{b_arg}) -> {w} {{
+  %q = matrix.column_major_load %mem[{offset}] stride {stride}{packed} : memref<?xi8> -> {q}
+  %d = arbfp.convert_from {fmt} %q : {q} to {w}
+  {scaled}func.return {m} : {w}
+}}
+"""
+
+
+def _round_f32(value: Fraction) -> np.float32:
+    """`value` rounded to f32, nearest even (overflow to inf)."""
+    largest = Fraction(float(np.finfo(np.float32).max))
+    if abs(value) >= largest + Fraction(2) ** 103:  # half an ulp past it
+        return np.float32(np.inf if value > 0 else -np.inf)
+    guess = np.float32(float(value))
+    candidates = [
+        c
+        for c in (
+            guess,
+            np.nextafter(guess, np.float32(np.inf)),
+            np.nextafter(guess, np.float32(-np.inf)),
+        )
+        if np.isfinite(c)
+    ]
+
+    def key(c: np.float32) -> tuple[Fraction, int]:
+        return abs(Fraction(float(c)) - value), int(np.array(c).view(np.uint32)) & 1
+
+    best = np.float32(min(candidates, key=key))
+    return np.float32(-0.0) if best == 0 and value < 0 else best
+
+
+def _fma(a: np.float32, b: np.float32, c: np.float32) -> np.float32:
+    """a*b + c rounded once to f32."""
+    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
+        with np.errstate(invalid="ignore"):
+            return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if exact == 0:  # the sign of an exact zero sum, as IEEE adds
+        return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+    return _round_f32(exact)
+
+
+def _contracted(
+    jit: Array, interpreted: Array, w: Array, x: Array, bias: Array | None
+) -> None:
+    """With `contract` each step is one FMA: y(r) = fma(w(r, k), x(k), ..)
+    from -0 in k order (then + bias), checked exactly; the interpreter
+    computes the unfused order, so only its NaNs must agree."""
+    assert np.array_equal(np.isnan(jit), np.isnan(interpreted))
+    for r in range(w.shape[0]):
+        acc = np.float32(-0.0)
+        for k in range(w.shape[1]):
+            acc = _fma(w[r, k], x[k], acc)
+        if bias is not None:
+            acc = np.float32(acc + bias[r])
+        assert np.isnan(acc) == np.isnan(jit[r])
+        if not np.isnan(acc):
+            assert np.array(acc).view(np.uint32) == np.array(jit[r]).view(np.uint32), r
+
+
+def _check(
+    source: str, args: list[Any], actual: Any, expected: Any, bias: bool
+) -> None:
+    if "contract" not in source:
+        assert _same(actual, expected)
+        return
+    (w,) = run_function(_parse(source), "w", *args)
+    b = args[-1] if bias else None
+    _contracted(
+        np.asarray(actual),
+        np.asarray(expected),
+        np.asarray(w),
+        args[2 if "%s: memref" in source else 1],
+        b,
+    )
+
+
+def _kernel_used(source: str) -> bool:
+    """The lowering uses the kernel: its f4e2m1fn table, or its f8e4m3fn
+    bytes sign-extended into f16 lanes."""
+    module = _parse(source.split("func.func @w")[0])
+    ConvertMatrixToAffinePass().apply(Context(), module)
+    text = str(module)
+    table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
+    return "vector<32xi8> to vector<32xi16>" in text or table is not None
+
+
+@pytest.mark.parametrize("case", PER_TENSOR, ids=str)
+def test_per_tensor_matches_the_interpreter(
+    case: tuple[int, int, str, str, str, bool],
+) -> None:
+    rows, cols, fmt, scale, _, bias = case
+    source = _per_tensor_source(case)
+    assert _kernel_used(source)
+    rng = np.random.default_rng(rows * cols)
+    stride = rows + 2 if fmt == "f4e2m1fn" else rows + 3
+    size = 5 + cols * stride + 8
+    codes = _fp8_codes(rng, size)
+    args: list[Any] = [codes, rng.standard_normal(cols).astype(np.float32)]
+    if scale == "arg":
+        args.append(np.float32(-0.625))
+    if bias:
+        args.append(rng.standard_normal(rows).astype(np.float32))
+    actual = compile_module(source).mv(*args)
+    (expected,) = run_function(_parse(source), "mv", *args)
+    _check(source, args, actual, expected, bias)
+    assert np.isfinite(expected).any() or scale == "3.0e38"  # (inf - inf)
+
+
+BLOCK_SCALED = [
+    # rows, cols, format, block, scale format, fastmath, bias
+    (32, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", False),
+    (64, 96, "f4e2m1fn", 32, "f8e8m0fnu", "contract", True),
+    (32, 48, "f4e2m1fn", 16, "f8e4m3fn", "", True),
+    (32, 64, "f8e4m3fn", 32, "f8e8m0fnu", "", True),
+    (96, 64, "f8e4m3fn", 32, "f8e8m0fnu", "contract", False),
+    (32, 24, "f8e4m3fn", 8, "f8e8m0fnu", "contract", False),
+]
+
+
+def _scaled_source(case: tuple[int, int, str, int, str, str, bool]) -> str:
+    rows, cols, fmt, block, scale, fastmath, bias = case
+    element = "i4" if fmt == "f4e2m1fn" else "i8"
+    packed = " packed" if element == "i4" else ""
+    q = f"!matrix.matrix<{rows}x{cols}x{element}>"
+    s = f"!matrix.matrix<{rows}x{cols // block}xi8>"
+    w = f"!matrix.matrix<{rows}x{cols}xf32>"
+    fm = f" fastmath<{fastmath}>" if fastmath else ""
+    b_arg = f", %b: vector<{rows}xf32>" if bias else ""
+    b_use, b_type = (", %b", f", vector<{rows}xf32>") if bias else ("", "")
+    return f"""
+func.func @mv(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>{b_arg}) -> vector<{rows}xf32> {{
+  %q = matrix.column_major_load %w[2] stride {rows + 4}{packed} : memref<?xi8> -> {q}
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> {s}
+  %f = arbfp.scaled_convert_from {fmt} %q, %sc block {block} scale {scale} : {q}, {s} to {w}
+  %y = matrix.matvec %f, %x{b_use}{fm} : {w}, vector<{cols}xf32>{b_type} -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+func.func @w(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>{b_arg}) -> {w} {{
+  %q = matrix.column_major_load %w[2] stride {rows + 4}{packed} : memref<?xi8> -> {q}
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> {s}
+  %f = arbfp.scaled_convert_from {fmt} %q, %sc block {block} scale {scale} : {q}, {s} to {w}
+  func.return %f : {w}
+}}
+"""
+
+
+@pytest.mark.parametrize("case", BLOCK_SCALED, ids=str)
+def test_block_scaled_matches_the_interpreter(
+    case: tuple[int, int, str, int, str, str, bool],
+) -> None:
+    rows, cols, _, block, scale, _, bias = case
+    source = _scaled_source(case)
+    assert _kernel_used(source)
+    rng = np.random.default_rng(rows + cols + block)
+    args: list[Any] = [
+        _fp8_codes(rng, 2 + cols * (rows + 4) + 8),
+        _scale_codes(rng, rows * cols // block, scale),
+        rng.standard_normal(cols).astype(np.float32),
+    ]
+    if bias:
+        args.append(rng.standard_normal(rows).astype(np.float32))
+    actual = compile_module(source).mv(*args)
+    (expected,) = run_function(_parse(source), "mv", *args)
+    _check(source, args, actual, expected, bias)
+    assert np.isnan(expected).any() and np.isfinite(expected).any()
+
+
+def _decoded(codes: Array, fmt: str) -> Array:
+    """ml_dtypes' values of f8e4m3fn bytes or of packed f4e2m1fn nibbles."""
+    if fmt == "f8e4m3fn":
+        return codes.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    nibbles = np.empty(codes.size * 2, np.uint8)
+    nibbles[0::2], nibbles[1::2] = codes & 15, codes >> 4
+    return nibbles.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+
+
+@pytest.mark.parametrize("fmt", ["f4e2m1fn", "f8e4m3fn"])
+def test_mx_matvec_equals_numpy(fmt: str) -> None:
+    """Independent of mx: ml_dtypes decodes elements and scales, NumPy
+    multiplies them in f32 and sums each row in k order."""
+    rows, cols, block = 64, 96, 32
+    source = _scaled_source((rows, cols, fmt, block, "f8e8m0fnu", "", False))
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 256, 2 + cols * (rows + 4) + 8).astype(np.uint8)
+    if fmt == "f8e4m3fn":
+        codes[(codes & 0x7F) == 0x7F] = 0x3C
+    scales = rng.integers(120, 136, rows * cols // block).astype(np.uint8)
+    x = rng.standard_normal(cols).astype(np.float32)
+    values = _decoded(codes, fmt)
+    per_byte = 2 if fmt == "f4e2m1fn" else 1
+    start = 2 * per_byte // per_byte if fmt == "f8e4m3fn" else 2
+    columns = [
+        values[start + k * (rows + 4) : start + k * (rows + 4) + rows]
+        for k in range(cols)
+    ]
+    s = np.ldexp(np.float32(1), scales.astype(np.int32) - 127).astype(np.float32)
+    s = s.reshape(cols // block, rows)
+    w = [columns[k] * s[k // block] for k in range(cols)]
+    want = w[0] * x[0]
+    for k in range(1, cols):
+        want = want + w[k] * x[k]
+    got = np.asarray(compile_module(source).mv(codes, scales, x))
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
