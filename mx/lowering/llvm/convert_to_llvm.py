@@ -1,6 +1,6 @@
 """The `convert-to-llvm` pass: standard dialects -> the `llvm` dialect.
 
-Stages, each a greedy walk: `affine` -> `scf`/`arith`/`memref`; `scf` ->
+Stages, each visiting every op once (`rewrite_once`): `affine` -> `scf`/`arith`/`memref`; `scf` ->
 `cf`; f16/bf16 legalization (exact rounding with integer arithmetic); then
 `func`, `cf`, `arith`, `math`, `memref` and `vector` -> `llvm`, bridging
 types with `builtin.unrealized_conversion_cast`, which are reconciled at the
@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.llvm_ext import LLVMExt
-from mx.lowering.dispatch import OpTypeDispatchApplier
+from mx.lowering.dispatch import OpTypeDispatchApplier, erase_dead_ops, rewrite_once
 from mx.lowering.llvm.affine import AFFINE_PATTERNS
 from mx.lowering.llvm.arith import ARITH_PATTERNS
 from mx.lowering.llvm.func import FUNC_PATTERNS
@@ -37,9 +37,7 @@ def _walk(
     *,
     reverse: bool = False,
 ) -> None:
-    PatternRewriteWalker(
-        OpTypeDispatchApplier(patterns), walk_reverse=reverse
-    ).rewrite_module(module)
+    rewrite_once(module, OpTypeDispatchApplier(patterns), reverse=reverse)
 
 
 @dataclass(frozen=True)
@@ -64,6 +62,7 @@ class ConvertToLLVMPass(ModulePass):
                 + VECTOR_PATTERNS,
             )
         reconcile_unrealized_casts(op, warn_on_failure=False)
+        erase_dead_ops(op)
         for inner in op.walk():
             if inner is not op and inner.name not in _LLVM_OPS:
                 raise OpDiagnostic(
