@@ -14,7 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import RewritePattern
-from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPattern
 
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.llvm_ext import LLVMExt
@@ -62,7 +62,7 @@ class ConvertToLLVMPass(ModulePass):
                 + VECTOR_PATTERNS
                 + AFFINE_ACCESS_PATTERNS,
             )
-        reconcile_unrealized_casts(op, warn_on_failure=False)
+        _walk(op, (ReconcileUnrealizedCastsPattern(),))
         erase_dead_ops(op)
         for inner in op.walk():
             if inner is not op and inner.name not in _LLVM_OPS:
