@@ -1,18 +1,21 @@
 """Compile time: `mx-opt -p mx-lower-to-llvm -t llvm` vs. `xdsl-opt` parse+print of one module.
 
-usage: python -m bench.compile_time [--funcs N] [--out DIR] [--write FILE]
+usage: python -m bench.compile_time [--funcs N] [--chains] [--growth] [--out DIR] [--write FILE]
 The module has N functions of 23 ops each (loads, elementwise ops, matmul, transposes,
-stores; ≥ 10k ops by default). Measures the CPU time of the two commands as processes;
-in-process (imports excluded), parse+print against each step of mx-opt's lowering, and a
-pyinstrument profile of the lowering (DIR/compile_profile.txt); and the cold in-process JIT
-of a 4×4 kernel. Results: bench/COMPILE_TIME.md.
+stores; ≥ 10k ops by default); with `--chains`, N functions of a chain of 196 dependent
+4×4 adds/transposes/muls (200 ops each; 48 functions by default: 9 600 ops). Measures the
+CPU time and peak memory of the two commands as processes; in-process (imports excluded),
+parse+print against each step of mx-opt's lowering, and a pyinstrument profile of the
+lowering (DIR/compile_profile.txt); and the cold in-process JIT of a 4×4 kernel. With
+`--growth`, only the processes, at ¼, ½, 1 and 2 times the size. Results:
+bench/COMPILE_TIME.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import resource
+import os
 import statistics
 import subprocess
 import sys
@@ -51,6 +54,12 @@ FUNC = """func.func @f{i}(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32
 OPS_PER_FUNC = 23  # the 21 lines of ops above, func.func and func.return
 
 
+CHAIN = 196
+"""Matrix ops in the chain of one `--chains` function (200 ops with the load, the
+store, func.func and func.return)."""
+M = "!matrix.matrix<4x4xf32>"
+
+
 def module_text(funcs: int) -> str:
     return (
         "builtin.module {\n"
@@ -59,60 +68,110 @@ def module_text(funcs: int) -> str:
     )
 
 
-def _proc_time(cmd: list[str]) -> float:
-    """CPU time (user + system) of `cmd`: the median of 3 runs, or one run when that took
-    over 20 s. CPU rather than wall time, since the machine may be shared."""
-    times: list[float] = []
-    while len(times) < 3 and (not times or times[0] < 20):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        times.append(
-            after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        )
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr[-2000:]}")
-    return statistics.median(times)
+def chains_text(funcs: int) -> str:
+    """`funcs` functions, each a chain of `CHAIN` dependent 4×4 adds, transposes
+    and muls between a load and a store."""
+    out = ["builtin.module {"]
+    for i in range(funcs):
+        out += [
+            f"func.func @c{i}(%a: memref<16xf32>, %b: memref<16xf32>) {{",
+            f"  %m0 = matrix.column_major_load %a[0] : memref<16xf32> -> {M}",
+        ]
+        for k in range(CHAIN):
+            op = ("add", "transpose", "mul")[k % 3]
+            if op == "transpose":
+                out.append(f"  %m{k + 1} = matrix.transpose %m{k} : {M} -> {M}")
+            else:
+                out.append(f"  %m{k + 1} = matrix.{op} %m{k}, %m0 : {M}")
+        out += [
+            f"  matrix.column_major_store %m{CHAIN}, %b[0] : {M}, memref<16xf32>",
+            "  func.return",
+            "}",
+        ]
+    return "\n".join([*out, "}", ""])
 
 
-def measure(out: Path, funcs: int = 450) -> dict[str, str]:
-    """Runs the measurement; returns report notes."""
-    text = module_text(funcs)
-    notes: dict[str, str] = {}
+def _run(cmd: list[str]) -> tuple[float, float]:
+    """CPU time (user + system, s) and peak resident memory (MB) of one run of `cmd`."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise RuntimeError(f"{' '.join(cmd)}: {err.read()[-2000:].decode()}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def _proc_time(cmd: list[str]) -> tuple[float, float]:
+    """CPU time (user + system) and peak memory of `cmd`: the medians of 3 runs, or
+    one run when that took over 20 s. CPU rather than wall time, since the machine
+    may be shared."""
+    runs: list[tuple[float, float]] = []
+    while len(runs) < 3 and (not runs or runs[0][0] < 20):
+        runs.append(_run(cmd))
+    return statistics.median(t for t, _ in runs), statistics.median(m for _, m in runs)
+
+
+def _processes(text: str, ops: int) -> tuple[str, float]:
+    """xdsl-opt parse+print and `mx-opt -p mx-lower-to-llvm -t llvm` of `text`
+    (`ops` ops) as processes: a report line and mx-opt's CPU time."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "big.mlir"
         src.write_text(text)
         xdsl_opt = str(Path(sys.executable).parent / "xdsl-opt")
-        t_x = _proc_time([xdsl_opt, str(src), "-o", str(Path(tmp) / "x.mlir")])
-        try:
-            t_m = _proc_time(
-                [
-                    *mx_opt(),
-                    "-p",
-                    "mx-lower-to-llvm",
-                    "-t",
-                    "llvm",
-                    str(src),
-                    "-o",
-                    str(Path(tmp) / "m.ll"),
-                ]
-            )
-        except RuntimeError as e:
-            return {
-                "compile time": f"mx-opt failed on the {funcs * OPS_PER_FUNC}-op module: {str(e).splitlines()[-1]}"
-            }
-    notes["compile time (processes)"] = (
-        f"{funcs * OPS_PER_FUNC} ops, CPU time: xdsl-opt parse+print {t_x:.2f} s, mx-opt -p mx-lower-to-llvm -t llvm {t_m:.2f} s, ratio {t_m / t_x:.1f}× (target ≤ 5×, stretch 3×)"
+        t_x, _ = _proc_time([xdsl_opt, str(src), "-o", str(Path(tmp) / "x.mlir")])
+        t_m, rss = _proc_time(
+            [
+                *mx_opt(),
+                "-p",
+                "mx-lower-to-llvm",
+                "-t",
+                "llvm",
+                str(src),
+                "-o",
+                str(Path(tmp) / "m.ll"),
+            ]
+        )
+    return (
+        f"{ops} ops, CPU time: xdsl-opt parse+print {t_x:.2f} s, mx-opt -p mx-lower-to-llvm -t llvm {t_m:.2f} s, ratio {t_m / t_x:.1f}× (target ≤ 5×, stretch 3×); mx-opt peak memory {rss:.0f} MB, {1024 * rss / ops:.1f} KB per op (target ≤ 10)",
+        t_m,
     )
+
+
+def growth(funcs: int, chains: bool) -> dict[str, str]:
+    """The processes at ¼, ½, 1 and 2 times `funcs` functions: CPU time and
+    memory per op should not grow with the size."""
+    notes: dict[str, str] = {}
+    for n in (funcs // 4, funcs // 2, funcs, 2 * funcs):
+        ops = n * (CHAIN + 4 if chains else OPS_PER_FUNC)
+        line, t_m = _processes(chains_text(n) if chains else module_text(n), ops)
+        notes[f"compile time, {ops} ops"] = (
+            f"{line}; {1e6 * t_m / ops:.0f} µs of CPU per op"
+        )
+    return notes
+
+
+def measure(out: Path, funcs: int = 450, chains: bool = False) -> dict[str, str]:
+    """Runs the measurement; returns report notes."""
+    text = chains_text(funcs) if chains else module_text(funcs)
+    ops = funcs * (CHAIN + 4 if chains else OPS_PER_FUNC)
+    notes: dict[str, str] = {}
+    try:
+        line, _ = _processes(text, ops)
+    except RuntimeError as e:
+        return {
+            "compile time": f"mx-opt failed on the {ops}-op module: {str(e).splitlines()[-1]}"
+        }
+    notes["compile time (processes)"] = line
     from mx.tools.xdsl_fixes import xdsl_fixes
 
     with xdsl_fixes():  # as mx-opt does
-        notes.update(_in_process(text, funcs, out))
+        notes.update(_in_process(text, funcs, out, chains))
     notes.update(jit_cold())
     return notes
 
 
-def _in_process(text: str, funcs: int, out: Path) -> dict[str, str]:
+def _in_process(text: str, funcs: int, out: Path, chains: bool) -> dict[str, str]:
     """CPU time in this process (imports excluded): xDSL parse+print against mx-opt's
     steps (parse, verify, each pass of mx-lower-to-llvm, verify, LLVM IR), then a
     pyinstrument profile of the lowering of a fifth of the module."""
@@ -177,7 +236,7 @@ def _in_process(text: str, funcs: int, out: Path) -> dict[str, str]:
         from pyinstrument import Profiler  # pyright: ignore[reportMissingImports]
     except ImportError:  # pyinstrument comes with the optional `bench` extra
         return notes
-    part = module_text(max(1, funcs // 5))
+    part = (chains_text if chains else module_text)(max(1, funcs // 5))
     prof = Profiler(interval=0.002)
     prof.start()
     lower(part, timed=False)
@@ -238,7 +297,11 @@ def jit_cold() -> dict[str, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--funcs", type=int, default=450)
+    ap.add_argument("--funcs", type=int, help="450 by default, 48 with --chains")
+    ap.add_argument("--chains", action="store_true", help="the module of 4×4 chains")
+    ap.add_argument(
+        "--growth", action="store_true", help="only the processes, at 4 sizes"
+    )
     ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results"
     )
@@ -246,12 +309,17 @@ def main() -> None:
         "--write", type=Path, help="only write the generated module to this file"
     )
     args = ap.parse_args()
+    funcs = args.funcs or (48 if args.chains else 450)
     if args.write:
-        args.write.write_text(module_text(args.funcs))
+        args.write.write_text((chains_text if args.chains else module_text)(funcs))
         return
     args.out.mkdir(parents=True, exist_ok=True)
-    for k, v in measure(args.out, args.funcs).items():
-        print(f"{k}: {v}")
+    if args.growth:
+        notes = growth(funcs, args.chains)
+    else:
+        notes = measure(args.out, funcs, args.chains)
+    for k, v in notes.items():
+        print(f"{k}: {v}", flush=True)
 
 
 if __name__ == "__main__":

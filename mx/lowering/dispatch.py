@@ -8,12 +8,15 @@ looks the candidate patterns up by the op's class.
 """
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import UnionType
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+from mx.lowering.walk import walk
 
 OpClasses = type[Operation] | UnionType
 """What `issubclass(op_class, ...)` accepts: one op class or a union of them."""
@@ -68,3 +71,75 @@ class OpTypeDispatchApplier(RewritePattern):
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
+
+
+def rewrite_once(
+    root: Operation, applier: OpTypeDispatchApplier, *, reverse: bool = False
+) -> None:
+    """Applies `applier` once to each op nested in `root`, each op before the
+    ops of its regions, first op first (with `reverse`: last op first), and
+    to each op a rewrite inserts, right after that rewrite, in insertion order.
+
+    xDSL's greedy `PatternRewriteWalker` (same orders) also re-visits the
+    users of every replaced value and every modified op, then walks the whole
+    IR again until nothing changes: twice the visits for a conversion, whose
+    rewrites each turn an op into ops that need no further rewrite or that
+    were just inserted. Ops erased or moved out of `root` before their turn
+    are skipped.
+    """
+    ops = list(_walk_reversed(root) if reverse else walk(root))[1:]
+    ops.reverse()
+    inserted: list[Operation] = []
+    rewriter: PatternRewriter | None = None
+    while ops:
+        op = ops.pop()
+        if not _inside(op, root):
+            continue
+        if rewriter is None:
+            rewriter = PatternRewriter(op)
+            rewriter.operation_insertion_handler.append(inserted.append)
+        rewriter.has_done_action = False
+        rewriter.current_operation = op
+        rewriter.insertion_point = InsertPoint.before(op)
+        rewriter.name_hint = None
+        try:
+            applier.match_and_rewrite(op, rewriter)
+        except Exception as err:
+            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+        if inserted:
+            ops += reversed(inserted)
+            inserted.clear()
+
+
+def _walk_reversed(top: Operation) -> Iterator[Operation]:
+    """`top` and the ops nested in it, each before the ops of its regions,
+    the last op of a block first."""
+    stack = [top]
+    while stack:
+        op = stack.pop()
+        yield op
+        stack += [
+            inner
+            for region in op.regions
+            for block in region.blocks
+            for inner in block.ops
+        ]
+
+
+def _inside(op: Operation, root: Operation) -> bool:
+    """Whether `op` is still nested in `root` (not erased or detached)."""
+    parent = op.parent_op()
+    while parent is not None:
+        if parent is root:
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def erase_dead_ops(root: Operation) -> None:
+    """Erases the ops nested in `root` whose results are all unused and that
+    have no other effect, uses before definitions, so that a chain of dead
+    ops goes in one sweep."""
+    for op in reversed(list(walk(root))[1:]):
+        if op.results and is_trivially_dead(op):
+            Rewriter.erase_op(op)

@@ -1,14 +1,17 @@
-"""`affine` -> `scf` + `arith` + `memref`.
+"""`affine` -> `llvm`, without going through `scf`, `arith` or `memref`.
 
-Every affine map is expanded into `arith` ops on `index` values (dims and
-symbols are the map operands, SSA values included); loop bounds with several
-results take the max (lower) / min (upper) as in MLIR.
+Every affine map is expanded into `i64` arithmetic (dims and symbols are the
+map operands, SSA values included), folding the terms that are constants;
+loop bounds with several results take the max (lower) / min (upper) as in
+MLIR. `affine.for` becomes a loop header block taking the `i64` induction
+variable and the loop-carried values, as `scf.for` lowers to `cf`;
+`affine.if` becomes an `scf.if` on the conjunction of its constraints.
 """
 
 from collections.abc import Sequence
 
-from xdsl.dialects import affine, arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects import affine, arith, llvm, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i1, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -25,27 +28,112 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import BlockInsertPoint, InsertPoint
+
+from mx.lowering.llvm.func import convert_block_arguments
+from mx.lowering.llvm.memref import (
+    constant_value,
+    element_pointer,
+    load_value,
+    store_value,
+)
+from mx.lowering.llvm.types import from_llvm, integer_constant, to_llvm
+
+Index = SSAValue | int
+"""An `i64` value, or an index known at compile time."""
 
 
-def _const(value: int, rewriter: PatternRewriter) -> SSAValue:
-    return rewriter.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+def _wrap(value: int) -> int:
+    """`value` as the 64-bit two's complement `index` arithmetic gives it."""
+    return (value + 2**63) % 2**64 - 2**63
 
 
-def _floordiv(lhs: SSAValue, rhs: SSAValue, rewriter: PatternRewriter) -> SSAValue:
-    return rewriter.insert(arith.FloorDivSIOp(lhs, rhs)).result
+def _value(index: Index, rewriter: PatternRewriter) -> SSAValue:
+    if isinstance(index, int):
+        return integer_constant(index, i64, rewriter)
+    return index
+
+
+def _operand(value: SSAValue, rewriter: PatternRewriter) -> Index:
+    known = constant_value(value)
+    return _wrap(known) if known is not None else to_llvm(value, rewriter)
+
+
+def _icmp(
+    lhs: SSAValue, rhs: SSAValue, flag: str, rewriter: PatternRewriter
+) -> SSAValue:
+    predicate = IntegerAttr(llvm.ICmpPredicateFlag(flag).to_int(), 64)
+    return rewriter.insert(llvm.ICmpOp(lhs, rhs, predicate)).res
+
+
+def _fold(kind: AffineBinaryOpKind, lhs: int, rhs: int) -> int | None:
+    match kind:
+        case AffineBinaryOpKind.Add:
+            return _wrap(lhs + rhs)
+        case AffineBinaryOpKind.Mul:
+            return _wrap(lhs * rhs)
+        case _ if rhs == 0:  # undefined when executed: left to run time
+            return None
+        case AffineBinaryOpKind.FloorDiv:
+            return _wrap(lhs // rhs)
+        case AffineBinaryOpKind.CeilDiv:
+            return _wrap(-(-lhs // rhs))
+        case AffineBinaryOpKind.Mod:
+            return _wrap(lhs - (lhs // rhs) * rhs)
+
+
+_DIVISIONS: dict[
+    AffineBinaryOpKind, type[arith.FloorDivSIOp] | type[arith.CeilDivSIOp]
+] = {
+    AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp,
+    AffineBinaryOpKind.CeilDiv: arith.CeilDivSIOp,
+    AffineBinaryOpKind.Mod: arith.FloorDivSIOp,
+}
+
+
+def _binary(
+    kind: AffineBinaryOpKind, lhs: Index, rhs: Index, rewriter: PatternRewriter
+) -> Index:
+    if isinstance(lhs, int) and isinstance(rhs, int):
+        folded = _fold(kind, lhs, rhs)
+        if folded is not None:
+            return folded
+    if kind == AffineBinaryOpKind.Add:
+        if lhs == 0 or rhs == 0:
+            return rhs if lhs == 0 else lhs
+        op: Operation = llvm.AddOp(_value(lhs, rewriter), _value(rhs, rewriter))
+    elif kind == AffineBinaryOpKind.Mul:
+        if lhs == 1 or rhs == 1:
+            return rhs if lhs == 1 else lhs
+        op = llvm.MulOp(_value(lhs, rewriter), _value(rhs, rewriter))
+    else:
+        # Rounding divisions: arith's, which convert-to-llvm lowers later
+        # (floordiv/ceildiv round toward -inf/+inf; mod is lhs - floordiv * rhs,
+        # non-negative).
+        index = IndexType()
+        lhs_index = from_llvm(_value(lhs, rewriter), index, rewriter)
+        rhs_index = from_llvm(_value(rhs, rewriter), index, rewriter)
+        quotient = rewriter.insert(_DIVISIONS[kind](lhs_index, rhs_index)).result
+        quotient = to_llvm(quotient, rewriter)
+        if kind != AffineBinaryOpKind.Mod:
+            return quotient
+        product = rewriter.insert(llvm.MulOp(quotient, _value(rhs, rewriter))).res
+        op = llvm.SubOp(_value(lhs, rewriter), product)
+    return rewriter.insert(op).results[0]
 
 
 def expand_affine_expr(
     expr: AffineExpr,
-    dims: Sequence[SSAValue],
-    symbols: Sequence[SSAValue],
+    dims: Sequence[Index],
+    symbols: Sequence[Index],
     rewriter: PatternRewriter,
-) -> SSAValue:
-    """Builds `arith` ops computing `expr` (MLIR semantics: `mod` is
-    non-negative and `floordiv`/`ceildiv` round toward -inf/+inf)."""
+) -> Index:
+    """The `i64` value of `expr`, built with `llvm` ops where it is not a
+    constant (MLIR semantics: `mod` is non-negative and `floordiv`/`ceildiv`
+    round toward -inf/+inf)."""
     match expr:
         case AffineConstantExpr(value=value):
-            return _const(value, rewriter)
+            return _wrap(value)
         case AffineDimExpr(position=position):
             return dims[position]
         case AffineSymExpr(position=position):
@@ -53,83 +141,82 @@ def expand_affine_expr(
         case AffineBinaryOpExpr(kind=kind, lhs=lhs_expr, rhs=rhs_expr):
             lhs = expand_affine_expr(lhs_expr, dims, symbols, rewriter)
             rhs = expand_affine_expr(rhs_expr, dims, symbols, rewriter)
-            match kind:
-                case AffineBinaryOpKind.Add:
-                    op: Operation = arith.AddiOp(lhs, rhs)
-                case AffineBinaryOpKind.Mul:
-                    op = arith.MuliOp(lhs, rhs)
-                case AffineBinaryOpKind.FloorDiv:
-                    op = arith.FloorDivSIOp(lhs, rhs)
-                case AffineBinaryOpKind.CeilDiv:
-                    op = arith.CeilDivSIOp(lhs, rhs)
-                case AffineBinaryOpKind.Mod:
-                    # lhs - floordiv(lhs, rhs) * rhs is the non-negative remainder.
-                    quotient = _floordiv(lhs, rhs, rewriter)
-                    product = rewriter.insert(arith.MuliOp(quotient, rhs)).result
-                    op = arith.SubiOp(lhs, product)
-            return rewriter.insert(op).results[0]
+            return _binary(kind, lhs, rhs, rewriter)
         case _:
             raise AssertionError(f"unknown affine expression {expr}")
 
 
 def expand_affine_map(
     map_: AffineMap, operands: Sequence[SSAValue], rewriter: PatternRewriter
-) -> list[SSAValue]:
-    """One `index` value per result of `map_` applied to `operands`."""
-    dims = operands[: map_.num_dims]
-    symbols = operands[map_.num_dims :]
+) -> list[Index]:
+    """One `i64` value per result of `map_` applied to `operands`."""
+    values = [_operand(v, rewriter) for v in operands]
+    dims = values[: map_.num_dims]
+    symbols = values[map_.num_dims :]
     return [expand_affine_expr(e, dims, symbols, rewriter) for e in map_.results]
 
 
-def _reduce(
-    values: list[SSAValue],
-    combine: type[arith.MaxSIOp] | type[arith.MinSIOp],
-    rewriter: PatternRewriter,
-) -> SSAValue:
+def _reduce(values: list[Index], intrinsic: str, rewriter: PatternRewriter) -> Index:
+    """The signed min (`llvm.smin`) or max (`llvm.smax`) of `values`."""
+    if all(isinstance(v, int) for v in values):
+        pick = min if intrinsic == "llvm.smin" else max
+        return pick(v for v in values if isinstance(v, int))
     result = values[0]
     for value in values[1:]:
-        result = rewriter.insert(combine(result, value)).result
+        operands = [_value(result, rewriter), _value(value, rewriter)]
+        call = llvm.CallIntrinsicOp(intrinsic, operands, [i64])
+        result = rewriter.insert(call).results[0]
     return result
 
 
 class AffineApplyLowering(RewritePattern):
-    """affine.apply map(operands) -> the arith ops computing the map."""
+    """affine.apply map(operands) -> the i64 arithmetic computing the map."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.ApplyOp, rewriter: PatternRewriter, /):
         (value,) = expand_affine_map(op.map.data, op.mapOperands, rewriter)
-        rewriter.replace(op, [], [value])
+        result = from_llvm(_value(value, rewriter), op.result.type, rewriter)
+        rewriter.replace(op, [], [result])
 
 
 class AffineMinLowering(RewritePattern):
-    """affine.min map(operands) -> arith.minsi over the map's results."""
+    """affine.min map(operands) -> llvm.smin over the map's results."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.MinOp, rewriter: PatternRewriter, /):
         values = expand_affine_map(op.map.data, op.arguments, rewriter)
-        rewriter.replace(op, [], [_reduce(values, arith.MinSIOp, rewriter)])
+        least = _value(_reduce(values, "llvm.smin", rewriter), rewriter)
+        rewriter.replace(op, [], [from_llvm(least, op.result.type, rewriter)])
 
 
 class AffineLoadLowering(RewritePattern):
-    """affine.load %m[map(operands)] -> memref.load %m[indices]."""
+    """affine.load %m[map(operands)] -> llvm.load (gep %m[...]), as memref.load."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.LoadOp, rewriter: PatternRewriter, /):
         indices = expand_affine_map(op.map.data, op.indices, rewriter)
-        rewriter.replace(op, memref.LoadOp.get(op.memref, indices))
+        pointer = element_pointer(op.memref, indices, op.name, rewriter)
+        value = load_value(pointer, op.result.type, rewriter)
+        rewriter.replace(op, [], [from_llvm(value, op.result.type, rewriter)])
 
 
 class AffineStoreLowering(RewritePattern):
-    """affine.store %v, %m[map(operands)] -> memref.store %v, %m[indices]."""
+    """affine.store %v, %m[map(operands)] -> llvm.store %v, (gep %m[...]), as
+    memref.store."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.StoreOp, rewriter: PatternRewriter, /):
         indices = expand_affine_map(op.map.data, op.indices, rewriter)
-        rewriter.replace(op, memref.StoreOp.get(op.value, op.memref, indices))
+        pointer = element_pointer(op.memref, indices, op.name, rewriter)
+        value = to_llvm(op.value, rewriter)
+        rewriter.replace(op, store_value(value, pointer, rewriter))
 
 
 class AffineForLowering(RewritePattern):
-    """affine.for -> scf.for with bounds max(lb map) / min(ub map)."""
+    """affine.for -> `llvm.br ^header(lb, inits)`; the header (the body's
+    block, whose arguments are the i64 induction variable and the carried
+    values) ends in `llvm.cond_br (iv < ub), ^body, ^end`; the body ends in
+    `llvm.br ^header(iv + step, yielded)`. Bounds: max(lb map), min(ub map)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.ForOp, rewriter: PatternRewriter, /):
@@ -139,18 +226,47 @@ class AffineForLowering(RewritePattern):
         upper = expand_affine_map(
             op.upperBoundMap.data, op.upperBoundOperands, rewriter
         )
-        step = _const(op.step.value.data, rewriter)
-        body = rewriter.move_region_contents_to_new_regions(op.body)
-        rewriter.replace(
-            op,
-            scf.ForOp(
-                _reduce(lower, arith.MaxSIOp, rewriter),
-                _reduce(upper, arith.MinSIOp, rewriter),
-                step,
-                op.inits,
-                body,
-            ),
+        lower_bound = _value(_reduce(lower, "llvm.smax", rewriter), rewriter)
+        upper_bound = _value(_reduce(upper, "llvm.smin", rewriter), rewriter)
+        inits = [to_llvm(v, rewriter) for v in op.inits]
+        init_block = op.parent_block()
+        assert init_block is not None
+        end_block = init_block.split_before(op)
+
+        convert_block_arguments(op.body, rewriter)
+        header = op.body.block
+        yield_ = header.last_op
+        assert isinstance(yield_, affine.YieldOp)
+        body = header.split_before(header.first_op or yield_)
+        rewriter.inline_region(op.body, BlockInsertPoint.before(end_block))
+        iv = header.args[0]
+
+        rewriter.insertion_point = InsertPoint.before(yield_)
+        step = integer_constant(op.step.value.data, i64, rewriter)
+        stepped = rewriter.insert(llvm.AddOp(iv, step)).res
+        carried = [to_llvm(v, rewriter) for v in yield_.arguments]
+        rewriter.replace(yield_, llvm.BrOp(header, stepped, *carried))
+
+        rewriter.insert(
+            llvm.BrOp(header, lower_bound, *inits), InsertPoint.at_end(init_block)
         )
+        rewriter.insertion_point = InsertPoint.at_end(header)
+        in_range = _icmp(iv, upper_bound, "slt", rewriter)
+        rewriter.insert(llvm.CondBrOp(in_range, body, [], end_block, []))
+
+        rewriter.insertion_point = InsertPoint.before(op)
+        results = [
+            from_llvm(arg, result.type, rewriter)
+            for arg, result in zip(header.args[1:], op.results, strict=True)
+        ]
+        rewriter.replace(op, [], results)
+
+
+_CONSTRAINT_PREDICATES = {
+    AffineConstraintKind.ge: "sge",
+    AffineConstraintKind.le: "sle",
+    AffineConstraintKind.eq: "eq",
+}
 
 
 class AffineIfLowering(RewritePattern):
@@ -160,29 +276,29 @@ class AffineIfLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.IfOp, rewriter: PatternRewriter, /):
         condition_set = op.condition.data
-        dims = op.args[: condition_set.num_dims]
-        symbols = op.args[condition_set.num_dims :]
-        zero = _const(0, rewriter)
+        values = [_operand(v, rewriter) for v in op.args]
+        dims = values[: condition_set.num_dims]
+        symbols = values[condition_set.num_dims :]
         condition: SSAValue | None = None
         for constraint in condition_set.constraints:
             lhs = expand_affine_expr(constraint.lhs, dims, symbols, rewriter)
             rhs = expand_affine_expr(constraint.rhs, dims, symbols, rewriter)
-            difference = rewriter.insert(arith.SubiOp(lhs, rhs)).result
-            predicate = {
-                AffineConstraintKind.ge: "sge",
-                AffineConstraintKind.le: "sle",
-                AffineConstraintKind.eq: "eq",
-            }[constraint.kind]
-            holds = rewriter.insert(arith.CmpiOp(difference, zero, predicate)).result
+            difference = rewriter.insert(
+                llvm.SubOp(_value(lhs, rewriter), _value(rhs, rewriter))
+            ).res
+            holds = _icmp(
+                difference,
+                integer_constant(0, i64, rewriter),
+                _CONSTRAINT_PREDICATES[constraint.kind],
+                rewriter,
+            )
             condition = (
                 holds
                 if condition is None
-                else rewriter.insert(arith.AndIOp(condition, holds)).result
+                else rewriter.insert(llvm.AndOp(condition, holds)).res
             )
         if condition is None:  # an empty set is always true
-            condition = rewriter.insert(
-                arith.ConstantOp.from_int_and_width(1, 1)
-            ).result
+            condition = integer_constant(1, i1, rewriter)
         then_region = rewriter.move_region_contents_to_new_regions(op.then_region)
         else_region = rewriter.move_region_contents_to_new_regions(op.else_region)
         rewriter.replace(
@@ -196,20 +312,17 @@ class AffineIfLowering(RewritePattern):
         )
 
 
-class AffineYieldLowering(RewritePattern):
-    """affine.yield -> scf.yield."""
+AFFINE_STRUCTURE_PATTERNS: tuple[RewritePattern, ...] = (
+    AffineForLowering(),
+    AffineIfLowering(),
+)
+"""Loops and conditionals, lowered with `scf`'s (their `affine.yield`s go
+with them)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: affine.YieldOp, rewriter: PatternRewriter, /):
-        rewriter.replace(op, scf.YieldOp(*op.arguments))
-
-
-AFFINE_PATTERNS: tuple[RewritePattern, ...] = (
+AFFINE_ACCESS_PATTERNS: tuple[RewritePattern, ...] = (
     AffineApplyLowering(),
     AffineMinLowering(),
     AffineLoadLowering(),
     AffineStoreLowering(),
-    AffineForLowering(),
-    AffineIfLowering(),
-    AffineYieldLowering(),
 )
+"""Index computations and memory accesses, lowered with `memref`'s."""

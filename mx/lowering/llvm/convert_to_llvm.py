@@ -1,8 +1,9 @@
 """The `convert-to-llvm` pass: standard dialects -> the `llvm` dialect.
 
-Stages, each a greedy walk: `affine` -> `scf`/`arith`/`memref`; `scf` ->
-`cf`; f16/bf16 legalization (exact rounding with integer arithmetic); then
-`func`, `cf`, `arith`, `math`, `memref` and `vector` -> `llvm`, bridging
+Stages, each visiting every op once (`rewrite_once`): `affine` loops and
+conditionals -> `llvm` branches and `scf.if`, `scf` -> `cf`; f16/bf16
+legalization (exact rounding with integer arithmetic); then `func`, `cf`,
+`arith`, `math`, `memref`, `vector` and affine accesses -> `llvm`, bridging
 types with `builtin.unrealized_conversion_cast`, which are reconciled at the
 end. Anything left that is not `llvm` is reported as a diagnostic.
 """
@@ -12,13 +13,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker, RewritePattern
-from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPattern
 
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.llvm_ext import LLVMExt
-from mx.lowering.dispatch import OpTypeDispatchApplier
-from mx.lowering.llvm.affine import AFFINE_PATTERNS
+from mx.lowering.dispatch import OpTypeDispatchApplier, erase_dead_ops, rewrite_once
+from mx.lowering.llvm.affine import AFFINE_ACCESS_PATTERNS, AFFINE_STRUCTURE_PATTERNS
 from mx.lowering.llvm.arith import ARITH_PATTERNS
 from mx.lowering.llvm.func import FUNC_PATTERNS
 from mx.lowering.llvm.math import MATH_PATTERNS
@@ -37,9 +38,7 @@ def _walk(
     *,
     reverse: bool = False,
 ) -> None:
-    PatternRewriteWalker(
-        OpTypeDispatchApplier(patterns), walk_reverse=reverse
-    ).rewrite_module(module)
+    rewrite_once(module, OpTypeDispatchApplier(patterns), reverse=reverse)
 
 
 @dataclass(frozen=True)
@@ -50,10 +49,9 @@ class ConvertToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         with constant_pool():
-            _walk(op, AFFINE_PATTERNS)
             # Last op first: lowering a loop moves the ops after it to a new
             # block, which must not hold the loops still to be lowered (O(n²)).
-            _walk(op, SCF_PATTERNS, reverse=True)
+            _walk(op, AFFINE_STRUCTURE_PATTERNS + SCF_PATTERNS, reverse=True)
             _walk(op, NARROW_FLOAT_PATTERNS)
             _walk(
                 op,
@@ -61,9 +59,11 @@ class ConvertToLLVMPass(ModulePass):
                 + ARITH_PATTERNS
                 + MATH_PATTERNS
                 + MEMREF_PATTERNS
-                + VECTOR_PATTERNS,
+                + VECTOR_PATTERNS
+                + AFFINE_ACCESS_PATTERNS,
             )
-        reconcile_unrealized_casts(op, warn_on_failure=False)
+        _walk(op, (ReconcileUnrealizedCastsPattern(),))
+        erase_dead_ops(op)
         for inner in op.walk():
             if inner is not op and inner.name not in _LLVM_OPS:
                 raise OpDiagnostic(

@@ -34,7 +34,7 @@ from mx.lowering.llvm.types import (
 )
 
 
-def _convert_block_arguments(region: Region, rewriter: PatternRewriter) -> None:
+def convert_block_arguments(region: Region, rewriter: PatternRewriter) -> None:
     """Gives every block argument its converted type; a cast at the start of
     the block hands the old type to the users not yet converted."""
     for block in region.blocks:
@@ -98,7 +98,7 @@ class FuncLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
         body = rewriter.move_region_contents_to_new_regions(op.body)
-        _convert_block_arguments(body, rewriter)
+        convert_block_arguments(body, rewriter)
         _pass_arguments_in_memory_type(body, rewriter)
         rewriter.replace(
             op,

@@ -104,14 +104,14 @@ def _i64(value: int, rewriter: PatternRewriter) -> SSAValue:
     return integer_constant(value, i64, rewriter)
 
 
-def _constant_value(value: SSAValue) -> int | None:
+def constant_value(value: SSAValue) -> int | None:
     """The integer a constant `value` holds (also through a conversion cast),
     or None."""
     if not isinstance(value, OpResult):
         return None
     owner = value.op
     if isinstance(owner, UnrealizedConversionCastOp):
-        return _constant_value(owner.inputs[0])
+        return constant_value(owner.inputs[0])
     if isinstance(owner, llvm.ConstantOp | arith.ConstantOp):
         constant = owner.value
         if isinstance(constant, IntegerAttr):
@@ -121,12 +121,12 @@ def _constant_value(value: SSAValue) -> int | None:
 
 def element_pointer(
     base: SSAValue,
-    indices: Sequence[SSAValue],
+    indices: Sequence[SSAValue | int],
     op_name: str,
     rewriter: PatternRewriter,
 ) -> SSAValue:
-    """`getelementptr` to `base[indices]`, row-major. Constant index terms are
-    folded here (fewer ops to build is less compile time; LLVM would fold
+    """`getelementptr` to `base[indices]` (`index` or `i64` values, or
+    constants), row-major. Constant index terms are folded here (fewer ops to build is less compile time; LLVM would fold
     them anyway)."""
     type_ = _memref_type(base, op_name)
     pointer = to_llvm(base, rewriter)
@@ -140,10 +140,11 @@ def element_pointer(
         if dynamic is not None:
             dynamic = rewriter.insert(llvm.MulOp(dynamic, _i64(size, rewriter))).res
         offset *= size
-        value = _constant_value(index)
+        value = index if isinstance(index, int) else constant_value(index)
         if value is not None:
             offset += value
             continue
+        assert not isinstance(index, int)
         index = to_llvm(index, rewriter)
         dynamic = (
             index
@@ -431,6 +432,7 @@ MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
 __all__ = [
     "MEMREF_PATTERNS",
     "InsertPoint",
+    "constant_value",
     "element_pointer",
     "load_value",
     "store_size",
