@@ -7,9 +7,10 @@ For every example this
    would) and writes the LLVM IR to DIR (default build/examples/),
 2. JIT-compiles the same module through llvmlite and calls each function on
    fixed pseudo-random inputs,
-3. compares the results bit for bit with mx's reference interpreter, and with
-   an independent NumPy/ml_dtypes computation (to a tolerance: NumPy's matmul
-   sums in another order).
+3. compares the results, and the buffers the function writes, bit for bit
+   with mx's reference interpreter, and with an independent NumPy/ml_dtypes
+   computation (results to a tolerance: NumPy's matmul sums in another order;
+   written buffers exactly, where the example gives them).
 
 It exits with status 1 if anything disagrees.
 """
@@ -39,6 +40,8 @@ class Case:
     function: str
     make_inputs: Callable[[np.random.Generator], list[Any]]
     numpy_reference: Callable[..., tuple[Array, ...]]
+    written_reference: Callable[..., dict[int, Array]] | None = None
+    """The exact contents of the buffers the function writes, by argument index."""
 
 
 def _f32(rng: np.random.Generator, *shape: int) -> Array:
@@ -65,17 +68,33 @@ def _dequant_reference(w: Array, scale: np.float32, x: Array) -> tuple[Array, ..
     return ((weights * scale) @ x,)
 
 
-def _mxfp4_reference(w: Array, x: Array) -> tuple[Array, ...]:
+def _mxfp4_quantized(w: Array) -> tuple[Array, Array]:
     """OCP MX section 6.3 with ml_dtypes: per block of 32, the scale 2^e with
     e = floor(log2 amax) - 2 (f4e2m1fn's largest value is 1.5 * 2^2), the
-    elements w / 2^e clamped to [-6, 6] and rounded to f4e2m1fn."""
+    elements w / 2^e clamped to [-6, 6] and rounded to f4e2m1fn. Returns the
+    FP4 values (float64, W's shape) and e (one per block)."""
     blocks = w.astype(np.float64).reshape(w.shape[0], -1, 32)
     amax = np.abs(blocks).max(axis=2, keepdims=True)
     e = np.frexp(amax)[1] - 1 - 2
     scaled = np.clip(blocks / 2.0**e, -6, 6)
-    fp4 = scaled.astype(ml_dtypes.float4_e2m1fn).astype(np.float64)
-    dequantized = (fp4 * 2.0**e).reshape(w.shape).astype(np.float32)
+    fp4 = scaled.astype(ml_dtypes.float4_e2m1fn)
+    return fp4.reshape(w.shape), e.reshape(w.shape[0], -1)
+
+
+def _mxfp4_reference(w: Array, x: Array, *buffers: Array) -> tuple[Array, ...]:
+    fp4, e = _mxfp4_quantized(w)
+    scales = np.repeat(2.0**e, 32, axis=1)
+    dequantized = (fp4.astype(np.float64) * scales).astype(np.float32)
     return (dequantized @ x,)
+
+
+def _mxfp4_written(w: Array, x: Array, *buffers: Array) -> dict[int, Array]:
+    """The packed bytes (column-major codes, two per byte, low nibble first)
+    and the scale codes (e + 127, column-major)."""
+    fp4, e = _mxfp4_quantized(w)
+    codes = fp4.T.reshape(-1).view(np.uint8) & 15
+    packed = codes[0::2] | (codes[1::2] << 4)
+    return {2: packed, 3: (e.T.reshape(-1) + 127).astype(np.uint8)}
 
 
 def _transform_chain_reference() -> tuple[Array, ...]:
@@ -118,8 +137,14 @@ CASES = [
     Case(
         "mxfp4_matvec.mlir",
         "mxfp4_matvec",
-        lambda rng: [_f32(rng, 16, 64), _f32(rng, 64)],
+        lambda rng: [
+            _f32(rng, 16, 64),
+            _f32(rng, 64),
+            np.zeros(512, np.uint8),
+            np.zeros(32, np.uint8),
+        ],
         _mxfp4_reference,
+        _mxfp4_written,
     ),
 ]
 
@@ -140,13 +165,30 @@ def _show(value: Any) -> str:
 def run_case(case: Case, text: str, verbose: bool) -> bool:
     rng = np.random.default_rng(2026)
     inputs = case.make_inputs(rng)
-    compiled = _as_tuple(compile_module(text)[case.function](*inputs))
-    interpreted = run_function(parse_and_verify(text), case.function, *inputs)
+    jit_inputs, interpreter_inputs = (
+        [np.copy(a) if isinstance(a, np.ndarray) else a for a in inputs]
+        for _ in range(2)
+    )
+    compiled = _as_tuple(compile_module(text)[case.function](*jit_inputs))
+    interpreted = run_function(
+        parse_and_verify(text), case.function, *interpreter_inputs
+    )
     ok = True
     for i, (jit_value, ref_value) in enumerate(zip(compiled, interpreted, strict=True)):
         if not _same_bits(jit_value, ref_value):
             print(f"  result #{i}: JIT and interpreter differ")
             ok = False
+    for i, (jit_arg, ref_arg) in enumerate(
+        zip(jit_inputs, interpreter_inputs, strict=True)
+    ):
+        if isinstance(jit_arg, np.ndarray) and not _same_bits(jit_arg, ref_arg):
+            print(f"  argument #{i}: JIT and interpreter wrote different contents")
+            ok = False
+    if case.written_reference is not None:
+        for i, expected in case.written_reference(*inputs).items():
+            if not _same_bits(jit_inputs[i], expected):
+                print(f"  argument #{i}: written contents differ from NumPy")
+                ok = False
     for i, expected in enumerate(case.numpy_reference(*inputs)):
         if not np.allclose(compiled[i], expected, rtol=1e-5, atol=1e-5):
             print(f"  result #{i}: differs from NumPy beyond rounding")

@@ -29,12 +29,13 @@ def test_examples_compile_run_and_agree(tmp_path: Path) -> None:
 
 
 def test_quantized_examples_hold_no_dequantized_copy() -> None:
-    """The FP8 weights are decoded where the product reads them: the lowered
+    """The FP8 (and packed MXFP4) weights are decoded where the product reads them: the lowered
     code allocates only the small buffers of x, y or the result, never one of
     the weights' shape."""
     for name, weights in (
         ("fp8_weights_matvec", "memref<64x32x"),
         ("fp8_dequant_matmul", "memref<16x8x"),
+        ("mxfp4_matvec", "memref<64x16xf"),
     ):
         lowered = subprocess.run(
             [

@@ -196,12 +196,15 @@ def _block_operands(
 def readable(value: SSAValue, fused: set[Operation], along_rows: bool) -> bool:
     """True if blocks of the lowered matrix `value` along that direction can
     be read as vectors."""
-    pending = [(value, along_rows)]
+    pending = [(value, along_rows, False)]
     while pending:
-        value, rows = pending.pop()
+        value, rows, as_bits = pending.pop()
         if buffer_of(value) is not None:
-            # (an i4/i6 buffer read by a conversion stays scalar)
-            if not rows or not vectorizable(element_type_of(value.type)):
+            # An i4/i6 buffer read by a conversion stays scalar, but for the
+            # encodings of a scaled_convert_from (`as_bits`), which widens the
+            # loaded vector to 32-bit lanes before any arithmetic.
+            vector_bytes = as_bits or vectorizable(element_type_of(value.type))
+            if not rows or not vector_bytes:
                 return False
             continue
         op = value.owner
@@ -214,7 +217,8 @@ def readable(value: SSAValue, fused: set[Operation], along_rows: bool) -> bool:
         )
         if not in_vectors or not _readable_op(op, t, rows):
             return False
-        pending += [(x, d) for x, _, _, d in _block_operands(op, 0, 0, rows)]
+        scaled = isinstance(op, ScaledConvertFromOp)
+        pending += [(x, d, scaled) for x, _, _, d in _block_operands(op, 0, 0, rows)]
     return True
 
 

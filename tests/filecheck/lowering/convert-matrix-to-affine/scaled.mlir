@@ -9,20 +9,39 @@
 // CHECK-LABEL: func.func @dequantize_store
 // CHECK-SAME: (%[[Q:.*]]: memref<8x2xi4>, %[[S:.*]]: memref<2x2xi8>, %[[OUT:.*]]: memref<16xf32>)
 // CHECK-NOT:  memref.alloc
-// CHECK:      affine.for %[[C:.*]] = 0 to 8 {
-// CHECK-NEXT:   affine.for %[[R:.*]] = 0 to 2 {
-// CHECK-NEXT:     %[[B:.*]] = affine.load %[[Q]][%[[C]], %[[R]]] : memref<8x2xi4>
-// CHECK-NEXT:     %[[N:.*]] = arith.constant 4 : index
-// CHECK-NEXT:     %[[J:.*]] = arith.divui %[[C]], %[[N]] : index
-// CHECK-NEXT:     %[[SC:.*]] = memref.load %[[S]][%[[J]], %[[R]]] : memref<2x2xi8>
-// (element value x scale value: the last multiply)
-// CHECK:          arith.mulf
-// CHECK:          %[[V:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK-NEXT:     affine.store %[[V]], %[[OUT]][%[[R]] * 8 + %[[C]]] : memref<16xf32>
+// CHECK:      %[[B:.*]] = vector.load %[[Q]][%{{.*}}, %{{.*}}] : memref<8x2xi4>, vector<2xi4>
+// CHECK-NEXT: llvm.zext %[[B]] : vector<2xi4> to vector<2xi32>
+// CHECK-NEXT: %[[N:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[J:.*]] = arith.divui %{{.*}}, %[[N]] : index
+// CHECK-NEXT: %[[SC:.*]] = vector.load %[[S]][%[[J]], %{{.*}}] : memref<2x2xi8>, vector<2xi8>
+// CHECK-NEXT: llvm.zext %[[SC]] : vector<2xi8> to vector<2xi32>
+// CHECK:      arith.mulf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK:      vector.shuffle %{{.*}}, %{{.*}} [0, 2] : vector<2xf32>, vector<2xf32>
+// CHECK:      vector.store %{{.*}}, %[[OUT]][%{{.*}}] : memref<16xf32>, vector<2xf32>
+// CHECK-NOT:  affine.store
 // CHECK-NOT:  arbfp
 func.func @dequantize_store(%q: !matrix.matrix<2x8xi4>, %s: !matrix.matrix<2x2xi8>, %out: memref<16xf32>) {
   %r = arbfp.scaled_convert_from f4e2m1fn %q, %s block 4 : !matrix.matrix<2x8xi4>, !matrix.matrix<2x2xi8> to !matrix.matrix<2x8xf32>
   matrix.row_major_store %r, %out[0] : !matrix.matrix<2x8xf32>, memref<16xf32>
+  func.return
+}
+
+// Stored column-major, each column is one block: 16 rows of i4 encodings
+// read as bytes, their scales as bytes, decoded in 16 lanes and stored.
+// CHECK-LABEL: func.func @dequantize_store_columns
+// CHECK-SAME: (%[[Q:.*]]: memref<4x16xi4>, %[[S:.*]]: memref<2x16xi8>, %[[OUT:.*]]: memref<64xf32>)
+// CHECK-NOT:  memref.alloc
+// CHECK:      affine.for %[[C:.*]] = 0 to 4 {
+// CHECK:      %[[B:.*]] = vector.load %[[Q]][%[[C]], %{{.*}}] : memref<4x16xi4>, vector<16xi4>
+// CHECK-NEXT: llvm.zext %[[B]] : vector<16xi4> to vector<16xi32>
+// CHECK:      vector.load %[[S]][%{{.*}}, %{{.*}}] : memref<2x16xi8>, vector<16xi8>
+// CHECK:      arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:      vector.store %{{.*}}, %[[OUT]][%{{.*}}] : memref<64xf32>, vector<16xf32>
+// CHECK-NOT:  affine.store
+// CHECK-NOT:  arbfp
+func.func @dequantize_store_columns(%q: !matrix.matrix<16x4xi4>, %s: !matrix.matrix<16x2xi8>, %out: memref<64xf32>) {
+  %r = arbfp.scaled_convert_from f4e2m1fn %q, %s block 2 : !matrix.matrix<16x4xi4>, !matrix.matrix<16x2xi8> to !matrix.matrix<16x4xf32>
+  matrix.column_major_store %r, %out[0] : !matrix.matrix<16x4xf32>, memref<64xf32>
   func.return
 }
 
