@@ -4,9 +4,10 @@ strides, packed or not, decoded plainly, block-scaled, widened or read by a
 mixed-precision product, fed to matvec/matmul/matmul_add at sizes crossing
 the vector tiles) compiled by the JIT equal the interpreter bit for bit.
 
-Each seed is compiled with one of three pipelines: `mx-lower-to-llvm`, or
-the lowering alone, without the matrix-level passes (so casts stay casts
-instead of becoming mixed-precision products), with 256- or 512-bit vectors.
+Each seed is compiled with one of four pipelines: `mx-lower-to-llvm`; the
+lowering alone, without the matrix-level passes (so casts stay casts
+instead of becoming mixed-precision products), with 256- or 512-bit vectors;
+the lowering with cache sizes small enough to block these products.
 MX_QUANTIZED_PROGRAMS=N runs N seeds instead of the CI sample
 (docs/long-runs.md)."""
 
@@ -27,8 +28,19 @@ from mx.jit import compile_module
 from mx.testing.quantized_programs import FORMAT_CONTAINER, QuantizedProgram
 
 COUNT = int(os.environ.get("MX_QUANTIZED_PROGRAMS", "36"))
-LOWERING = "convert-matrix-to-affine{vector-bits=%d},convert-arbfp-to-arith,canonicalize,cse,convert-to-llvm,cse"
-PIPELINES = ("mx-lower-to-llvm", LOWERING % 256, LOWERING % 512)
+LOWERING = (
+    "convert-matrix-to-affine{%s},convert-arbfp-to-arith,canonicalize,cse,"
+    "convert-to-llvm,cse"
+)
+SMALL_CACHES = "l1-bytes=2048 l2-bytes=16384 l3-bytes=8192 blocked-min-bytes=0"
+"""Cache sizes that make the products of these sizes cache-blocked."""
+PIPELINES = (
+    "mx-lower-to-llvm",
+    LOWERING % "vector-bits=256",
+    LOWERING % "vector-bits=512",
+    "matrix-fold-transposes,matrix-fuse-contractions,canonicalize,"
+    + LOWERING % SMALL_CACHES,
+)
 
 
 def _bits_equal(got: Any, want: Any) -> bool:
