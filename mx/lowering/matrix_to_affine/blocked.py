@@ -423,9 +423,7 @@ def _when(e: Emitter, block: SSAValue, last: int, body: Callable[[Emitter], None
     then = Block()
     body(e.at_end(then))
     then.add_op(scf.YieldOp())
-    e.builder.insert(
-        scf.IfOp(is_last, [], Region(then), Region(Block([scf.YieldOp()])))
-    )
+    e.builder.insert(scf.IfOp(is_last, [], Region(then)))
 
 
 def _if(

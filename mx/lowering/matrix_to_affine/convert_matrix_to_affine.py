@@ -267,6 +267,7 @@ class LoweringState:
         if not loads or size >= element_bytes(_matrix(value).element_type):
             return None
         return loads
+
     def decoded_in_place(self, value: SSAValue) -> bool:
         """True if `value` reads packed memory and cannot be read in vector
         blocks along rows: it is then read element by element (decoded in
@@ -572,6 +573,7 @@ class LowerMatvec(MatrixPattern):
             and not readable(matrix, fused, True)
             and readable(matrix, fused, False)
         )
+
     def _by_elements(self, op: MatvecOp, m: MatrixType, compute: Attribute) -> SSAValue:
         """One dot product per row, reading the matrix element by element
         (decoded in registers), %x and %y in one-column buffers."""

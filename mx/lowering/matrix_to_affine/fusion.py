@@ -130,6 +130,8 @@ def is_decode(op: Operation) -> bool:
     if isinstance(op, arbfp.ConvertFromOp) or is_widening(op):
         return True
     return isinstance(op, MulOp) and any(_is_splat(x) for x in op.operands)
+
+
 def decodes_packed(value: SSAValue, fused: set[Operation]) -> bool:
     """True if computing the elements of `value` reads packed memory (a
     fused chain containing a packed load)."""
