@@ -369,9 +369,14 @@ class _MicroKernel:
             out: list[SSAValue] = []
             for j in range(cols):
                 b = h.load_buffer(self.b_packed, j, b_row)
+                broadcasts = {
+                    w: h.emit(vector.BroadcastOp(b, VectorType(t, [w])))
+                    for w in sorted({w for _, w in vectors}, reverse=True)
+                }
                 for i, (_, w) in enumerate(vectors):
-                    broadcast = h.emit(vector.BroadcastOp(b, VectorType(t, [w])))
-                    out.append(_step(h, g.flags, a[i], broadcast, carried[len(out)]))
+                    out.append(
+                        _step(h, g.flags, a[i], broadcasts[w], carried[len(out)])
+                    )
             return out
 
         sums = list(_depth_loop(f, s, g.depth, kb, accs, depth_step))
