@@ -1,21 +1,26 @@
 """Cache-blocked, packed products for matrices that outgrow the caches.
 
 The structure of high-performance GEMM (Goto and van de Geijn's, as in BLIS),
-for D = A·B (+ Acc) of an R x K by a K x C matrix:
+for D = A·B (+ Acc) of an R x K by a K x C matrix, with the roles of the
+operands chosen for vectors along the rows (the contiguous dimension of A
+and D): a panel of A stays in L1 and the panels of B stream past it.
 
-    pack A into panels of MR rows:      Ap[i][k][0..MR)  (rows past R zero)
-    pack B into panels of NR columns:   Bp[j][k][0..NR)  (columns past C zero)
-    for jc in blocks of NC columns:         KC x NC of Bp stays in L3
-      for pc in blocks of KC of the depth:
-        for ic in blocks of MC rows:        MC x KC of Ap stays in L2
-          for jr in panels of NR columns:   KC x NR of Bp stays in L1
-            for ir in panels of MR rows:    streamed from L2
+    for ic in blocks of MC rows:          MC x K of A stays in L3
+      for jc in blocks of NC columns:     MC x NC of D and KC x NC of Bp in L2
+        for pc in blocks of KC of the depth:
+          pack Bp[jr][k][0..NR) = B[pc + k, jr*NR ..]   (each panel jr of jc)
+          for ir in panels of MR rows of ic:
+            pack Ap[k][0..MR) = A[ir*MR .., pc + k]     (MR x KC, half of L1)
+            for jr in panels of NR columns of jc:
               micro-kernel: MR x NR sums held in MR/lanes x NR vector
               registers, k over the block: per k, MR/lanes contiguous vector
               loads of Ap, NR broadcasts of Bp, (MR/lanes)·NR multiply-adds
 
-Every access of the loop nest is sequential within a panel (the packing
-makes it so), which is what the hardware prefetchers follow.
+Every access of the micro-kernel is sequential (the packing makes it so),
+which is what the hardware prefetchers follow; the partial sums it loads
+and stores stay in L2 between depth blocks. The last, partial panels of
+rows and columns run the same kernel on fewer vectors or columns (in the
+last row or column block).
 
 Rounding order (docs/matrix-dialect.md's): a sum is never split. The first depth block
 starts each sum from -0 (the additive identity of every float, so the first
@@ -25,9 +30,10 @@ K-1; an accumulator operand is added last. Without `contract` each step is a
 separate multiply and add, with it one `math.fma`. `reassoc` reorders
 nothing here: the vectors already run across rows.
 
-Block sizes (`Blocking`, from the pass options): KC so that a KC x NR panel
-of Bp takes half of L1, MC so that an MC x KC block of Ap takes half of L2,
-NC so that a KC x NC block of Bp takes half of the L3 bytes given.
+Block sizes (`_Sizes`, from the pass options' `Blocking`): KC so that
+MR x KC of Ap takes at most half of L1 (the depth split in equal blocks), MC
+so that MC x K of A takes half of L3, NC so that D's MC x NC and Bp's KC x NC
+take half of L2.
 """
 
 from collections.abc import Callable, Sequence
@@ -52,12 +58,13 @@ from mx.lowering.matrix_to_affine.vectors import (
     transpose_tile,
 )
 
-PANEL_VECTORS = 2
+PANEL_VECTORS = 4
 """Machine vectors per panel of rows of A (MR = PANEL_VECTORS * lanes)."""
 
-PANEL_COLUMNS = 12
-"""Columns per panel of B (NR): 2 x 12 = 24 accumulator registers of the 32
-of AVX-512, leaving room for the vectors of A and the broadcasts of B."""
+PANEL_COLUMNS = 6
+"""Columns per panel of B (NR): 4 x 6 = 24 accumulator registers of the 32
+of AVX-512, leaving room for the 4 vectors of A and a broadcast of B. Per
+k, 4 vector loads and 6 broadcasts feed 24 multiply-adds."""
 
 
 @dataclass(frozen=True)
@@ -164,120 +171,141 @@ def blocked_gemm(
 ) -> None:
     """Emit D = A·B (+ Acc) as the packed, blocked loop nest of the module
     docs into `g.output`; `allocate` gives the packing buffers."""
-    t = g.element_type
-    size = element_bytes(t)
-    mr, nr = PANEL_VECTORS * g.lanes, PANEL_COLUMNS
-    full_rows, rest_rows = divmod(g.rows, mr)
-    full_cols, rest_cols = divmod(g.cols, nr)
-    kc = max(1, min(g.depth, blocking.l1_bytes // 2 // (nr * size)))
-    mc = max(1, blocking.l2_bytes // 2 // (kc * size * mr))
-    nc = max(1, blocking.l3_bytes // 2 // (kc * size * nr))
-    a_packed = allocate(MatrixType(mr, _ceil(g.rows, mr) * g.depth, t))
-    b_packed = allocate(MatrixType(nr, _ceil(g.cols, nr) * g.depth, t))
-    _pack_lhs(e, g, mr, a_packed)
-    _pack_rhs(e, g, nr, b_packed)
-    kernel = _MicroKernel(g, kc, a_packed, b_packed)
+    s = _Sizes.of(g, blocking)
+    a_packed = allocate(MatrixType(s.mr, s.kc, g.element_type))
+    b_packed = allocate(MatrixType(PANEL_COLUMNS, s.nc * s.kc, g.element_type))
+    kernel = _MicroKernel(g, s, a_packed, b_packed)
+    last_ib, last_jb = s.row_blocks - 1, s.column_blocks - 1
 
-    def depth_blocks(f: Emitter, body: Callable[[Emitter, SSAValue], None]) -> None:
-        def one(h: Emitter, kb: SSAValue, _: object) -> list[SSAValue]:
-            body(h, kb)
-            return []
+    def row_block(f: Emitter, ib: SSAValue) -> None:
+        def column_block(h: Emitter, jb: SSAValue) -> None:
+            def depth_block(i: Emitter, kb: SSAValue) -> None:
+                _pack_rhs(i, g, s, b_packed, jb, kb)
 
-        f.loop(0, kernel.depth_blocks, [], one)
+                def panel_row(j: Emitter, ir: SSAValue, rows: int) -> None:
+                    """Ap = rows ir*MR.. of the depth block, against every
+                    panel of Bp."""
+                    _pack_lhs(j, g, s, a_packed, ir, kb, rows)
+                    _each(
+                        j,
+                        (jb, s.nc, s.nc, s.full_cols),
+                        lambda m, jr: kernel.emit(
+                            m, kb, ir, jb, jr, rows, PANEL_COLUMNS
+                        ),
+                    )
+                    if s.rest_cols:
+                        _when(
+                            j,
+                            jb,
+                            last_jb,
+                            lambda m: kernel.emit(
+                                m, kb, ir, jb, m.index(s.full_cols), rows, s.rest_cols
+                            ),
+                        )
 
-    def panels(
-        f: Emitter,
-        count: int,
-        per_block: int,
-        body: Callable[[Emitter, SSAValue, SSAValue], None],
-    ) -> None:
-        """Blocks of `per_block` of the first `count` panels; `body(f,
-        block, panel)` for each panel."""
+                _each(
+                    i,
+                    (ib, s.mc, s.mc, s.full_rows),
+                    lambda j, ir: panel_row(j, ir, s.mr),
+                )
+                if s.rest_rows:
+                    _when(
+                        i,
+                        ib,
+                        last_ib,
+                        lambda j: panel_row(j, j.index(s.full_rows), s.rest_rows),
+                    )
 
-        def block(h: Emitter, b: SSAValue, _: object) -> list[SSAValue]:
-            def panel(i: Emitter, p: SSAValue, _: object) -> list[SSAValue]:
-                body(i, b, p)
-                return []
+            _each(h, (0, s.depth_blocks), depth_block)
 
-            _for(h, (b, per_block, per_block, count), [], panel)
-            return []
+        _each(f, (0, s.column_blocks), column_block)
 
-        if count:
-            f.loop(0, _ceil(count, per_block), [], block)
+    _each(e, (0, s.row_blocks), row_block)
 
-    # Full panels: the nest of the module docs.
-    def column_block(f: Emitter, jb: SSAValue, _: object) -> list[SSAValue]:
-        def depth_block(h: Emitter, kb: SSAValue) -> None:
-            def row_block(i: Emitter, ib: SSAValue, _: object) -> list[SSAValue]:
-                def col_panel(j: Emitter, jr: SSAValue, _: object) -> list[SSAValue]:
-                    def row_panel(
-                        m: Emitter, ir: SSAValue, _: object
-                    ) -> list[SSAValue]:
-                        kernel.emit(m, kb, ir, jr, mr, nr)
-                        return []
 
-                    _for(j, (ib, mc, mc, full_rows), [], row_panel)
-                    return []
+def _each(
+    e: Emitter,
+    bounds: tuple[int, int] | tuple[SSAValue, int, int, int],
+    body: Callable[[Emitter, SSAValue], None],
+) -> None:
+    """`body` for each index of `_for`'s bounds (nothing if they are empty)."""
 
-                _for(i, (jb, nc, nc, full_cols), [], col_panel)
-                return []
-
-            if full_rows:
-                h.loop(0, _ceil(full_rows, mc), [], row_block)
-
-        depth_blocks(f, depth_block)
+    def one(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        body(f, i)
         return []
 
-    if full_cols:
-        e.loop(0, _ceil(full_cols, nc), [], column_block)
-    # The last, partial panels: kernels on fewer rows or columns.
-    if rest_cols:
-        tail = e.index(full_cols)
+    if len(bounds) == 4 or bounds[1] > bounds[0]:
+        _for(e, bounds, [], one)
 
-        def last_columns(f: Emitter, kb: SSAValue) -> None:
-            panels(
-                f,
-                full_rows,
-                mc,
-                lambda h, _, ir: kernel.emit(h, kb, ir, tail, mr, rest_cols),
-            )
-            if rest_rows:
-                kernel.emit(f, kb, f.index(full_rows), tail, rest_rows, rest_cols)
 
-        depth_blocks(e, last_columns)
-    if rest_rows:
-        corner = e.index(full_rows)
+@dataclass(frozen=True)
+class _Sizes:
+    """Panels and blocks of one product (module docs)."""
 
-        def last_rows(f: Emitter, kb: SSAValue) -> None:
-            panels(
-                f,
-                full_cols,
-                nc,
-                lambda h, _, jr: kernel.emit(h, kb, corner, jr, rest_rows, nr),
-            )
+    mr: int
+    """Rows per panel of A: PANEL_VECTORS vectors."""
+    kc: int
+    """Depth per block."""
+    nc: int
+    """Panels of B per column block."""
+    mc: int
+    """Panels of A per row block."""
+    full_rows: int
+    rest_rows: int
+    full_cols: int
+    rest_cols: int
+    depth_blocks: int
+    row_blocks: int
+    column_blocks: int
 
-        depth_blocks(e, last_rows)
+    @staticmethod
+    def of(g: Gemm, blocking: Blocking) -> "_Sizes":
+        size = element_bytes(g.element_type)
+        mr, nr = PANEL_VECTORS * g.lanes, PANEL_COLUMNS
+        full_rows, rest_rows = divmod(g.rows, mr)
+        full_cols, rest_cols = divmod(g.cols, nr)
+        row_panels, col_panels = _ceil(g.rows, mr), _ceil(g.cols, nr)
+        # Depth blocks of equal size, at most what half of L1 holds of Ap.
+        depth_blocks = _ceil(g.depth, max(1, blocking.l1_bytes // 2 // (mr * size)))
+        kc = _ceil(g.depth, depth_blocks)
+        # Rows whose A (all of the depth) takes half of L3 ...
+        mc = max(1, min(row_panels, blocking.l3_bytes // 2 // (g.depth * size * mr)))
+        # ... and columns whose D of those rows and Bp take half of L2.
+        rows = mc * mr
+        nc = max(
+            1, min(col_panels, blocking.l2_bytes // 2 // ((rows + kc) * nr * size))
+        )
+        return _Sizes(
+            mr,
+            kc,
+            nc,
+            mc,
+            full_rows,
+            rest_rows,
+            full_cols,
+            rest_cols,
+            depth_blocks,
+            _ceil(row_panels, mc),
+            _ceil(col_panels, nc),
+        )
 
 
 @dataclass
 class _MicroKernel:
-    """Emits the register-blocked kernel on one panel of Ap and one of Bp
-    for one depth block."""
+    """Emits the register-blocked kernel on Ap and one panel of Bp for one
+    depth block."""
 
     g: Gemm
-    kc: int
+    s: _Sizes
     a_packed: SSAValue
     b_packed: SSAValue
-
-    @property
-    def depth_blocks(self) -> int:
-        return _ceil(self.g.depth, self.kc)
 
     def emit(
         self,
         f: Emitter,
         kb: SSAValue,
         ir: SSAValue,
+        jb: SSAValue,
         jr: SSAValue,
         rows: int,
         cols: int,
@@ -285,15 +313,16 @@ class _MicroKernel:
         """D[ir*MR .. +rows, jr*NR .. +cols] over depth block kb: partial sums
         loaded (-0 for the first block), continued in k order, stored (the
         accumulator operand added after the last block)."""
-        g, t, k = self.g, self.g.element_type, self.g.depth
-        mr = PANEL_VECTORS * g.lanes
+        g, s, t = self.g, self.s, self.g.element_type
         vectors = [
             (start + n * w, w)
             for start, w, count in segments(rows, g.lanes)
             for n in range(count)
         ]
-        row_at = [_apply(f, _d(0) * mr + lane, [ir]) for lane, _ in vectors]
+        row_at = [_apply(f, _d(0) * s.mr + lane, [ir]) for lane, _ in vectors]
         col_at = [_apply(f, _d(0) * PANEL_COLUMNS + j, [jr]) for j in range(cols)]
+        # The panel's first row in Bp.
+        b_base = _apply(f, (_d(0) - _d(1) * s.nc) * s.kc, [jr, jb])
         targets = [
             (v, r, c) for c in col_at for v, r in zip(vectors, row_at, strict=True)
         ]
@@ -319,7 +348,7 @@ class _MicroKernel:
             ]
 
         types = [VectorType(t, [w]) for (_, w), _, _ in targets]
-        if self.depth_blocks == 1:
+        if s.depth_blocks == 1:
             accs = fresh(f)
         else:
             first = f.emit(arith.CmpiOp(kb, f.index(0), "eq"))
@@ -328,37 +357,78 @@ class _MicroKernel:
         def depth_step(
             h: Emitter, kk: SSAValue, carried: Sequence[SSAValue]
         ) -> list[SSAValue]:
-            a_row = _apply(h, _d(0) * k + _d(1), [ir, kk])
-            b_row = _apply(h, _d(0) * k + _d(1), [jr, kk])
             a = [
                 h.emit(
                     vector.LoadOp(
-                        self.a_packed, [a_row, h.index(lane)], VectorType(t, [w])
+                        self.a_packed, [kk, h.index(lane)], VectorType(t, [w])
                     )
                 )
                 for lane, w in vectors
             ]
+            b_row = _apply(h, _d(0) + _d(1), [b_base, kk])
             out: list[SSAValue] = []
             for j in range(cols):
                 b = h.load_buffer(self.b_packed, j, b_row)
+                broadcasts = {
+                    w: h.emit(vector.BroadcastOp(b, VectorType(t, [w])))
+                    for w in sorted({w for _, w in vectors}, reverse=True)
+                }
                 for i, (_, w) in enumerate(vectors):
-                    broadcast = h.emit(vector.BroadcastOp(b, VectorType(t, [w])))
-                    out.append(_step(h, g.flags, a[i], broadcast, carried[len(out)]))
+                    out.append(
+                        _step(h, g.flags, a[i], broadcasts[w], carried[len(out)])
+                    )
             return out
 
-        sums = list(_for(f, (kb, self.kc, self.kc, k), accs, depth_step))
+        sums = list(_depth_loop(f, s, g.depth, kb, accs, depth_step))
 
         def unchanged(_: Emitter) -> list[SSAValue]:
             return sums
 
         if g.accumulator is not None:
-            if self.depth_blocks == 1:
+            if s.depth_blocks == 1:
                 sums = finished(f, sums=sums)
             else:
-                last = f.emit(arith.CmpiOp(kb, f.index(self.depth_blocks - 1), "eq"))
+                last = f.emit(arith.CmpiOp(kb, f.index(s.depth_blocks - 1), "eq"))
                 sums = _if(f, last, types, partial(finished, sums=sums), unchanged)
         for acc, (_, r, c) in zip(sums, targets, strict=True):
             f.builder.insert(vector.StoreOp(acc, g.output, [c, r]))
+
+
+def _depth_loop(
+    e: Emitter,
+    s: _Sizes,
+    depth: int,
+    kb: SSAValue,
+    inits: Sequence[SSAValue],
+    body: Callable[[Emitter, SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+) -> Sequence[SSAValue]:
+    """affine.for over the offsets [0, min(KC, K - kb*KC)) of depth block kb."""
+    if depth % s.kc == 0:
+        return e.loop(0, s.kc, inits, body)
+    lower = AffineMapAttr(AffineMap(1, 0, (AffineExpr.constant(0),)))
+    upper = AffineMapAttr(
+        AffineMap(1, 0, (AffineExpr.constant(s.kc), _d(0) * -s.kc + depth))
+    )
+    block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+    op = affine.ForOp.from_region(
+        [kb], [kb], inits, [v.type for v in inits], lower, upper, Region(block)
+    )
+    yielded = body(e.at_end(block), block.args[0], block.args[1:])
+    block.add_op(affine.YieldOp.get(*yielded))
+    e.builder.insert(op)
+    return op.results
+
+
+def _when(e: Emitter, block: SSAValue, last: int, body: Callable[[Emitter], None]):
+    """`body` in the last block only (the one holding a partial panel)."""
+    if last == 0:
+        body(e)
+        return
+    is_last = e.emit(arith.CmpiOp(block, e.index(last), "eq"))
+    then = Block()
+    body(e.at_end(then))
+    then.add_op(scf.YieldOp())
+    e.builder.insert(scf.IfOp(is_last, [], Region(then)))
 
 
 def _if(
@@ -379,87 +449,57 @@ def _if(
     return list(op.results)
 
 
-def _pack_lhs(e: Emitter, g: Gemm, mr: int, packed: SSAValue) -> None:
-    """Ap[i*K + k][0..MR) = rows i*MR.. of column k of A, zero past the last row."""
-    t, lanes, k = g.element_type, g.lanes, g.depth
+def _pack_lhs(
+    e: Emitter,
+    g: Gemm,
+    s: _Sizes,
+    packed: SSAValue,
+    ir: SSAValue,
+    kb: SSAValue,
+    rows: int,
+) -> None:
+    """Ap[k][0..rows) = rows ir*MR.. of column kb*KC + k of A."""
 
-    def panel(f: Emitter, first_row: Index, panel_index: Index, rows: int) -> None:
-        def column(h: Emitter, kk: SSAValue, _: object) -> list[SSAValue]:
-            row = (
-                h.emit(arith.AddiOp(h.index(panel_index * k), kk))
-                if isinstance(panel_index, int)
-                else _apply(h, _d(0) * k + _d(1), [panel_index, kk])
-            )
-            for start, w, count in segments(rows, lanes):
-                for n in range(count):
-                    lane = start + n * w
-                    r = (
-                        first_row + lane
-                        if isinstance(first_row, int)
-                        else _apply(h, _d(0) + lane, [first_row])
-                    )
-                    block = g.widen(h, read_block(h, g.lhs, r, kk, w, True))
-                    h.builder.insert(
-                        vector.StoreOp(block, packed, [row, h.index(lane)])
-                    )
-            for start, w, count in segments(mr - rows, lanes):
-                zero = h.emit(vector.BroadcastOp(_identity(h, t), VectorType(t, [w])))
-                for n in range(count):
-                    lane = rows + start + n * w
-                    h.builder.insert(vector.StoreOp(zero, packed, [row, h.index(lane)]))
-            return []
+    def column(f: Emitter, kk: SSAValue, _: object) -> list[SSAValue]:
+        k = _apply(f, _d(0) * s.kc + _d(1), [kb, kk])
+        for start, w, count in segments(rows, g.lanes):
+            for n in range(count):
+                lane = start + n * w
+                r = _apply(f, _d(0) * s.mr + lane, [ir])
+                block = g.widen(f, read_block(f, g.lhs, r, k, w, True))
+                f.builder.insert(vector.StoreOp(block, packed, [kk, f.index(lane)]))
+        return []
 
-        f.loop(0, k, [], column)
-
-    full, rest = divmod(g.rows, mr)
-    if full:
-
-        def each(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
-            panel(f, _apply(f, _d(0) * mr, [i]), i, mr)
-            return []
-
-        e.loop(0, full, [], each)
-    if rest:
-        panel(e, full * mr, full, rest)
+    _depth_loop(e, s, g.depth, kb, [], column)
 
 
-def _pack_rhs(e: Emitter, g: Gemm, nr: int, packed: SSAValue) -> None:
-    """Bp[j*K + k][0..NR) = columns j*NR.. of row k of B, zero past the last
-    column."""
-    t, k = g.element_type, g.depth
+def _pack_rhs(
+    e: Emitter, g: Gemm, s: _Sizes, packed: SSAValue, jb: SSAValue, kb: SSAValue
+) -> None:
+    """Bp[(jr - jb*NC)*KC + k][0..NR) = columns jr*NR.. of row kb*KC + k of
+    B, for each panel jr of column block jb."""
 
-    def panel(f: Emitter, panel_index: Index, cols: int) -> None:
+    def panel(f: Emitter, jr: SSAValue, cols: int) -> None:
+        base = _apply(f, (_d(0) - _d(1) * s.nc) * s.kc, [jr, jb])
+
         def row(h: Emitter, kk: SSAValue, _: object) -> list[SSAValue]:
-            at = (
-                h.emit(arith.AddiOp(h.index(panel_index * k), kk))
-                if isinstance(panel_index, int)
-                else _apply(h, _d(0) * k + _d(1), [panel_index, kk])
-            )
-            for j in range(nr):
-                if j < cols:
-                    c = (
-                        panel_index * nr + j
-                        if isinstance(panel_index, int)
-                        else _apply(h, _d(0) * nr + j, [panel_index])
-                    )
-                    value = g.widen(h, h.element(g.rhs, kk, c))
-                else:
-                    value = _identity(h, t)
-                h.store_buffer(value, packed, j, at)
+            k = _apply(h, _d(0) * s.kc + _d(1), [kb, kk])
+            at = _apply(h, _d(0) + _d(1), [base, kk])
+            for j in range(cols):
+                c = _apply(h, _d(0) * PANEL_COLUMNS + j, [jr])
+                h.store_buffer(g.widen(h, h.element(g.rhs, k, c)), packed, j, at)
             return []
 
-        f.loop(0, k, [], row)
+        _depth_loop(f, s, g.depth, kb, [], row)
 
-    full, rest = divmod(g.cols, nr)
-    if full:
-
-        def each(f: Emitter, j: SSAValue, _: object) -> list[SSAValue]:
-            panel(f, j, nr)
-            return []
-
-        e.loop(0, full, [], each)
-    if rest:
-        panel(e, full, rest)
+    _each(e, (jb, s.nc, s.nc, s.full_cols), lambda f, jr: panel(f, jr, PANEL_COLUMNS))
+    if s.rest_cols:
+        _when(
+            e,
+            jb,
+            s.column_blocks - 1,
+            lambda f: panel(f, f.index(s.full_cols), s.rest_cols),
+        )
 
 
 MATVEC_COLUMNS = 8

@@ -1094,13 +1094,15 @@ class ConvertMatrixToAffinePass(ModulePass):
     l1_bytes: int = 48 * 1024
     """Bytes of the L1 data cache of one core. This and the next three
     options shape the cache-blocked products (`matrix_to_affine/blocked.py`):
-    a KC x NR panel of packed B takes half of L1."""
+    a panel of packed A (4 vectors of rows x KC) takes at most half of L1."""
 
     l2_bytes: int = 2 * 1024 * 1024
-    """Bytes of one core's L2: an MC x KC block of packed A takes half."""
+    """Bytes of one core's L2: the MC x NC block of the result and a KC x NC
+    block of packed B take half."""
 
     l3_bytes: int = 32 * 1024 * 1024
-    """Bytes of L3 one core may use: a KC x NC block of packed B takes half."""
+    """Bytes of L3 one core may use: the MC rows of A (all of the depth)
+    take half."""
 
     blocked_min_bytes: int = 256 * 1024
     """Products (matmul, matmul_add) whose operands and result take at least

@@ -1,62 +1,67 @@
-// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=16384 l3-bytes=8192 blocked-min-bytes=0}" | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=8192 l2-bytes=7392 l3-bytes=25600 blocked-min-bytes=0}" | filecheck %s
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s --check-prefix=DEFAULT
 
-// The cache-blocked product. With these cache sizes, f32: depth blocks of
-// KC = 2048/2/(12*4) = 21, row blocks of MC = 3 panels of MR = 32 rows,
-// column blocks of NC = 4 panels of NR = 12 columns. 40 rows: one full row
-// panel and one of 8; 30 columns: two full column panels and one of 6.
+// The cache-blocked product. Panels of A: MR = 4 vectors of 16 = 64 rows
+// (80 rows: one full panel and one of 16); panels of B: NR = 6 columns (14
+// columns: two full panels and one of 2). With these cache sizes, f32: depth
+// blocks at most 8192/2/(64*4) = 16 deep, so 4 blocks of KC = 13 (the last
+// of 11); row blocks of MC = 25600/2/(50*4*64) = 1 panel; column blocks of
+// NC = 7392/2/((64 + 13)*6*4) = 2 panels.
 // CHECK-LABEL: func.func @blocked
-// CHECK-SAME: (%[[A:.*]]: memref<50x40xf32>, %[[B:.*]]: memref<30x50xf32>, %[[C:.*]]: memref<30x40xf32>, %{{.*}}: memref<30x40xf32>)
-// CHECK: %[[BP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<150x12xf32>
-// CHECK: %[[AP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<100x32xf32>
-// CHECK: %[[D:.*]] = memref.alloca() {alignment = 64 : i64} : memref<30x40xf32>
+// CHECK-SAME: (%[[A:.*]]: memref<50x80xf32>, %[[B:.*]]: memref<14x50xf32>, %[[C:.*]]: memref<14x80xf32>, %{{.*}}: memref<14x80xf32>)
+// CHECK: %[[BP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<26x6xf32>
+// CHECK: %[[AP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<13x64xf32>
+// CHECK: %[[D:.*]] = memref.alloca() {alignment = 64 : i64} : memref<14x80xf32>
 
-// Packing A: panel i, column k -> row i*50 + k of Ap, two vectors; the last
-// panel (rows 32..39) is padded with -0.
-// CHECK: affine.for %[[I:.*]] = 0 to 1 {
-// CHECK: affine.for %[[K:.*]] = 0 to 50 {
-// CHECK: %[[AROW:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 50) + d1))> (%[[I]], %[[K]])
-// CHECK: %[[V0:.*]] = vector.load %[[A]][%[[K]], %{{.*}}] : memref<50x40xf32>, vector<16xf32>
-// CHECK: vector.store %[[V0]], %[[AP]][%[[AROW]], %{{.*}}] : memref<100x32xf32>, vector<16xf32>
-// CHECK: vector.load %[[A]][%[[K]], %{{.*}}] : memref<50x40xf32>, vector<16xf32>
-// CHECK: affine.for %[[K2:.*]] = 0 to 50 {
-// CHECK: vector.load %[[A]][%[[K2]], %{{.*}}] : memref<50x40xf32>, vector<8xf32>
-// CHECK: %[[PAD:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK: vector.broadcast %[[PAD]] : f32 to vector<16xf32>
+// Row blocks, column blocks, depth blocks.
+// CHECK: affine.for %[[IB:.*]] = 0 to 2 {
+// CHECK-NEXT: affine.for %[[JB:.*]] = 0 to 2 {
+// CHECK-NEXT: affine.for %[[KB:.*]] = 0 to 4 {
 
-// Packing B: panel j, row k -> row j*50 + k of Bp, 12 columns.
-// CHECK: affine.for %[[J:.*]] = 0 to 2 {
-// CHECK: affine.for %[[K3:.*]] = 0 to 50 {
-// CHECK: %[[BROW:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 50) + d1))> (%[[J]], %[[K3]])
-// CHECK: %[[COL:.*]] = affine.apply affine_map<(d0) -> ((d0 * 12))> (%[[J]])
-// CHECK: %[[X:.*]] = memref.load %[[B]][%[[COL]], %[[K3]]] : memref<30x50xf32>
-// CHECK: memref.store %[[X]], %[[BP]][%[[BROW]], %{{.*}}] : memref<150x12xf32>
+// Packing B: each full panel jr of the column block, row k of the depth
+// block -> row (jr - 2*jb)*13 + k of Bp, 6 columns.
+// CHECK-NEXT: affine.for %[[JP:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
+// CHECK-NEXT: %[[BASE:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + (d1 * -26)))> (%[[JP]], %[[JB]])
+// CHECK-NEXT: affine.for %[[K:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]]) {
+// CHECK-NEXT: %[[KA:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + d1))> (%[[KB]], %[[K]])
+// CHECK-NEXT: %[[BROW:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%[[BASE]], %[[K]])
+// CHECK-NEXT: %[[COL:.*]] = affine.apply affine_map<(d0) -> ((d0 * 6))> (%[[JP]])
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[B]][%[[COL]], %[[KA]]] : memref<14x50xf32>
+// CHECK: memref.store %[[X]], %[[BP]][%[[BROW]], %{{.*}}] : memref<26x6xf32>
+// The last, 2-column panel, in the last column block only.
+// CHECK: %[[LASTJB:.*]] = arith.cmpi eq, %[[JB]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[LASTJB]] {
+// CHECK: memref.store %{{.*}}, %[[BP]][%{{.*}}, %{{.*}}] : memref<26x6xf32>
+// CHECK: memref.store %{{.*}}, %[[BP]][%{{.*}}, %{{.*}}] : memref<26x6xf32>
+// CHECK-NOT: memref.store
 
-// The nest over the full panels: column blocks, depth blocks, row blocks,
-// column panels of the block, row panels of the block.
-// CHECK: affine.for %[[JB:.*]] = 0 to 1 {
-// CHECK-NEXT: affine.for %[[KB:.*]] = 0 to 3 {
-// CHECK-NEXT: affine.for %[[IB:.*]] = 0 to 1 {
-// CHECK-NEXT: affine.for %[[JR:.*]] = affine_map<(d0) -> ((d0 * 4))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 4) + 4), 2)>(%[[JB]]) {
-// CHECK-NEXT: affine.for %[[IR:.*]] = affine_map<(d0) -> ((d0 * 3))>(%[[IB]]) to min affine_map<(d0) -> (((d0 * 3) + 3), 1)>(%[[IB]]) {
-// The first depth block starts the 2 x 12 sums from -0, the others load them.
+// Each full panel of rows of the row block: packing Ap (k of the depth
+// block -> row k, four vectors), then the micro-kernel against each full
+// panel of Bp of the column block.
+// CHECK: affine.for %[[IR:.*]] = affine_map<(d0) -> (d0)>(%[[IB]]) to min affine_map<(d0) -> ((d0 + 1), 1)>(%[[IB]]) {
+// CHECK-NEXT: affine.for %[[K2:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]]) {
+// CHECK-NEXT: %[[KA2:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + d1))> (%[[KB]], %[[K2]])
+// CHECK-NEXT: %[[R0:.*]] = affine.apply affine_map<(d0) -> ((d0 * 64))> (%[[IR]])
+// CHECK-NEXT: %[[V0:.*]] = vector.load %[[A]][%[[KA2]], %[[R0]]] : memref<50x80xf32>, vector<16xf32>
+// CHECK: vector.store %[[V0]], %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.store %{{.*}}, %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
+// CHECK: affine.for %[[JR:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
+// The first depth block starts the 4 x 6 sums from -0, the others load them.
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %{{.*}} : index
 // CHECK-NEXT: {{^ *}}%[[S0:[0-9]+]],
-// CHECK-SAME: = scf.if %[[FIRST]]
-// CHECK-SAME: -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-SAME: = scf.if %[[FIRST]] -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: arith.constant -0.000000e+00 : f32
 // CHECK: } else {
 // CHECK: vector.load %[[D]]
 // CHECK: }
-// The micro-kernel: k over the depth block; per k two vectors of Ap, twelve
+// The micro-kernel: k over the depth block; per k four vectors of Ap, six
 // broadcasts of Bp, a separate mulf and addf per sum (no contract).
-// CHECK-NEXT: affine.for %[[KK:[0-9]+]] = affine_map<(d0) -> ((d0 * 21))>(%[[KB]]) to min affine_map<(d0) -> (((d0 * 21) + 21), 50)>(%[[KB]])
+// CHECK-NEXT: affine.for %[[KK:[0-9]+]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]])
 // CHECK-SAME: iter_args(%[[ACC0:[0-9]+]] = %[[S0]],
-// CHECK-NEXT: %[[AR:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 50) + d1))> (%[[IR]], %[[KK]])
-// CHECK-NEXT: %[[BR:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 50) + d1))> (%[[JR]], %[[KK]])
-// CHECK: %[[A0:.*]] = vector.load %[[AP]][%[[AR]], %{{.*}}] : memref<100x32xf32>, vector<16xf32>
-// CHECK: %[[A1:.*]] = vector.load %[[AP]][%[[AR]], %{{.*}}] : memref<100x32xf32>, vector<16xf32>
-// CHECK: %[[B0:.*]] = memref.load %[[BP]][%[[BR]], %{{.*}}] : memref<150x12xf32>
+// CHECK: %[[A0:.*]] = vector.load %[[AP]][%[[KK]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.load %[[AP]][%[[KK]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[BR:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%{{.*}}, %[[KK]])
+// CHECK: %[[B0:.*]] = memref.load %[[BP]][%[[BR]], %{{.*}}] : memref<26x6xf32>
 // CHECK-NEXT: %[[BB0:.*]] = vector.broadcast %[[B0]] : f32 to vector<16xf32>
 // CHECK-NEXT: %[[P0:.*]] = arith.mulf %[[A0]], %[[BB0]] : vector<16xf32>
 // CHECK-NEXT: %{{.*}} = arith.addf %[[ACC0]], %[[P0]] : vector<16xf32>
@@ -68,22 +73,27 @@
 // CHECK-NEXT: arith.addf %{{.*}}, %[[C0]] : vector<16xf32>
 // CHECK: vector.store %[[T0]], %[[D]]
 // CHECK-NOT: math.fma
+// The last column panel (2 columns: 8 sums) in the last column block.
+// CHECK: scf.if %{{.*}} {
+// CHECK: scf.if %{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 
-// The last column panel (6 columns), then the last row panel (8 rows).
-// CHECK: affine.for %{{.*}} = 0 to 3 {
-// CHECK: scf.if %{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-// CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-// CHECK: affine.for %{{.*}} = 0 to 3 {
-// CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// The last panel of rows (16 rows: one vector) in the last row block:
+// packed, then against each panel of Bp (6 sums, then 2).
+// CHECK: %[[LASTIB:.*]] = arith.cmpi eq, %[[IB]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[LASTIB]] {
+// CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}] : memref<13x64xf32>, vector<16xf32>
+// CHECK-NOT: vector.store %{{.*}}, %[[AP]]
+// CHECK: scf.if %{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: scf.if %{{.*}} -> (vector<16xf32>, vector<16xf32>) {
 
 // The default cache sizes leave this small product to the register-blocked
 // kernel: no packing, no depth blocks.
 // DEFAULT-LABEL: func.func @blocked
 // DEFAULT-NOT: scf.if
-// DEFAULT-NOT: memref<100x32xf32>
-func.func @blocked(%a: !matrix.matrix<40x50xf32>, %b: !matrix.matrix<50x30xf32>, %c: !matrix.matrix<40x30xf32>) -> !matrix.matrix<40x30xf32> {
-  %r = matrix.matmul_add %a, %b, %c : !matrix.matrix<40x50xf32>, !matrix.matrix<50x30xf32>, !matrix.matrix<40x30xf32> -> !matrix.matrix<40x30xf32>
-  func.return %r : !matrix.matrix<40x30xf32>
+// DEFAULT-NOT: memref<13x64xf32>
+func.func @blocked(%a: !matrix.matrix<80x50xf32>, %b: !matrix.matrix<50x14xf32>, %c: !matrix.matrix<80x14xf32>) -> !matrix.matrix<80x14xf32> {
+  %r = matrix.matmul_add %a, %b, %c : !matrix.matrix<80x50xf32>, !matrix.matrix<50x14xf32>, !matrix.matrix<80x14xf32> -> !matrix.matrix<80x14xf32>
+  func.return %r : !matrix.matrix<80x14xf32>
 }
 
 // With contract, one math.fma per step.
