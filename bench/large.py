@@ -20,25 +20,15 @@ dependent integer multiplies (3 cycles each).
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
 import subprocess
-import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 
-from bench.timing import time_per_op
-
-ROOT = Path(__file__).resolve().parent.parent
-REPS, MIN_MS = 5, 50.0
-
+from bench.blas_peer import median_ns, peer_times, script_main
 
 WEIGHTS = {"f32": np.float32, "f16": np.float16, "f8e4m3fn": np.uint8}
 """Weight types of M·x: the NumPy array of their memory."""
@@ -194,10 +184,6 @@ def _reference(c: Case, w: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (am @ bm).T.reshape(-1)
 
 
-def _median_ns(fn: Callable[[], object]) -> float:
-    return statistics.median(time_per_op(fn, 1, REPS, MIN_MS))
-
-
 def time_mx(c: Case) -> dict[str, float]:
     """ns per op of the strict and the contract build; asserts their results."""
     from mx.jit import compile_module
@@ -215,7 +201,7 @@ def time_mx(c: Case) -> dict[str, float]:
         error = np.abs(d.astype(np.float64) - want)
         assert np.all(error <= 2 * (c.depth + 2) * eps * magnitude), c.label
         out["mx contract" if contract else "mx"] = (
-            _median_ns(lambda f=f: f(a, b, d)) / c.batch
+            median_ns(lambda f=f: f(a, b, d)) / c.batch
         )
     return out
 
@@ -231,46 +217,14 @@ def time_numpy(c: Case) -> float:
             else a.reshape(c.depth, c.rows).T
         )
         y = np.empty(c.rows, c.np_dtype)
-        return _median_ns(lambda: np.dot(m, b, out=y))
+        return median_ns(lambda: np.dot(m, b, out=y))
     at, bt = a.reshape(c.depth, c.rows), b.reshape(c.cols, c.depth)
     dt = np.empty((c.cols, c.rows), c.np_dtype)
-    return _median_ns(lambda: np.matmul(bt, at, out=dt))
+    return median_ns(lambda: np.matmul(bt, at, out=dt))
 
 
-def _numpy_process(quick: bool) -> tuple[dict[str, float], str]:
-    from bench.run import numpy_env
-
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.large",
-            "--numpy",
-            *(["--quick"] if quick else []),
-        ],
-        capture_output=True,
-        text=True,
-        env=numpy_env(),
-        cwd=ROOT,
-        check=True,
-    )
-    data = json.loads(p.stdout)
-    return data["times"], data["blas"]
-
-
-def _numpy_main(quick: bool) -> None:
-    from threadpoolctl import (  # pyright: ignore[reportMissingImports]
-        threadpool_info,
-        threadpool_limits,
-    )
-
-    with threadpool_limits(1):
-        times = {c.label: time_numpy(c) for c in cases(quick)}
-        blas = [
-            f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
-            for i in threadpool_info()
-        ]
-    json.dump({"times": times, "blas": "; ".join(blas)}, sys.stdout)
+def _numpy_times(quick: bool) -> dict[str, float]:
+    return {c.label: time_numpy(c) for c in cases(quick)}
 
 
 PEAK_C = r"""
@@ -334,7 +288,7 @@ def peak() -> tuple[float, float]:
 def measure(out: Path, quick: bool = False) -> str:
     """Runs every case; writes `large.md` into `out` and returns it."""
     print("large products: NumPy ...", flush=True)
-    numpy_ns, blas = _numpy_process(quick)
+    numpy_ns, blas = peer_times("bench.large", quick)
     fmas, clock = peak()
     rows: list[str] = []
     for c in cases(quick):
@@ -373,22 +327,5 @@ def measure(out: Path, quick: bool = False) -> str:
     return text
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument(
-        "--numpy", action="store_true", help="(internal) time the NumPy peer"
-    )
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
-    args = ap.parse_args()
-    if args.numpy:
-        _numpy_main(args.quick)
-        return
-    print(measure(args.out, args.quick))
-
-
 if __name__ == "__main__":
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    main()
+    script_main(__doc__, measure, _numpy_times)
