@@ -60,19 +60,22 @@ def _scale_codes(rng: np.random.Generator, n: int, fmt: str) -> Array:
 
 
 PER_TENSOR = [
-    # rows, cols, format, scale ("" none, a constant, or "arg"), fastmath, bias
-    (32, 40, "f8e4m3fn", "", "", False),
-    (64, 17, "f8e4m3fn", "0.375", "contract", True),
-    (96, 33, "f8e4m3fn", "arg", "", False),
-    (32, 40, "f8e4m3fn", "3.0e38", "contract", False),  # not folded into 2^8
-    (32, 48, "f4e2m1fn", "", "contract", True),
-    (64, 18, "f4e2m1fn", "0.1", "", False),
-    (32, 20, "f4e2m1fn", "arg", "contract", False),
+    # rows, cols, format, scale ("" none, a constant, or "arg"), fastmath, bias, layout
+    (32, 40, "f8e4m3fn", "", "", False, "column_major"),
+    (64, 17, "f8e4m3fn", "0.375", "contract", True, "column_major"),
+    (96, 33, "f8e4m3fn", "arg", "", False, "column_major"),
+    (32, 40, "f8e4m3fn", "3.0e38", "contract", False, "column_major"),  # not folded
+    (32, 48, "f4e2m1fn", "", "contract", True, "column_major"),
+    (64, 18, "f4e2m1fn", "0.1", "", False, "column_major"),
+    (32, 20, "f4e2m1fn", "arg", "contract", False, "column_major"),
+    (32, 64, "f4e2m1fn", "", "", True, "row_major"),
+    (64, 128, "f4e2m1fn", "0.1", "contract", False, "row_major"),
+    (32, 192, "f4e2m1fn", "arg", "", False, "row_major"),
 ]
 
 
-def _per_tensor_source(case: tuple[int, int, str, str, str, bool]) -> str:
-    rows, cols, fmt, scale, fastmath, bias = case
+def _per_tensor_source(case: tuple[int, int, str, str, str, bool, str]) -> str:
+    rows, cols, fmt, scale, fastmath, bias, layout = case
     element = "i4" if fmt == "f4e2m1fn" else "i8"
     packed = " packed" if element == "i4" else ""
     q = f"!matrix.matrix<{rows}x{cols}x{element}>"
@@ -89,17 +92,18 @@ def _per_tensor_source(case: tuple[int, int, str, str, str, bool]) -> str:
         constant = "" if scale == "arg" else f"%c = arith.constant {scale} : f32\n  "
         scaled = f"{constant}%k = matrix.splat {value} : {w}\n  %m = matrix.mul %k, %d : {w}\n  "
         m = "%m"
-    stride = rows + 2 if element == "i4" else rows + 3
+    leading = rows if layout == "column_major" else cols
+    stride = leading + 2 if element == "i4" else leading + 3
     offset = 4 if element == "i4" else 5
     return f"""
 func.func @mv(%mem: memref<?xi8>, %x: vector<{cols}xf32>{arg}{b_arg}) -> vector<{rows}xf32> {{
-  %q = matrix.column_major_load %mem[{offset}] stride {stride}{packed} : memref<?xi8> -> {q}
+  %q = matrix.{layout}_load %mem[{offset}] stride {stride}{packed} : memref<?xi8> -> {q}
   %d = arbfp.convert_from {fmt} %q : {q} to {w}
   {scaled}%y = matrix.matvec {m}, %x{b_use}{fm} : {w}, vector<{cols}xf32>{b_type} -> vector<{rows}xf32>
   func.return %y : vector<{rows}xf32>
 }}
 func.func @w(%mem: memref<?xi8>, %x: vector<{cols}xf32>{arg}{b_arg}) -> {w} {{
-  %q = matrix.column_major_load %mem[{offset}] stride {stride}{packed} : memref<?xi8> -> {q}
+  %q = matrix.{layout}_load %mem[{offset}] stride {stride}{packed} : memref<?xi8> -> {q}
   %d = arbfp.convert_from {fmt} %q : {q} to {w}
   {scaled}func.return {m} : {w}
 }}
@@ -187,14 +191,13 @@ def _kernel_used(source: str) -> bool:
 
 @pytest.mark.parametrize("case", PER_TENSOR, ids=str)
 def test_per_tensor_matches_the_interpreter(
-    case: tuple[int, int, str, str, str, bool],
+    case: tuple[int, int, str, str, str, bool, str],
 ) -> None:
-    rows, cols, fmt, scale, _, bias = case
+    rows, cols, _, scale, _, bias, _ = case
     source = _per_tensor_source(case)
     assert _kernel_used(source)
     rng = np.random.default_rng(rows * cols)
-    stride = rows + 2 if fmt == "f4e2m1fn" else rows + 3
-    size = 5 + cols * stride + 8
+    size = 5 + (rows + 3) * (cols + 3) + 8
     codes = _fp8_codes(rng, size)
     args: list[Any] = [codes, rng.standard_normal(cols).astype(np.float32)]
     if scale == "arg":
@@ -208,18 +211,22 @@ def test_per_tensor_matches_the_interpreter(
 
 
 BLOCK_SCALED = [
-    # rows, cols, format, block, scale format, fastmath, bias
-    (32, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", False),
-    (64, 96, "f4e2m1fn", 32, "f8e8m0fnu", "contract", True),
-    (32, 48, "f4e2m1fn", 16, "f8e4m3fn", "", True),
-    (32, 64, "f8e4m3fn", 32, "f8e8m0fnu", "", True),
-    (96, 64, "f8e4m3fn", 32, "f8e8m0fnu", "contract", False),
-    (32, 24, "f8e4m3fn", 8, "f8e8m0fnu", "contract", False),
+    # rows, cols, format, block, scale format, fastmath, bias, layout
+    (32, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", False, "column_major"),
+    (64, 96, "f4e2m1fn", 32, "f8e8m0fnu", "contract", True, "column_major"),
+    (32, 48, "f4e2m1fn", 16, "f8e4m3fn", "", True, "column_major"),
+    (32, 64, "f8e4m3fn", 32, "f8e8m0fnu", "", True, "column_major"),
+    (96, 64, "f8e4m3fn", 32, "f8e8m0fnu", "contract", False, "column_major"),
+    (32, 24, "f8e4m3fn", 8, "f8e8m0fnu", "contract", False, "column_major"),
+    (32, 128, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
+    (64, 64, "f4e2m1fn", 16, "f8e4m3fn", "contract", False, "row_major"),
+    (32, 256, "f4e2m1fn", 128, "f8e8m0fnu", "", False, "row_major"),
 ]
 
 
-def _scaled_source(case: tuple[int, int, str, int, str, str, bool]) -> str:
-    rows, cols, fmt, block, scale, fastmath, bias = case
+def _scaled_source(case: tuple[int, int, str, int, str, str, bool, str]) -> str:
+    rows, cols, fmt, block, scale, fastmath, bias, layout = case
+    stride = (rows if layout == "column_major" else cols) + 4
     element = "i4" if fmt == "f4e2m1fn" else "i8"
     packed = " packed" if element == "i4" else ""
     q = f"!matrix.matrix<{rows}x{cols}x{element}>"
@@ -230,14 +237,14 @@ def _scaled_source(case: tuple[int, int, str, int, str, str, bool]) -> str:
     b_use, b_type = (", %b", f", vector<{rows}xf32>") if bias else ("", "")
     return f"""
 func.func @mv(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>{b_arg}) -> vector<{rows}xf32> {{
-  %q = matrix.column_major_load %w[2] stride {rows + 4}{packed} : memref<?xi8> -> {q}
+  %q = matrix.{layout}_load %w[2] stride {stride}{packed} : memref<?xi8> -> {q}
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> {s}
   %f = arbfp.scaled_convert_from {fmt} %q, %sc block {block} scale {scale} : {q}, {s} to {w}
   %y = matrix.matvec %f, %x{b_use}{fm} : {w}, vector<{cols}xf32>{b_type} -> vector<{rows}xf32>
   func.return %y : vector<{rows}xf32>
 }}
 func.func @w(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>{b_arg}) -> {w} {{
-  %q = matrix.column_major_load %w[2] stride {rows + 4}{packed} : memref<?xi8> -> {q}
+  %q = matrix.{layout}_load %w[2] stride {stride}{packed} : memref<?xi8> -> {q}
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> {s}
   %f = arbfp.scaled_convert_from {fmt} %q, %sc block {block} scale {scale} : {q}, {s} to {w}
   func.return %f : {w}
@@ -247,14 +254,14 @@ func.func @w(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>{b_arg}) 
 
 @pytest.mark.parametrize("case", BLOCK_SCALED, ids=str)
 def test_block_scaled_matches_the_interpreter(
-    case: tuple[int, int, str, int, str, str, bool],
+    case: tuple[int, int, str, int, str, str, bool, str],
 ) -> None:
-    rows, cols, _, block, scale, _, bias = case
+    rows, cols, _, block, scale, _, bias, _ = case
     source = _scaled_source(case)
     assert _kernel_used(source)
     rng = np.random.default_rng(rows + cols + block)
     args: list[Any] = [
-        _fp8_codes(rng, 2 + cols * (rows + 4) + 8),
+        _fp8_codes(rng, 2 + (cols + 4) * (rows + 4) + 8),
         _scale_codes(rng, rows * cols // block, scale),
         rng.standard_normal(cols).astype(np.float32),
     ]
@@ -275,30 +282,36 @@ def _decoded(codes: Array, fmt: str) -> Array:
     return nibbles.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
 
 
-@pytest.mark.parametrize("fmt", ["f4e2m1fn", "f8e4m3fn"])
-def test_mx_matvec_equals_numpy(fmt: str) -> None:
+@pytest.mark.parametrize(
+    ("fmt", "layout"),
+    [
+        ("f4e2m1fn", "column_major"),
+        ("f8e4m3fn", "column_major"),
+        ("f4e2m1fn", "row_major"),
+    ],
+)
+def test_mx_matvec_equals_numpy(fmt: str, layout: str) -> None:
     """Independent of mx: ml_dtypes decodes elements and scales, NumPy
     multiplies them in f32 and sums each row in k order."""
-    rows, cols, block = 64, 96, 32
-    source = _scaled_source((rows, cols, fmt, block, "f8e8m0fnu", "", False))
+    rows, cols, block = 64, 128, 32
+    source = _scaled_source((rows, cols, fmt, block, "f8e8m0fnu", "", False, layout))
     rng = np.random.default_rng(11)
-    codes = rng.integers(0, 256, 2 + cols * (rows + 4) + 8).astype(np.uint8)
+    codes = rng.integers(0, 256, 2 + (rows + 4) * (cols + 4) + 8).astype(np.uint8)
     if fmt == "f8e4m3fn":
         codes[(codes & 0x7F) == 0x7F] = 0x3C
     scales = rng.integers(120, 136, rows * cols // block).astype(np.uint8)
     x = rng.standard_normal(cols).astype(np.float32)
-    values = _decoded(codes, fmt)
-    per_byte = 2 if fmt == "f4e2m1fn" else 1
-    start = 2 * per_byte // per_byte if fmt == "f8e4m3fn" else 2
-    columns = [
-        values[start + k * (rows + 4) : start + k * (rows + 4) + rows]
-        for k in range(cols)
-    ]
+    values = _decoded(codes, fmt)  # element n of the load's memory at n + 2
+    if layout == "column_major":
+        lines = [values[2 + k * (rows + 4) :][:rows] for k in range(cols)]
+        m = np.stack(lines, axis=1)
+    else:
+        m = np.stack([values[2 + r * (cols + 4) :][:cols] for r in range(rows)])
     s = np.ldexp(np.float32(1), scales.astype(np.int32) - 127).astype(np.float32)
-    s = s.reshape(cols // block, rows)
-    w = [columns[k] * s[k // block] for k in range(cols)]
-    want = w[0] * x[0]
+    s = s.reshape(cols // block, rows).T  # (column-major scales)
+    w = m * np.repeat(s, block, axis=1)
+    want = w[:, 0] * x[0]
     for k in range(1, cols):
-        want = want + w[k] * x[k]
+        want = want + w[:, k] * x[k]
     got = np.asarray(compile_module(source).mv(codes, scales, x))
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))

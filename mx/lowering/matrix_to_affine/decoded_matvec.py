@@ -166,14 +166,32 @@ def match_weights(op: MatvecOp, fused: set[Operation], lanes: int) -> Weights | 
         fmt.keyword not in FORMATS_DECODED
         or not isinstance(load, LoadOp)
         or load not in fused
-        or not load.COLUMN_MAJOR
     ):
+        return None
+    if not load.COLUMN_MAJOR and not _row_major_fits(m, fmt, scaled, lanes):
         return None
     if load.is_packed != (fmt.bits == 4) or (
         load.is_packed and not vector_block_access(load)
     ):
         return None
     return Weights(load, fmt, scaled, factor)
+
+
+def _row_major_fits(
+    m: MatrixType,
+    fmt: FloatFormat,
+    scaled: arbfp.ScaledConvertFromOp | None,
+    lanes: int,
+) -> bool:
+    """True if the row-major kernel takes W: f4e2m1fn, whole chunks of
+    columns, block scales constant on each 8 columns."""
+    chunk = _chunk(lanes)
+    if fmt.bits != 4 or m.cols % chunk != 0:
+        return False
+    if scaled is None:
+        return True
+    block = scaled.block_size
+    return block % 8 == 0 and (chunk % block == 0 or block % chunk == 0)
 
 
 def _foldable(factor: float) -> bool:
@@ -281,22 +299,27 @@ class _Kernel:
     power: SSAValue | None = None
     """2^8 (times a constant factor), for f8e4m3fn."""
 
-    def scales(self, e: Emitter, r: Index, k: Index) -> list[SSAValue] | None:
-        """The block scales of the group of rows at `r`, column `k`, in the
-        order of the decoded vectors."""
+    def scale_vector(self, e: Emitter, r: Index, k: Index, width: int) -> SSAValue:
+        """The block scales of rows r .. r+width-1 at column `k`."""
         op = self.weights.scaled
-        if op is None:
-            return None
+        assert op is not None
         column = block_index(e, k, op.block_size)
-        lanes = self.lanes
-        vt = VectorType(i32, [self.group])
-        codes = read_block(e, op.scales, r, column, self.group, True)
-        codes = e.emit(llvm.ZExtOp(codes, vt))
+        codes = read_block(e, op.scales, r, column, width, True)
+        codes = e.emit(llvm.ZExtOp(codes, VectorType(i32, [width])))
         ops, scale = emit_convert_from(
-            op.scale_float_format, codes, VectorType(f32, [self.group])
+            op.scale_float_format, codes, VectorType(f32, [width])
         )
         for x in ops:
             e.builder.insert(x)
+        return scale
+
+    def scales(self, e: Emitter, r: Index, k: Index) -> list[SSAValue] | None:
+        """The block scales of the group of rows at `r`, column `k`, in the
+        order of the decoded vectors."""
+        if self.weights.scaled is None:
+            return None
+        lanes = self.lanes
+        scale = self.scale_vector(e, r, k, self.group)
         if self.weights.packed:
             return [
                 e.emit(
@@ -326,8 +349,7 @@ class _Kernel:
             b = BitwiseEmitter(data.type)
             codes = [b.and_(data, 15), b.shr(data, 4)]
             _insert(e, b, data)
-            assert self.table is not None
-            values = [_look_up(e, self.table, c, lanes) for c in codes]
+            values = [self.look_up(e, c) for c in codes]
         else:
             data = e.emit(
                 vector.LoadOp(w.load.memref, [position], VectorType(i8, [2 * lanes]))
@@ -347,6 +369,17 @@ class _Kernel:
                 )
                 for h in _halves(e, halfs, lanes)
             ]
+        return self.scaled(e, values, scales)
+
+    def look_up(self, e: Emitter, codes: SSAValue) -> SSAValue:
+        """The f4e2m1fn values of `codes` (i32 lanes below 16)."""
+        assert self.table is not None
+        return _look_up(e, self.table, codes, self.lanes)
+
+    def scaled(
+        self, e: Emitter, values: list[SSAValue], scales: Sequence[SSAValue] | None
+    ) -> list[SSAValue]:
+        """`values` times the per-tensor factor, then the block scales."""
         if self.factor is not None:
             values = [e.emit(arith.MulfOp(v, self.factor)) for v in values]
         if scales is not None:
@@ -391,42 +424,10 @@ def decoded_matvec(
         return []
 
     e.loop(0, rows // lanes, [], fill)
-    columns = COLUMNS
-    if weights.scaled is not None:
-        columns = gcd(columns, weights.scaled.block_size)
-
-    def one_pass(f: Emitter, k0: Index, count: int) -> None:
-        """Columns k0 .. k0+count-1 added to every row's sum."""
-
-        def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
-            r = block_start(g, 0, group, i)
-            at = [[g.index(0), r], [g.index(0), g.index(offset(g, r, lanes))]]
-            accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
-            scales = kernel.scales(g, r, k0)
-            for j in range(count):
-                k = offset(g, k0, j)
-                values = kernel.decode(g, r, k, scales)
-                xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
-                accs = [
-                    _step(g, flags, v, xk, a) for v, a in zip(values, accs, strict=True)
-                ]
-            for a, acc in zip(at, accs, strict=True):
-                g.builder.insert(vector.StoreOp(acc, sums, a))
-            return []
-
-        f.loop(0, rows // group, [], rows_of)
-
-    full, last = divmod(cols, columns)
-    if full:
-
-        def passes(f: Emitter, p: SSAValue, _: object) -> list[SSAValue]:
-            one_pass(f, block_start(f, 0, columns, p), columns)
-            return []
-
-        e.loop(0, full, [], passes)
-    if last:
-        one_pass(e, full * columns, last)
-
+    if weights.load.COLUMN_MAJOR:
+        _column_passes(e, kernel, m, x, sums)
+    else:
+        _row_passes(e, kernel, m, x, sums)
     bias = None
     if op.bias is not None:
         bias = allocate(MatrixType(rows, 1, f32))
@@ -437,7 +438,7 @@ def decoded_matvec(
         r = block_start(f, 0, group, i)
         at = [[f.index(0), r], [f.index(0), f.index(offset(f, r, lanes))]]
         parts = [f.emit(vector.LoadOp(sums, a, vt)) for a in at]
-        if weights.packed:  # (even rows, odd rows) -> rows
+        if weights.packed and weights.load.COLUMN_MAJOR:  # (even, odd) -> rows
             parts = [
                 f.emit(
                     vector.ShuffleOp(
@@ -454,3 +455,171 @@ def decoded_matvec(
 
     e.loop(0, rows // group, [], finish)
     return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
+
+
+def _for_chunks(
+    e: Emitter, cols: int, chunk: int, body: Callable[[Emitter, Index, int], None]
+) -> None:
+    """`body(e, k0, count)` for every chunk of `chunk` columns (then the
+    last, narrower one)."""
+    full, last = divmod(cols, chunk)
+    if full:
+
+        def chunks(f: Emitter, p: SSAValue, _: object) -> list[SSAValue]:
+            body(f, block_start(f, 0, chunk, p), chunk)
+            return []
+
+        e.loop(0, full, [], chunks)
+    if last:
+        body(e, full * chunk, last)
+
+
+def _column_passes(
+    e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
+) -> None:
+    """Adds every column to the sums: column-major W, a pass per `COLUMNS`
+    columns over groups of rows, each column one contiguous read."""
+    lanes, group, flags = kernel.lanes, kernel.group, kernel.flags
+    vt = VectorType(f32, [lanes])
+    columns = COLUMNS
+    if kernel.weights.scaled is not None:
+        columns = gcd(columns, kernel.weights.scaled.block_size)
+
+    def one_pass(f: Emitter, k0: Index, count: int) -> None:
+        def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+            r = block_start(g, 0, group, i)
+            at = [[g.index(0), r], [g.index(0), g.index(offset(g, r, lanes))]]
+            accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
+            scales = kernel.scales(g, r, k0)
+            for j in range(count):
+                k = offset(g, k0, j)
+                values = kernel.decode(g, r, k, scales)
+                xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
+                accs = [
+                    _step(g, flags, v, xk, a) for v, a in zip(values, accs, strict=True)
+                ]
+            for a, acc in zip(at, accs, strict=True):
+                g.builder.insert(vector.StoreOp(acc, sums, a))
+            return []
+
+        f.loop(0, m.rows // group, [], rows_of)
+
+    _for_chunks(e, m.cols, columns, one_pass)
+
+
+def _chunk(lanes: int) -> int:
+    """Columns of packed f4e2m1fn one row-major pass reads: 2·lanes bytes
+    (lanes/2 words of 8 elements) of every row."""
+    return 4 * lanes
+
+
+def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
+    """Line i of `lines` (n of them, 2n lanes) holds words of row i in its
+    first half and of row n + i in its second: the result's line j holds
+    word j of rows 0 .. 2n-1 (two n x n transposes side by side: log2(n)
+    rounds of interleaving line i with line i + n/2 in each half)."""
+    n = len(lines)
+    vt = lines[0].type
+    assert isinstance(vt, VectorType)
+    lanes = 2 * n
+
+    def mask(first: int) -> DenseArrayBase[I64]:
+        return DenseArrayBase.from_list(
+            i64,
+            [
+                x
+                for h in (0, 1)
+                for j in range(first, first + n // 2)
+                for x in (n * h + j, lanes + n * h + j)
+            ],
+        )
+
+    low, high = mask(0), mask(n // 2)
+    for _ in range(n.bit_length() - 1):
+        interleaved: list[SSAValue] = []
+        for i in range(n // 2):
+            a, b = lines[i], lines[i + n // 2]
+            for pick in (low, high):
+                interleaved.append(e.emit(vector.ShuffleOp(a, b, pick, result_type=vt)))
+        lines = interleaved
+    return lines
+
+
+def _row_passes(
+    e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
+) -> None:
+    """Adds every column to the sums: row-major packed f4e2m1fn W, a pass
+    per `_chunk` columns over groups of two tiles of `lanes` rows. A tile's
+    rows are read as words of 8 elements and transposed in registers (its
+    line j: word j of each row); element k0 + 8j + n of the rows is then
+    nibble n of line j."""
+    lanes, flags, load = kernel.lanes, kernel.flags, kernel.weights.load
+    vt, words = VectorType(f32, [lanes]), lanes // 2
+    chunk = _chunk(lanes)
+    scaled = kernel.weights.scaled
+    half = VectorType(i32, [words])
+
+    def row_words(g: Emitter, row: Index, k0: Index) -> SSAValue:
+        at = g.emit(arith.ShRUIOp(g.index(g.position(load, row, k0)), g.index(1)))
+        data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * words])))
+        return g.emit(vector.BitcastOp(data, half))
+
+    def tile(g: Emitter, r: Index, k0: Index) -> list[SSAValue]:
+        lines: list[SSAValue] = []
+        for i in range(words):
+            first = row_words(g, offset(g, r, i), k0)
+            second = row_words(g, offset(g, r, words + i), k0)
+            both = DenseArrayBase.from_list(i64, list(range(lanes)))
+            lines.append(
+                g.emit(
+                    vector.ShuffleOp(
+                        first, second, both, result_type=VectorType(i32, [lanes])
+                    )
+                )
+            )
+        return _transpose_halves(g, lines)
+
+    def add_chunk(
+        g: Emitter, starts: list[Index], k0: Index, accs: list[SSAValue]
+    ) -> list[SSAValue]:
+        """The sums of the two tiles at `starts` plus columns k0 .. k0+chunk-1."""
+        tiles = [tile(g, s, k0) for s in starts]
+        scales: dict[int, list[SSAValue]] = {}
+        for j in range(words):
+            block = 0 if scaled is None else 8 * j // scaled.block_size
+            if scaled is not None and block not in scales:
+                k = offset(g, k0, 8 * j)
+                scales[block] = [kernel.scale_vector(g, s, k, lanes) for s in starts]
+            for n in range(8):
+                k = offset(g, k0, 8 * j + n)
+                xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
+                for t, lines in enumerate(tiles):
+                    b = BitwiseEmitter(lines[j].type)
+                    codes = _insert(g, b, b.and_(b.shr(lines[j], 4 * n), 15))
+                    values = kernel.scaled(
+                        g,
+                        [kernel.look_up(g, codes)],
+                        None if scaled is None else [scales[block][t]],
+                    )
+                    accs[t] = _step(g, flags, values[0], xk, accs[t])
+        return accs
+
+    def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        """Two tiles of rows, every chunk of columns in turn (each row a
+        sequential read), their sums carried in registers."""
+        r = block_start(g, 0, 2 * lanes, i)
+        starts: list[Index] = [r, offset(g, r, lanes)]
+        at = [[g.index(0), g.index(s)] for s in starts]
+        accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
+
+        def chunks(
+            h: Emitter, p: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            return add_chunk(h, starts, block_start(h, 0, chunk, p), list(carried))
+
+        accs = g.loop(0, m.cols // chunk, accs, chunks)
+        for a, acc in zip(at, accs, strict=True):
+            g.builder.insert(vector.StoreOp(acc, sums, a))
+        return []
+
+    e.loop(0, m.rows // (2 * lanes), [], rows_of)

@@ -1,0 +1,104 @@
+// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+
+// The weight-times-vector kernel of FP4/FP8 dequantizations: no buffer of
+// decoded weights (only the i8 scales, x, the sums and y); the sums kept in
+// a buffer of y, each row a lane summed in k order.
+
+// MXFP4, column-major: the 16 bytes of 32 rows of a column give their even
+// rows (low nibbles) and odd rows (high nibbles); each nibble indexes the
+// table of the 16 values; the block scales (even and odd rows) multiply
+// them, then x(k) (strict: a multiply and an add); the rows' order is
+// restored once at the end.
+// CHECK-LABEL: func.func @mxfp4_column_major
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 6.000000e+00, -0.000000e+00, -5.000000e-01, -1.000000e+00, -1.500000e+00, -2.000000e+00, -3.000000e+00, -4.000000e+00, -6.000000e+00]> : vector<16xf32>
+// CHECK: %[[EVEN_S:.*]] = vector.shuffle %[[S:.*]], %[[S]] [0, 2, 4, {{.*}}, 30] : vector<32xf32>, vector<32xf32>
+// CHECK-NEXT: %[[ODD_S:.*]] = vector.shuffle %[[S]], %[[S]] [1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
+// CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
+// CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
+// CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<16xi32>
+// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<16xi32>
+// CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<16xi32>
+// CHECK-NEXT: %[[CODE:.*]] = vector.extract %[[LOW]][0] : i32 from vector<16xi32>
+// CHECK-NEXT: %[[AT:.*]] = arith.index_cast %[[CODE]] : i32 to index
+// CHECK-NEXT: %[[VALUE:.*]] = vector.extract %[[TABLE]][%[[AT]]] : f32 from vector<16xf32>
+// CHECK: %[[EVEN:.*]] = arith.mulf %{{.*}}, %[[EVEN_S]] : vector<16xf32>
+// CHECK-NEXT: %[[ODD:.*]] = arith.mulf %{{.*}}, %[[ODD_S]] : vector<16xf32>
+// CHECK: %[[X:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[EVEN]], %[[X]] : vector<16xf32>
+// CHECK-NEXT: arith.addf %{{.*}}, %[[P]] : vector<16xf32>
+// CHECK-NOT: math.fma
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: func.return
+func.func @mxfp4_column_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// f8e4m3fn with a constant per-tensor scale, contract: the 32 bytes of 32
+// rows are sign-extended into f16 lanes, (b << 7) & 0xBFFF places sign,
+// exponent and mantissa, the NaN codes become f16's quiet NaN (0x7E00); the
+// hardware conversion's result times 2^8 * 0.5 (folded: one multiply) is the
+// dequantized weight; each step is one FMA.
+// CHECK-LABEL: func.func @fp8_column_major
+// CHECK-NOT: memref<16x32xf32>
+// CHECK: %[[FACTOR:.*]] = arith.constant dense<1.280000e+02> : vector<16xf32>
+// CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT: %[[WIDE:.*]] = llvm.sext %[[BYTES]] : vector<32xi8> to vector<32xi16>
+// CHECK-NEXT: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
+// CHECK-NEXT: %[[UP:.*]] = arith.shli %[[WIDE]], %[[SEVEN]] : vector<32xi16>
+// CHECK-NEXT: %[[CLEAR:.*]] = arith.constant dense<-16385> : vector<32xi16>
+// CHECK-NEXT: %[[PLACED:.*]] = arith.andi %[[UP]], %[[CLEAR]] : vector<32xi16>
+// CHECK: %[[NAN:.*]] = arith.constant dense<32256> : vector<32xi16>
+// CHECK: %[[HALFS:.*]] = arith.bitcast %{{.*}} : vector<32xi16> to vector<32xf16>
+// CHECK-NEXT: %[[LO:.*]] = vector.shuffle %[[HALFS]], %[[HALFS]] [0, 1, {{.*}}, 15] : vector<32xf16>, vector<32xf16>
+// CHECK-NEXT: %[[HI:.*]] = vector.shuffle %[[HALFS]], %[[HALFS]] [16, 17, {{.*}}, 31] : vector<32xf16>, vector<32xf16>
+// CHECK-NEXT: %[[LO32:.*]] = arith.extf %[[LO]] : vector<16xf16> to vector<16xf32>
+// CHECK-NEXT: %[[W:.*]] = arith.mulf %[[LO32]], %[[FACTOR]] : vector<16xf32>
+// CHECK: %[[X:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-NEXT: math.fma %[[W]], %[[X]], %{{.*}} {fastmath = #arith.fastmath<contract>} : vector<16xf32>
+// CHECK-NOT: memref<16x32xf32>
+// CHECK: func.return
+func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[3] stride 40 : memref<?xi8> -> !matrix.matrix<32x16xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<32x16xi8> to !matrix.matrix<32x16xf32>
+  %c = arith.constant 0.5 : f32
+  %k = matrix.splat %c : !matrix.matrix<32x16xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x16xf32>
+  %y = matrix.matvec %m, %x fastmath<contract> : !matrix.matrix<32x16xf32>, vector<16xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// MXFP4, row-major: two tiles of 16 rows; each row's 32 bytes of a chunk of
+// 64 columns are 8 words, two rows side by side in a vector; three rounds
+// of interleaving transpose both halves, so line j holds word j of the 16
+// rows, and nibble n of it is column 8j + n; the sums stay in registers
+// across the chunks (an affine.for carrying them).
+// CHECK-LABEL: func.func @mxfp4_row_major
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
+// CHECK: %[[ROW0:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT: %[[W0:.*]] = vector.bitcast %[[ROW0]] : vector<32xi8> to vector<8xi32>
+// CHECK: %[[ROW8:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT: %[[W8:.*]] = vector.bitcast %[[ROW8]] : vector<32xi8> to vector<8xi32>
+// CHECK-NEXT: vector.shuffle %[[W0]], %[[W8]] [0, 1, 2, {{.*}}, 15] : vector<8xi32>, vector<8xi32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 8, 24, 9, 25, 10, 26, 11, 27] : vector<16xi32>, vector<16xi32>
+// CHECK: %[[SHIFT:.*]] = arith.constant dense<4> : vector<16xi32>
+// CHECK-NEXT: %[[NIBBLE:.*]] = arith.shrui %{{.*}}, %[[SHIFT]] : vector<16xi32>
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
+// CHECK-NEXT: arith.andi %[[NIBBLE]], %[[MASK]] : vector<16xi32>
+// CHECK: math.fma
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: func.return
+func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %f, %x fastmath<contract> : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
