@@ -1,34 +1,38 @@
 """Weight-times-vector with FP4/FP8 weights decoded in registers.
 
-`matrix.matvec` whose matrix is a fused dequantization of a column-major
-load,
+`matrix.matvec` whose matrix is a fused dequantization of a load,
 
     scaled_convert_from f4e2m1fn|f8e4m3fn (load), S        (MXFP4, MXFP8, NVFP4)
     convert_from f4e2m1fn|f8e4m3fn (load) [times a splat]  (a per-tensor scale)
 
 with f32 elements, vector and result, is computed by one loop nest that reads
-the weights' bytes once, in passes over `COLUMNS` columns: for each group of
-`GROUP` rows the accumulators of its rows (a buffer of y that stays in L1)
-are loaded, every column of the pass adds its decoded weights times its x(k),
-and they are stored back. Each y(r) is still summed in k order from -0, then
+the weights' bytes once. Each y(r) is still summed in k order from -0, then
 plus the bias: the lanes of a vector are rows (docs/matrix-dialect.md's
 order, with or without `contract`).
+
+- Column-major W (rows a multiple of 2 vectors): passes over `COLUMNS`
+  columns; for each group of 2 vectors of rows the sums (a buffer of y that
+  stays in L1) are loaded, every column of the pass adds its decoded weights
+  times its x(k), and they are stored back.
+- Row-major packed f4e2m1fn W (columns a multiple of `_chunk`): each row's
+  chunk of bytes is read as words of 8 elements; two tiles of `lanes` rows
+  are transposed in registers (lane = row) and their sums carried in
+  registers over the chunks, so that each row is read sequentially.
 
 Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
   multiply would) are a table indexed by the code (a `vector.extract` at the
   code in every lane, which LLVM turns into one variable permute: `vpermps`
-  on AVX-512). The 16 bytes of 32 packed rows give their even rows (low
-  nibbles) and odd rows (high nibbles) as two vectors: the accumulators keep
+  on AVX-512). In column-major W the 16 bytes of 32 rows give their even rows
+  (low nibbles) and odd rows (high nibbles) as two vectors: the sums keep
   that order, undone once at the end.
 - f8e4m3fn: sign, exponent and mantissa are placed in an f16 (`(sext(b) << 7)
   & 0xBFFF`), converted by the hardware (F16C: no microcode assist for
   subnormal f16, unlike an f32 multiply by a subnormal) and multiplied by
   2^8; the NaN codes become f16's quiet NaN before the conversion, the value
   convert-arbfp-to-arith gives them.
-A block scale (one vector per group and pass: `COLUMNS` divides the block)
-multiplies the decoded value, rounding the exact product once as
-scaled_convert_from does.
+A block scale (one vector per group and pass) multiplies the decoded value,
+rounding the exact product once as scaled_convert_from does.
 """
 
 from collections.abc import Callable, Sequence
@@ -183,15 +187,15 @@ def _row_major_fits(
     scaled: arbfp.ScaledConvertFromOp | None,
     lanes: int,
 ) -> bool:
-    """True if the row-major kernel takes W: f4e2m1fn, whole chunks of
-    columns, block scales constant on each 8 columns."""
-    chunk = _chunk(lanes)
-    if fmt.bits != 4 or m.cols % chunk != 0:
+    """True if the row-major kernel takes W: whole chunks of columns, block
+    scales constant on each word."""
+    chunk = _chunk(lanes, fmt)
+    if m.cols % chunk != 0:
         return False
     if scaled is None:
         return True
     block = scaled.block_size
-    return block % 8 == 0 and (chunk % block == 0 or block % chunk == 0)
+    return block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0)
 
 
 def _foldable(factor: float) -> bool:
@@ -371,6 +375,25 @@ class _Kernel:
             ]
         return self.scaled(e, values, scales)
 
+    def word_element(self, e: Emitter, words: SSAValue, n: int) -> SSAValue:
+        """The decoded element n of every 32-bit lane of `words` (before
+        the scales)."""
+        b = BitwiseEmitter(words.type)
+        if self.weights.packed:
+            return self.look_up(e, _insert(e, b, b.and_(b.shr(words, 4 * n), 15)))
+        # Byte n, sign-extended, shifted left by 7: the f16 bits of
+        # `decode`, in the low half of the lane.
+        high = b.shl(words, 24 - 8 * n) if n < 3 else words
+        placed = b.and_(b.binary(arith.ShRSIOp, high, 17), 0xBF80)
+        nan = b.equal(b.and_(placed, 0x3F80), 0x3F80)
+        bits = _insert(e, b, b.select(nan, F8_NAN_HALF, placed))
+        halves = VectorType(i16, [self.lanes])
+        narrow = e.emit(llvm.TruncOp(bits, halves))
+        half = e.emit(arith.BitcastOp(narrow, VectorType(f16, [self.lanes])))
+        wide = e.emit(arith.ExtFOp(half, VectorType(f32, [self.lanes])))
+        assert self.power is not None
+        return e.emit(arith.MulfOp(wide, self.power))
+
     def look_up(self, e: Emitter, codes: SSAValue) -> SSAValue:
         """The f4e2m1fn values of `codes` (i32 lanes below 16)."""
         assert self.table is not None
@@ -507,10 +530,15 @@ def _column_passes(
     _for_chunks(e, m.cols, columns, one_pass)
 
 
-def _chunk(lanes: int) -> int:
-    """Columns of packed f4e2m1fn one row-major pass reads: 2·lanes bytes
-    (lanes/2 words of 8 elements) of every row."""
-    return 4 * lanes
+def _per_word(fmt: FloatFormat) -> int:
+    """Elements in a 32-bit word: 8 packed f4e2m1fn, 4 f8e4m3fn."""
+    return 32 // fmt.bits
+
+
+def _chunk(lanes: int, fmt: FloatFormat) -> int:
+    """Columns one row-major pass reads: 2·lanes bytes (lanes/2 words) of
+    every row."""
+    return lanes // 2 * _per_word(fmt)
 
 
 def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
@@ -548,19 +576,22 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
 def _row_passes(
     e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
 ) -> None:
-    """Adds every column to the sums: row-major packed f4e2m1fn W, a pass
-    per `_chunk` columns over groups of two tiles of `lanes` rows. A tile's
-    rows are read as words of 8 elements and transposed in registers (its
-    line j: word j of each row); element k0 + 8j + n of the rows is then
-    nibble n of line j."""
+    """Adds every column to the sums: row-major W, a pass per `_chunk`
+    columns over groups of two tiles of `lanes` rows. A tile's rows are read
+    as 32-bit words and transposed in registers (its line j: word j of each
+    row); element k0 + P·j + n of the rows (P elements a word) is then
+    element n of line j's words."""
     lanes, flags, load = kernel.lanes, kernel.flags, kernel.weights.load
-    vt, words = VectorType(f32, [lanes]), lanes // 2
-    chunk = _chunk(lanes)
+    fmt = kernel.weights.format
+    vt, words, per_word = VectorType(f32, [lanes]), lanes // 2, _per_word(fmt)
+    chunk = _chunk(lanes, fmt)
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
 
     def row_words(g: Emitter, row: Index, k0: Index) -> SSAValue:
-        at = g.emit(arith.ShRUIOp(g.index(g.position(load, row, k0)), g.index(1)))
+        at = g.index(g.position(load, row, k0))
+        if kernel.weights.packed:
+            at = g.emit(arith.ShRUIOp(at, g.index(1)))
         data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * words])))
         return g.emit(vector.BitcastOp(data, half))
 
@@ -586,19 +617,18 @@ def _row_passes(
         tiles = [tile(g, s, k0) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
         for j in range(words):
-            block = 0 if scaled is None else 8 * j // scaled.block_size
+            first = per_word * j
+            block = 0 if scaled is None else first // scaled.block_size
             if scaled is not None and block not in scales:
-                k = offset(g, k0, 8 * j)
+                k = offset(g, k0, first)
                 scales[block] = [kernel.scale_vector(g, s, k, lanes) for s in starts]
-            for n in range(8):
-                k = offset(g, k0, 8 * j + n)
+            for n in range(per_word):
+                k = offset(g, k0, first + n)
                 xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
                 for t, lines in enumerate(tiles):
-                    b = BitwiseEmitter(lines[j].type)
-                    codes = _insert(g, b, b.and_(b.shr(lines[j], 4 * n), 15))
                     values = kernel.scaled(
                         g,
-                        [kernel.look_up(g, codes)],
+                        [kernel.word_element(g, lines[j], n)],
                         None if scaled is None else [scales[block][t]],
                     )
                     accs[t] = _step(g, flags, values[0], xk, accs[t])
