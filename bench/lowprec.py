@@ -448,8 +448,10 @@ def _ns(v: float) -> str:
 
 def measure(out: Path, quick: bool = False) -> str:
     """Runs every case; writes `lowprec.md` into `out` and returns it."""
+    from bench.blas_peer import cpu_name, load_average
     from bench.large import peak
 
+    load = load_average()
     fmas, _ = peak()
     peak_flops = fmas * 16 * 2  # f32 lanes: the arithmetic of every row runs in f32
     rows: list[str] = []
@@ -468,6 +470,9 @@ def measure(out: Path, quick: bool = False) -> str:
             "mx strict / its peer of the same rounding order (Clang `-ffp-contract=off`, or the per-op"
             " C loop); mx contract / Clang `-ffp-contract=fast` (f16) or the `fmaf` C loop; best mx /"
             f" best peer. % of peak: of the measured f32 FMA peak ({peak_flops / 1e9:.0f} GFLOP/s).",
+            "",
+            f"CPU: {cpu_name()}; 1-minute load average {load} at the start, "
+            f"{load_average()} at the end.",
             "",
             "| kernel | batch | peers | mx | mx contract | mx / same-order peer | mx contract / its peer "
             "| best mx / best peer | best mx GFLOP/s | % of f32 peak |",

@@ -14,7 +14,13 @@ pass converts them. The scalar arithmetic is `convert-arbfp-to-arith`'s.
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    VectorType,
+)
 from xdsl.ir import Operation, SSAValue
 
 from mx.dialects.arbfp import ScaledConvertFromOp, ScaledConvertToOp
@@ -65,12 +71,69 @@ def scaled_element(e: Emitter, op: ScaledConvertFromOp, r: Index, c: Index) -> S
 
 
 def quantize_into(
-    e: Emitter, op: ScaledConvertToOp, elements: SSAValue, scales: SSAValue
+    e: Emitter,
+    op: ScaledConvertToOp,
+    elements: SSAValue,
+    scales: SSAValue,
+    lanes: int = 0,
 ) -> None:
-    """Writes scaled_convert_to of matrices into the two buffers."""
+    """Writes scaled_convert_to of matrices into the two buffers: `lanes`
+    rows side by side (vectors along the columns) if the input can be read so
+    and `lanes` is not 0, else one element at a time."""
+    # (imported here: vectors.py reads scaled_convert_from blocks with this
+    # module's `block_index`)
+    from mx.lowering.matrix_to_affine.vectors import (
+        for_each_segment,
+        read_block,
+        readable,
+        write_block,
+    )
+
     t = op.input.type
     assert isinstance(t, MatrixType)
     block = op.block_size
+    width_bits = 64 if str(t.element_type) == "f64" else 32
+
+    def rows(f: Emitter, r: Index, width: int) -> None:
+        def one_block(g: Emitter, j: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+            def magnitude(
+                h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
+            ) -> list[SSAValue]:
+                c = _scaled_index(h, j, block, k)
+                ops, bits = emit_magnitude_bits(
+                    read_block(h, op.input, r, c, width, True)
+                )
+                largest = _insert(h, ops, bits)
+                return [h.emit(arith.MaxSIOp(carried[0], largest))]
+
+            zero_type = VectorType(IntegerType(width_bits), [width])
+            zero = g.emit(
+                arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(zero_type, [0]))
+            )
+            (amax,) = g.loop(0, block, [zero], magnitude)
+            ops, code = emit_block_scale(op.float_format, amax, op.rule)
+            code = _insert(g, ops, code)
+            write_block(g, code, scales, r, j)
+
+            def convert(
+                h: Emitter, k: SSAValue, _: Sequence[SSAValue]
+            ) -> list[SSAValue]:
+                c = _scaled_index(h, j, block, k)
+                x = read_block(h, op.input, r, c, width, True)
+                ops, bits = emit_scaled_elements(
+                    op.float_format, x, code, op.rounding_mode
+                )
+                write_block(h, _insert(h, ops, bits), elements, r, c)
+                return []
+
+            g.loop(0, block, [], convert)
+            return []
+
+        f.loop(0, t.cols // block, [], one_block)
+
+    if lanes and readable(op.input, e.fused, True):
+        for_each_segment(e, t.rows, lanes, rows)
+        return
 
     def row(f: Emitter, r: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
         def one_block(g: Emitter, j: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:

@@ -390,7 +390,8 @@ class LowerScaledConvertTo(MatrixPattern):
             return
         elements = self.state.buffer(_matrix(op.result), op)
         scales = self.state.buffer(_matrix(op.scales), op)
-        quantize_into(self.state.emitter(op), op, elements, scales)
+        lanes = self.state.lanes(_matrix(op.input))
+        quantize_into(self.state.emitter(op), op, elements, scales, lanes)
         casts = [
             as_matrix(elements, _matrix(op.result)),
             as_matrix(scales, _matrix(op.scales)),

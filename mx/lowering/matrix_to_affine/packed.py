@@ -183,8 +183,8 @@ def read_packed_block(
     """The `vector<width x i4>` block of a packed load at (r, c)
     (`vector_block_access` holds)."""
     nibbles = read_packed_nibbles(e, op, r, c, width, I8)
-    b = BitwiseEmitter(nibbles.type)
-    return _insert(e, b, b.trunc(nibbles, 4))
+    # (one vector truncation: arith's lane-by-lane one scalarizes <N x i4>)
+    return e.emit(llvm.TruncOp(nibbles, VectorType(IntegerType(4), [width])))
 
 
 def write_packed_block(
@@ -197,8 +197,8 @@ def write_packed_block(
     assert isinstance(t, VectorType)
     (width,) = t.get_shape()
     at = _byte_position(e, op, r, c)
-    b = BitwiseEmitter(t)
-    wide = _insert(e, b, b.ext_unsigned(block, 8))
+    # (one vector extension: arith's lane-by-lane one scalarizes <N x i4>)
+    wide = e.emit(llvm.ZExtOp(block, VectorType(I8, [width])))
     if width == 1:
         old = e.emit(vector.LoadOp(op.memref, [at], VectorType(I8, [1])))
         b = BitwiseEmitter(old.type)

@@ -193,10 +193,13 @@ def _block_operands(
     return [(x, i, j, along_rows) for x, i, j in element_operands(op, r, c)]
 
 
-def readable(value: SSAValue, fused: set[Operation], along_rows: bool) -> bool:
+def readable(
+    value: SSAValue, fused: set[Operation], along_rows: bool, as_bits: bool = False
+) -> bool:
     """True if blocks of the lowered matrix `value` along that direction can
-    be read as vectors."""
-    pending = [(value, along_rows, False)]
+    be read as vectors; `as_bits`: an i4/i6 `value` is only moved, not
+    converted (a copy into packed memory)."""
+    pending = [(value, along_rows, as_bits)]
     while pending:
         value, rows, as_bits = pending.pop()
         if buffer_of(value) is not None:
@@ -329,7 +332,8 @@ def copy_blocks(
     along_rows = not isinstance(target, StoreOp) or target.COLUMN_MAJOR
     if vector_bits == 0 or not _copied_in_vectors(value, target):
         return False
-    if not readable(value, e.fused, along_rows):
+    into_packed = isinstance(target, StoreOp) and target.is_packed
+    if not readable(value, e.fused, along_rows, into_packed):
         tile = _tile(t, lanes(t.element_type, vector_bits))
         if tile < 2 or not readable(value, e.fused, not along_rows):
             return False

@@ -131,3 +131,26 @@ func.func @mx_matvec_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32
   %y = matrix.matvec %f, %x : !matrix.matrix<32x32xf32>, vector<32xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// Packed i4 at even literal offsets and strides moves whole bytes in vectors:
+// a block of 64 nibbles is 32 bytes split into low and high nibbles and
+// interleaved, truncated to i4 as one vector (into the one-byte-per-element
+// buffer the load is materialized in: the two memrefs may alias); the store
+// widens the block as one vector and packs even and odd lanes back into bytes.
+// CHECK-LABEL: func.func @copy_i4_vectors
+// CHECK: memref.alloca() {{.*}} : memref<2x64xi4>
+// CHECK: %[[BYTES:.*]] = vector.load %{{.*}} : memref<?xi8>, vector<32xi8>
+// CHECK: %[[LANES:.*]] = vector.shuffle
+// CHECK-NEXT: llvm.trunc %[[LANES]] : vector<64xi8> to vector<64xi4>
+// CHECK-NOT: vector.extract
+// CHECK: %[[BLOCK:.*]] = vector.load %{{.*}} : memref<2x64xi4>, vector<64xi4>
+// CHECK: %[[WIDE:.*]] = llvm.zext %[[BLOCK]] : vector<64xi4> to vector<64xi8>
+// CHECK-NEXT: vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4,
+// CHECK: arith.shli
+// CHECK: vector.store %{{.*}} : memref<?xi8>, vector<32xi8>
+// CHECK-NOT: vector.extract
+func.func @copy_i4_vectors(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  %m = matrix.column_major_load %src[0] packed : memref<?xi8> -> !matrix.matrix<64x2xi4>
+  matrix.column_major_store %m, %dst[128] packed : !matrix.matrix<64x2xi4>, memref<?xi8>
+  func.return
+}

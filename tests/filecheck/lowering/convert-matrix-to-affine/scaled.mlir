@@ -45,25 +45,25 @@ func.func @dequantize_store_columns(%q: !matrix.matrix<16x4xi4>, %s: !matrix.mat
   func.return
 }
 
-// scaled_convert_to: one nest over rows and blocks; per block a loop
-// carrying the largest magnitude's bits, the scale code stored, then a loop
-// converting the block's elements.
+// scaled_convert_to: a nest over blocks of rows (one vector lane per row,
+// here the two rows in one vector) and blocks; per block a loop carrying the
+// largest magnitude's bits of each row, the scale codes stored, then a loop
+// converting the block's columns.
 
 // CHECK-LABEL: func.func @quantize
 // CHECK-SAME: (%[[X:.*]]: memref<8x2xf32>, %[[QO:.*]]: memref<8x2xi8>, %[[SO:.*]]: memref<2x2xi8>)
 // CHECK:      %[[SB:.*]] = memref.alloca() {{.*}} : memref<2x2xi8>
 // CHECK:      %[[QB:.*]] = memref.alloca() {{.*}} : memref<8x2xi8>
-// CHECK:      affine.for %[[R:.*]] = 0 to 2 {
-// CHECK-NEXT:   affine.for %[[J:.*]] = 0 to 2 {
-// CHECK:          %[[AMAX:.*]] = affine.for %{{.*}} = 0 to 4 iter_args(%[[M:.*]] = %{{.*}}) -> (i32) {
-// CHECK:            memref.load %[[X]]
-// CHECK:            %[[NEXT:.*]] = arith.maxsi %[[M]], %{{.*}} : i32
-// CHECK-NEXT:       affine.yield %[[NEXT]] : i32
-// CHECK:          affine.store %{{.*}}, %[[SB]][%[[J]], %[[R]]] : memref<2x2xi8>
-// CHECK-NEXT:     affine.for %{{.*}} = 0 to 4 {
-// CHECK:            memref.load %[[X]]
-// CHECK:            arith.mulf
-// CHECK:            memref.store %{{.*}}, %[[QB]]
+// CHECK:      affine.for %[[J:.*]] = 0 to 2 {
+// CHECK:        %[[AMAX:.*]] = affine.for %{{.*}} = 0 to 4 iter_args(%[[M:.*]] = %{{.*}}) -> (vector<2xi32>) {
+// CHECK:          vector.load %[[X]]{{.*}} : memref<8x2xf32>, vector<2xf32>
+// CHECK:          %[[NEXT:.*]] = arith.maxsi %[[M]], %{{.*}} : vector<2xi32>
+// CHECK-NEXT:     affine.yield %[[NEXT]] : vector<2xi32>
+// CHECK:        vector.store %{{.*}}, %[[SB]][%[[J]], %{{.*}}] : memref<2x2xi8>, vector<2xi8>
+// CHECK-NEXT:   affine.for %{{.*}} = 0 to 4 {
+// CHECK:          vector.load %[[X]]
+// CHECK:          arith.mulf %{{.*}} : vector<2xf32>
+// CHECK:          vector.store %{{.*}}, %[[QB]]{{.*}} : memref<8x2xi8>, vector<2xi8>
 // CHECK-NOT:  arbfp
 // CHECK:      func.return
 func.func @quantize(%x: !matrix.matrix<2x8xf32>) -> (!matrix.matrix<2x8xi8>, !matrix.matrix<2x2xi8>) {
