@@ -1,34 +1,38 @@
 """Weight-times-vector with FP4/FP8 weights decoded in registers.
 
-`matrix.matvec` whose matrix is a fused dequantization of a column-major
-load,
+`matrix.matvec` whose matrix is a fused dequantization of a load,
 
     scaled_convert_from f4e2m1fn|f8e4m3fn (load), S        (MXFP4, MXFP8, NVFP4)
     convert_from f4e2m1fn|f8e4m3fn (load) [times a splat]  (a per-tensor scale)
 
 with f32 elements, vector and result, is computed by one loop nest that reads
-the weights' bytes once, in passes over `COLUMNS` columns: for each group of
-`GROUP` rows the accumulators of its rows (a buffer of y that stays in L1)
-are loaded, every column of the pass adds its decoded weights times its x(k),
-and they are stored back. Each y(r) is still summed in k order from -0, then
+the weights' bytes once. Each y(r) is still summed in k order from -0, then
 plus the bias: the lanes of a vector are rows (docs/matrix-dialect.md's
 order, with or without `contract`).
+
+- Column-major W (rows a multiple of 2 vectors): passes over `COLUMNS`
+  columns; for each group of 2 vectors of rows the sums (a buffer of y that
+  stays in L1) are loaded, every column of the pass adds its decoded weights
+  times its x(k), and they are stored back.
+- Row-major packed f4e2m1fn W (columns a multiple of `_chunk`): each row's
+  chunk of bytes is read as words of 8 elements; two tiles of `lanes` rows
+  are transposed in registers (lane = row) and their sums carried in
+  registers over the chunks, so that each row is read sequentially.
 
 Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
   multiply would) are a table indexed by the code (a `vector.extract` at the
   code in every lane, which LLVM turns into one variable permute: `vpermps`
-  on AVX-512). The 16 bytes of 32 packed rows give their even rows (low
-  nibbles) and odd rows (high nibbles) as two vectors: the accumulators keep
+  on AVX-512). In column-major W the 16 bytes of 32 rows give their even rows
+  (low nibbles) and odd rows (high nibbles) as two vectors: the sums keep
   that order, undone once at the end.
 - f8e4m3fn: sign, exponent and mantissa are placed in an f16 (`(sext(b) << 7)
   & 0xBFFF`), converted by the hardware (F16C: no microcode assist for
   subnormal f16, unlike an f32 multiply by a subnormal) and multiplied by
   2^8; the NaN codes become f16's quiet NaN before the conversion, the value
   convert-arbfp-to-arith gives them.
-A block scale (one vector per group and pass: `COLUMNS` divides the block)
-multiplies the decoded value, rounding the exact product once as
-scaled_convert_from does.
+A block scale (one vector per group and pass) multiplies the decoded value,
+rounding the exact product once as scaled_convert_from does.
 """
 
 from collections.abc import Callable, Sequence
