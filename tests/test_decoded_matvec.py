@@ -71,6 +71,8 @@ PER_TENSOR = [
     (32, 64, "f4e2m1fn", "", "", True, "row_major"),
     (64, 128, "f4e2m1fn", "0.1", "contract", False, "row_major"),
     (32, 192, "f4e2m1fn", "arg", "", False, "row_major"),
+    (32, 64, "f8e4m3fn", "0.375", "", True, "row_major"),
+    (64, 32, "f8e4m3fn", "arg", "contract", False, "row_major"),
 ]
 
 
@@ -181,12 +183,17 @@ def _check(
 
 def _kernel_used(source: str) -> bool:
     """The lowering uses the kernel: its f4e2m1fn table, or its f8e4m3fn
-    bytes sign-extended into f16 lanes."""
+    bytes sign-extended into f16 lanes (column-major) or f16 bits narrowed
+    from words (row-major)."""
     module = _parse(source.split("func.func @w")[0])
     ConvertMatrixToAffinePass().apply(Context(), module)
     text = str(module)
     table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
-    return "vector<32xi8> to vector<32xi16>" in text or table is not None
+    return (
+        "vector<32xi8> to vector<32xi16>" in text
+        or "vector<16xi32> to vector<16xi16>" in text
+        or table is not None
+    )
 
 
 @pytest.mark.parametrize("case", PER_TENSOR, ids=str)
@@ -221,6 +228,8 @@ BLOCK_SCALED = [
     (32, 128, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
     (64, 64, "f4e2m1fn", 16, "f8e4m3fn", "contract", False, "row_major"),
     (32, 256, "f4e2m1fn", 128, "f8e8m0fnu", "", False, "row_major"),
+    (32, 64, "f8e4m3fn", 32, "f8e8m0fnu", "", True, "row_major"),
+    (32, 96, "f8e4m3fn", 16, "f8e8m0fnu", "contract", False, "row_major"),
 ]
 
 
@@ -288,6 +297,7 @@ def _decoded(codes: Array, fmt: str) -> Array:
         ("f4e2m1fn", "column_major"),
         ("f8e4m3fn", "column_major"),
         ("f4e2m1fn", "row_major"),
+        ("f8e4m3fn", "row_major"),
     ],
 )
 def test_mx_matvec_equals_numpy(fmt: str, layout: str) -> None:

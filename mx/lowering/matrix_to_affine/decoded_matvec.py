@@ -187,15 +187,15 @@ def _row_major_fits(
     scaled: arbfp.ScaledConvertFromOp | None,
     lanes: int,
 ) -> bool:
-    """True if the row-major kernel takes W: f4e2m1fn, whole chunks of
-    columns, block scales constant on each 8 columns."""
-    chunk = _chunk(lanes)
-    if fmt.bits != 4 or m.cols % chunk != 0:
+    """True if the row-major kernel takes W: whole chunks of columns, block
+    scales constant on each word."""
+    chunk = _chunk(lanes, fmt)
+    if m.cols % chunk != 0:
         return False
     if scaled is None:
         return True
     block = scaled.block_size
-    return block % 8 == 0 and (chunk % block == 0 or block % chunk == 0)
+    return block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0)
 
 
 def _foldable(factor: float) -> bool:
@@ -375,6 +375,25 @@ class _Kernel:
             ]
         return self.scaled(e, values, scales)
 
+    def word_element(self, e: Emitter, words: SSAValue, n: int) -> SSAValue:
+        """The decoded element n of every 32-bit lane of `words` (before
+        the scales)."""
+        b = BitwiseEmitter(words.type)
+        if self.weights.packed:
+            return self.look_up(e, _insert(e, b, b.and_(b.shr(words, 4 * n), 15)))
+        # Byte n, sign-extended, shifted left by 7: the f16 bits of
+        # `decode`, in the low half of the lane.
+        high = b.shl(words, 24 - 8 * n) if n < 3 else words
+        placed = b.and_(b.binary(arith.ShRSIOp, high, 17), 0xBF80)
+        nan = b.equal(b.and_(placed, 0x3F80), 0x3F80)
+        bits = _insert(e, b, b.select(nan, F8_NAN_HALF, placed))
+        halves = VectorType(i16, [self.lanes])
+        narrow = e.emit(llvm.TruncOp(bits, halves))
+        half = e.emit(arith.BitcastOp(narrow, VectorType(f16, [self.lanes])))
+        wide = e.emit(arith.ExtFOp(half, VectorType(f32, [self.lanes])))
+        assert self.power is not None
+        return e.emit(arith.MulfOp(wide, self.power))
+
     def look_up(self, e: Emitter, codes: SSAValue) -> SSAValue:
         """The f4e2m1fn values of `codes` (i32 lanes below 16)."""
         assert self.table is not None
@@ -511,10 +530,15 @@ def _column_passes(
     _for_chunks(e, m.cols, columns, one_pass)
 
 
-def _chunk(lanes: int) -> int:
-    """Columns of packed f4e2m1fn one row-major pass reads: 2·lanes bytes
-    (lanes/2 words of 8 elements) of every row."""
-    return 4 * lanes
+def _per_word(fmt: FloatFormat) -> int:
+    """Elements in a 32-bit word: 8 packed f4e2m1fn, 4 f8e4m3fn."""
+    return 32 // fmt.bits
+
+
+def _chunk(lanes: int, fmt: FloatFormat) -> int:
+    """Columns one row-major pass reads: 2·lanes bytes (lanes/2 words) of
+    every row."""
+    return lanes // 2 * _per_word(fmt)
 
 
 def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
@@ -552,19 +576,22 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
 def _row_passes(
     e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
 ) -> None:
-    """Adds every column to the sums: row-major packed f4e2m1fn W, a pass
-    per `_chunk` columns over groups of two tiles of `lanes` rows. A tile's
-    rows are read as words of 8 elements and transposed in registers (its
-    line j: word j of each row); element k0 + 8j + n of the rows is then
-    nibble n of line j."""
+    """Adds every column to the sums: row-major W, a pass per `_chunk`
+    columns over groups of two tiles of `lanes` rows. A tile's rows are read
+    as 32-bit words and transposed in registers (its line j: word j of each
+    row); element k0 + P·j + n of the rows (P elements a word) is then
+    element n of line j's words."""
     lanes, flags, load = kernel.lanes, kernel.flags, kernel.weights.load
-    vt, words = VectorType(f32, [lanes]), lanes // 2
-    chunk = _chunk(lanes)
+    fmt = kernel.weights.format
+    vt, words, per_word = VectorType(f32, [lanes]), lanes // 2, _per_word(fmt)
+    chunk = _chunk(lanes, fmt)
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
 
     def row_words(g: Emitter, row: Index, k0: Index) -> SSAValue:
-        at = g.emit(arith.ShRUIOp(g.index(g.position(load, row, k0)), g.index(1)))
+        at = g.index(g.position(load, row, k0))
+        if kernel.weights.packed:
+            at = g.emit(arith.ShRUIOp(at, g.index(1)))
         data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * words])))
         return g.emit(vector.BitcastOp(data, half))
 
@@ -590,19 +617,18 @@ def _row_passes(
         tiles = [tile(g, s, k0) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
         for j in range(words):
-            block = 0 if scaled is None else 8 * j // scaled.block_size
+            first = per_word * j
+            block = 0 if scaled is None else first // scaled.block_size
             if scaled is not None and block not in scales:
-                k = offset(g, k0, 8 * j)
+                k = offset(g, k0, first)
                 scales[block] = [kernel.scale_vector(g, s, k, lanes) for s in starts]
-            for n in range(8):
-                k = offset(g, k0, 8 * j + n)
+            for n in range(per_word):
+                k = offset(g, k0, first + n)
                 xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
                 for t, lines in enumerate(tiles):
-                    b = BitwiseEmitter(lines[j].type)
-                    codes = _insert(g, b, b.and_(b.shr(lines[j], 4 * n), 15))
                     values = kernel.scaled(
                         g,
-                        [kernel.look_up(g, codes)],
+                        [kernel.word_element(g, lines[j], n)],
                         None if scaled is None else [scales[block][t]],
                     )
                     accs[t] = _step(g, flags, values[0], xk, accs[t])

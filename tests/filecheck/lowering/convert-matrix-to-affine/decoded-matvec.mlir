@@ -102,3 +102,30 @@ func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32
   %y = matrix.matvec %f, %x fastmath<contract> : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// f8e4m3fn, row-major, block-scaled (MXFP8): words of 4 elements; element n
+// of a word, shifted to the top and arithmetically back by 17, is the f16
+// of its sign, exponent and mantissa (masked with 0xBF80), NaN codes become
+// 0x7E00, and the low halves narrowed to f16 lanes are converted.
+// CHECK-LABEL: func.func @mxfp8_row_major
+// CHECK-NOT: memref<32x32xf32>
+// CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
+// CHECK: %[[TWENTYFOUR:.*]] = arith.constant dense<24> : vector<16xi32>
+// CHECK-NEXT: %[[TOP:.*]] = arith.shli %{{.*}}, %[[TWENTYFOUR]] : vector<16xi32>
+// CHECK-NEXT: %[[SEVENTEEN:.*]] = arith.constant dense<17> : vector<16xi32>
+// CHECK-NEXT: %[[DOWN:.*]] = arith.shrsi %[[TOP]], %[[SEVENTEEN]] : vector<16xi32>
+// CHECK-NEXT: %[[FIELDS:.*]] = arith.constant dense<49024> : vector<16xi32>
+// CHECK-NEXT: arith.andi %[[DOWN]], %[[FIELDS]] : vector<16xi32>
+// CHECK: %[[NARROW:.*]] = llvm.trunc %{{.*}} : vector<16xi32> to vector<16xi16>
+// CHECK-NEXT: %[[HALF:.*]] = arith.bitcast %[[NARROW]] : vector<16xi16> to vector<16xf16>
+// CHECK-NEXT: arith.extf %[[HALF]] : vector<16xf16> to vector<16xf32>
+// CHECK-NOT: memref<32x32xf32>
+// CHECK: func.return
+func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<32x32xi8>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x1xi8>
+  %f = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 32 : !matrix.matrix<32x32xi8>, !matrix.matrix<32x1xi8> to !matrix.matrix<32x32xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x32xf32>, vector<32xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
