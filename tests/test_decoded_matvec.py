@@ -262,13 +262,9 @@ func.func @w(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>{b_arg}) 
 """
 
 
-@pytest.mark.parametrize("case", BLOCK_SCALED, ids=str)
-def test_block_scaled_matches_the_interpreter(
-    case: tuple[int, int, str, int, str, str, bool, str],
-) -> None:
+def _scaled_args(case: tuple[int, int, str, int, str, str, bool, str]) -> list[Any]:
+    """Weights (every f8e4m3fn code), scale codes, x and the bias if any."""
     rows, cols, _, block, scale, _, bias, _ = case
-    source = _scaled_source(case)
-    assert _kernel_used(source)
     rng = np.random.default_rng(rows + cols + block)
     args: list[Any] = [
         _fp8_codes(rng, 2 + (cols + 4) * (rows + 4) + 8),
@@ -277,6 +273,17 @@ def test_block_scaled_matches_the_interpreter(
     ]
     if bias:
         args.append(rng.standard_normal(rows).astype(np.float32))
+    return args
+
+
+@pytest.mark.parametrize("case", BLOCK_SCALED, ids=str)
+def test_block_scaled_matches_the_interpreter(
+    case: tuple[int, int, str, int, str, str, bool, str],
+) -> None:
+    source = _scaled_source(case)
+    assert _kernel_used(source)
+    args = _scaled_args(case)
+    bias = case[6]
     actual = compile_module(source).mv(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
@@ -351,16 +358,9 @@ def test_eight_lanes_match_the_interpreter(
 ) -> None:
     """With 256-bit vectors (8 f32 lanes): groups of 16 rows, row-major
     chunks of 4 words."""
-    rows, cols, _, block, scale, _, bias, _ = case
     source = _scaled_source(case)
-    rng = np.random.default_rng(rows * block)
-    args: list[Any] = [
-        _fp8_codes(rng, 2 + (cols + 4) * (rows + 4) + 8),
-        _scale_codes(rng, rows * cols // block, scale),
-        rng.standard_normal(cols).astype(np.float32),
-    ]
-    if bias:
-        args.append(rng.standard_normal(rows).astype(np.float32))
+    args = _scaled_args(case)
+    bias = case[6]
     module = _parse(source.split("func.func @w")[0])
     ConvertMatrixToAffinePass(vector_bits=256).apply(Context(), module)
     text = str(module)
