@@ -592,7 +592,7 @@ def main() -> int:
     ap.add_argument(
         "--no-mx-formats",
         action="store_true",
-        help="skip the MXFP4 matvec (bench/mx_formats.py)",
+        help="skip the MXFP4/MXFP8 matvec (bench/mx_formats.py)",
     )
     ap.add_argument(
         "--no-lowprec",

@@ -24,6 +24,7 @@ from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from mx.passes.mx_lower_to_llvm import PIPELINE
 
 Array = npt.NDArray[Any]
 
@@ -261,13 +262,9 @@ func.func @w(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>{b_arg}) 
 """
 
 
-@pytest.mark.parametrize("case", BLOCK_SCALED, ids=str)
-def test_block_scaled_matches_the_interpreter(
-    case: tuple[int, int, str, int, str, str, bool, str],
-) -> None:
+def _scaled_args(case: tuple[int, int, str, int, str, str, bool, str]) -> list[Any]:
+    """Weights (every f8e4m3fn code), scale codes, x and the bias if any."""
     rows, cols, _, block, scale, _, bias, _ = case
-    source = _scaled_source(case)
-    assert _kernel_used(source)
     rng = np.random.default_rng(rows + cols + block)
     args: list[Any] = [
         _fp8_codes(rng, 2 + (cols + 4) * (rows + 4) + 8),
@@ -276,6 +273,17 @@ def test_block_scaled_matches_the_interpreter(
     ]
     if bias:
         args.append(rng.standard_normal(rows).astype(np.float32))
+    return args
+
+
+@pytest.mark.parametrize("case", BLOCK_SCALED, ids=str)
+def test_block_scaled_matches_the_interpreter(
+    case: tuple[int, int, str, int, str, str, bool, str],
+) -> None:
+    source = _scaled_source(case)
+    assert _kernel_used(source)
+    args = _scaled_args(case)
+    bias = case[6]
     actual = compile_module(source).mv(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
@@ -325,3 +333,40 @@ def test_mx_matvec_equals_numpy(fmt: str, layout: str) -> None:
         want = want + w[:, k] * x[k]
     got = np.asarray(compile_module(source).mv(codes, scales, x))
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+AVX2_PIPELINE = ",".join(
+    "convert-matrix-to-affine{vector-bits=256}"
+    if p == "convert-matrix-to-affine"
+    else p
+    for p in PIPELINE
+)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (16, 48, "f4e2m1fn", 16, "f8e8m0fnu", "", True, "column_major"),
+        (48, 32, "f8e4m3fn", 32, "f8e8m0fnu", "contract", False, "column_major"),
+        (16, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", False, "row_major"),
+        (32, 32, "f8e4m3fn", 16, "f8e8m0fnu", "", True, "row_major"),
+    ],
+    ids=str,
+)
+def test_eight_lanes_match_the_interpreter(
+    case: tuple[int, int, str, int, str, str, bool, str],
+) -> None:
+    """With 256-bit vectors (8 f32 lanes): groups of 16 rows, row-major
+    chunks of 4 words."""
+    source = _scaled_source(case)
+    args = _scaled_args(case)
+    bias = case[6]
+    module = _parse(source.split("func.func @w")[0])
+    ConvertMatrixToAffinePass(vector_bits=256).apply(Context(), module)
+    text = str(module)
+    assert re.search(r"(arith\.addf|math\.fma) .* : vector<8xf32>", text)
+    table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
+    assert table or "to vector<16xi16>" in text or "to vector<8xi16>" in text
+    actual = compile_module(source, AVX2_PIPELINE).mv(*args)
+    (expected,) = run_function(_parse(source), "mv", *args)
+    _check(source, args, actual, expected, bias)
