@@ -31,9 +31,10 @@ separate multiply and add, with it one `math.fma`. `reassoc` reorders
 nothing here: the vectors already run across rows.
 
 Block sizes (`_Sizes`, from the pass options' `Blocking`): KC so that
-MR x KC of Ap takes at most half of L1 (the depth split in equal blocks), MC
-so that MC x K of A takes half of L3, NC so that D's MC x NC and Bp's KC x NC
-take half of L2.
+MR x KC of Ap takes at most half of L1 (the depth split in equal blocks); MC
+and NC so that D's MC x NC and Bp's KC x NC take half of L2 and MC x K of A
+at most half of L3, with the least packing (A is packed C/NC times, B R/MC
+times).
 """
 
 from collections.abc import Callable, Sequence
@@ -268,13 +269,24 @@ class _Sizes:
         # Depth blocks of equal size, at most what half of L1 holds of Ap.
         depth_blocks = _ceil(g.depth, max(1, blocking.l1_bytes // 2 // (mr * size)))
         kc = _ceil(g.depth, depth_blocks)
-        # Rows whose A (all of the depth) takes half of L3 ...
-        mc = max(1, min(row_panels, blocking.l3_bytes // 2 // (g.depth * size * mr)))
-        # ... and columns whose D of those rows and Bp take half of L2.
-        rows = mc * mr
-        nc = max(
-            1, min(col_panels, blocking.l2_bytes // 2 // ((rows + kc) * nr * size))
+        # D's MC x NC block and Bp's KC x NC take half of L2; MC x K of A at
+        # most half of L3. A is packed once per column block, B once per row
+        # block: the sizes with the least packing, B's counted thrice (its
+        # panels are gathered across columns, A's copied in vectors).
+        budget = blocking.l2_bytes // 2 // size
+        most_rows = min(
+            row_panels, max(1, blocking.l3_bytes // 2 // (g.depth * size * mr))
         )
+
+        def columns(mc: int) -> int:
+            return min(col_panels, max(1, budget // (mc * mr + kc) // nr))
+
+        def packing(mc: int) -> int:
+            a = g.rows * g.depth * _ceil(col_panels, columns(mc))
+            return a + 3 * g.depth * g.cols * _ceil(row_panels, mc)
+
+        mc = min(range(most_rows, 0, -1), key=packing)
+        nc = columns(mc)
         return _Sizes(
             mr,
             kc,
