@@ -141,6 +141,11 @@ TILED_CASES = [
     ("f64", (65, 33, 40), ""),
     ("f64", (200, 3, 1), "contract"),
     ("i32", (65, 33, 40), ""),
+    # Rows a multiple of a panel (64 f32) and fewer columns than one panel;
+    # two full panels and one row, columns a multiple of a panel (6).
+    ("f32", (128, 20, 5), ""),
+    ("f64", (65, 40, 24), "contract"),
+    ("f32", (129, 37, 31), "reassoc"),
 ]
 
 
