@@ -27,10 +27,13 @@ def matched_op_classes(pattern: RewritePattern) -> OpClasses | None:
 
     Known from the op annotation of an `@op_type_rewrite_pattern` method, which
     xDSL's decorator keeps in its wrapper's closure, or from a `source` field
-    holding an op class (the table-driven patterns of `mx.lowering.llvm`).
+    holding an op class or a union of them (the table-driven patterns of
+    `mx.lowering.llvm`).
     """
     source = getattr(pattern, "source", None)
-    if isinstance(source, type) and issubclass(source, Operation):
+    if isinstance(source, UnionType) or (
+        isinstance(source, type) and issubclass(source, Operation)
+    ):
         return source
     method = type(pattern).match_and_rewrite
     if method.__closure__ is None:
