@@ -4,7 +4,8 @@ xDSL's `GreedyRewritePatternApplier` calls every pattern on every op until one
 rewrites it; with the ~100 patterns of `convert-to-llvm` nearly all calls are
 type tests that fail (1.4 M pattern calls for 100 k ops on a 500-op matrix
 chain). `OpTypeDispatchApplier` does the same rewrites in the same order, but
-looks the candidate patterns up by the op's class.
+looks the candidate patterns up by the op's class; `rewrite_once` applies it
+to each op once, where xDSL's walker iterates to a fixpoint.
 """
 
 import inspect

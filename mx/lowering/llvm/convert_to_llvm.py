@@ -5,7 +5,8 @@ conditionals -> `llvm` branches and `scf.if`, `scf` -> `cf`; then f16/bf16
 legalization (exact rounding with integer arithmetic, before the op's own
 lowering), `func`, `cf`, `arith`, `math`, `memref`, `vector` and affine
 accesses -> `llvm`, bridging types with `builtin.unrealized_conversion_cast`,
-which are reconciled at the end. Anything left that is not `llvm` is reported as a diagnostic.
+which are reconciled at the end. Anything left that is not `llvm` is reported
+as a diagnostic.
 """
 
 from dataclasses import dataclass
