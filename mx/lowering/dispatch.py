@@ -4,7 +4,8 @@ xDSL's `GreedyRewritePatternApplier` calls every pattern on every op until one
 rewrites it; with the ~100 patterns of `convert-to-llvm` nearly all calls are
 type tests that fail (1.4 M pattern calls for 100 k ops on a 500-op matrix
 chain). `OpTypeDispatchApplier` does the same rewrites in the same order, but
-looks the candidate patterns up by the op's class.
+looks the candidate patterns up by the op's class; `rewrite_once` applies it
+to each op once, where xDSL's walker iterates to a fixpoint.
 """
 
 import inspect
@@ -27,10 +28,13 @@ def matched_op_classes(pattern: RewritePattern) -> OpClasses | None:
 
     Known from the op annotation of an `@op_type_rewrite_pattern` method, which
     xDSL's decorator keeps in its wrapper's closure, or from a `source` field
-    holding an op class (the table-driven patterns of `mx.lowering.llvm`).
+    holding an op class or a union of them (the table-driven patterns of
+    `mx.lowering.llvm`).
     """
     source = getattr(pattern, "source", None)
-    if isinstance(source, type) and issubclass(source, Operation):
+    if isinstance(source, UnionType) or (
+        isinstance(source, type) and issubclass(source, Operation)
+    ):
         return source
     method = type(pattern).match_and_rewrite
     if method.__closure__ is None:

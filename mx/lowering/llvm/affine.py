@@ -11,7 +11,7 @@ variable and the loop-carried values, as `scf.for` lowers to `cf`;
 from collections.abc import Sequence
 
 from xdsl.dialects import affine, arith, llvm, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, i1, i64
+from xdsl.dialects.builtin import IndexType, i1, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -30,6 +30,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
 
+from mx.lowering.llvm.arith import icmp_predicate
 from mx.lowering.llvm.func import convert_block_arguments
 from mx.lowering.llvm.memref import (
     constant_value,
@@ -62,8 +63,7 @@ def _operand(value: SSAValue, rewriter: PatternRewriter) -> Index:
 def _icmp(
     lhs: SSAValue, rhs: SSAValue, flag: str, rewriter: PatternRewriter
 ) -> SSAValue:
-    predicate = IntegerAttr(llvm.ICmpPredicateFlag(flag).to_int(), 64)
-    return rewriter.insert(llvm.ICmpOp(lhs, rhs, predicate)).res
+    return rewriter.insert(llvm.ICmpOp(lhs, rhs, icmp_predicate(flag))).res
 
 
 def _fold(kind: AffineBinaryOpKind, lhs: int, rhs: int) -> int | None:

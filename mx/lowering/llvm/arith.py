@@ -2,6 +2,7 @@
 instructions; vector operands lower to LLVM vector instructions."""
 
 from dataclasses import dataclass
+from functools import cache
 from typing import cast
 
 from xdsl.dialects import arith, llvm
@@ -32,8 +33,15 @@ from mx.lowering.llvm.types import (
 )
 
 
+@cache
 def llvm_fastmath(flags: arith.FastMathFlagsAttr) -> llvm.FastMathAttr:
     return llvm.FastMathAttr(flags.data)
+
+
+@cache
+def icmp_predicate(flag: str) -> IntegerAttr[IntegerType]:
+    """The predicate attribute of an `llvm.icmp` (`"slt"`, `"eq"`, ...)."""
+    return IntegerAttr(llvm.ICmpPredicateFlag(flag).to_int(), 64)
 
 
 def _replace(
@@ -222,8 +230,8 @@ class CmpiLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter, /):
         lhs, rhs = to_llvm(op.lhs, rewriter), to_llvm(op.rhs, rewriter)
-        flag = llvm.ICmpPredicateFlag(_ICMP[op.predicate.value.data])
-        _replace(op, [llvm.ICmpOp(lhs, rhs, IntegerAttr(flag.to_int(), 64))], rewriter)
+        predicate = icmp_predicate(_ICMP[op.predicate.value.data])
+        _replace(op, [llvm.ICmpOp(lhs, rhs, predicate)], rewriter)
 
 
 def extract_element(
@@ -370,8 +378,7 @@ def _signed_div_adjusted(
     type_ = lhs.type
 
     def icmp(a: SSAValue, b: SSAValue, flag: str) -> SSAValue:
-        predicate = IntegerAttr(llvm.ICmpPredicateFlag(flag).to_int(), 64)
-        return rewriter.insert(llvm.ICmpOp(a, b, predicate)).res
+        return rewriter.insert(llvm.ICmpOp(a, b, icmp_predicate(flag))).res
 
     zero = constant(0, type_, rewriter)
     quotient = rewriter.insert(llvm.SDivOp(lhs, rhs)).res
@@ -399,9 +406,8 @@ class CeilDivUILowering(RewritePattern):
         type_ = lhs.type
         quotient = rewriter.insert(llvm.UDivOp(lhs, rhs)).res
         remainder = rewriter.insert(llvm.URemOp(lhs, rhs)).res
-        predicate = IntegerAttr(llvm.ICmpPredicateFlag.NE.to_int(), 64)
         inexact = rewriter.insert(
-            llvm.ICmpOp(remainder, constant(0, type_, rewriter), predicate)
+            llvm.ICmpOp(remainder, constant(0, type_, rewriter), icmp_predicate("ne"))
         ).res
         step = rewriter.insert(llvm.ZExtOp(inexact, type_)).res
         result = rewriter.insert(llvm.AddOp(quotient, step)).res

@@ -1,11 +1,12 @@
 """The `convert-to-llvm` pass: standard dialects -> the `llvm` dialect.
 
 Stages, each visiting every op once (`rewrite_once`): `affine` loops and
-conditionals -> `llvm` branches and `scf.if`, `scf` -> `cf`; f16/bf16
-legalization (exact rounding with integer arithmetic); then `func`, `cf`,
-`arith`, `math`, `memref`, `vector` and affine accesses -> `llvm`, bridging
-types with `builtin.unrealized_conversion_cast`, which are reconciled at the
-end. Anything left that is not `llvm` is reported as a diagnostic.
+conditionals -> `llvm` branches and `scf.if`, `scf` -> `cf`; then f16/bf16
+legalization (exact rounding with integer arithmetic, before the op's own
+lowering), `func`, `cf`, `arith`, `math`, `memref`, `vector` and affine
+accesses -> `llvm`, bridging types with `builtin.unrealized_conversion_cast`,
+which are reconciled at the end. Anything left that is not `llvm` is reported
+as a diagnostic.
 """
 
 from dataclasses import dataclass
@@ -52,10 +53,12 @@ class ConvertToLLVMPass(ModulePass):
             # Last op first: lowering a loop moves the ops after it to a new
             # block, which must not hold the loops still to be lowered (O(n²)).
             _walk(op, AFFINE_STRUCTURE_PATTERNS + SCF_PATTERNS, reverse=True)
-            _walk(op, NARROW_FLOAT_PATTERNS)
+            # f16/bf16 legalization first: an op it rewrites is not lowered
+            # as it is, and the ops it inserts are visited next.
             _walk(
                 op,
-                FUNC_PATTERNS
+                NARROW_FLOAT_PATTERNS
+                + FUNC_PATTERNS
                 + ARITH_PATTERNS
                 + MATH_PATTERNS
                 + MEMREF_PATTERNS

@@ -10,6 +10,8 @@ Applied on `arith`/`math`/`vector` ops, before the `llvm` patterns:
   sum rounded to odd, then narrowed).
 """
 
+from typing import ClassVar
+
 from xdsl.dialects import arith, math, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -35,6 +37,7 @@ from mx.lowering.bf16 import (
     round_f64_to_odd_f32,
     truncf_to_bf16,
 )
+from mx.lowering.dispatch import OpClasses
 
 
 def _element(type_: Attribute) -> Attribute:
@@ -83,14 +86,14 @@ def _narrow(value: SSAValue, target: Attribute, rewriter: PatternRewriter) -> SS
 
 
 _PROMOTED_BF16_OPS = (
-    arith.FloatingPointLikeBinaryOperation,
-    arith.NegfOp,
-    arith.CmpfOp,
-    arith.FPToSIOp,
-    arith.FPToUIOp,
-    math.FloatingPointLikeUnaryMathOperation,
-    math.FloatingPointLikeBinaryMathOperation,
-    math.FPowIOp,
+    arith.FloatingPointLikeBinaryOperation
+    | arith.NegfOp
+    | arith.CmpfOp
+    | arith.FPToSIOp
+    | arith.FPToUIOp
+    | math.FloatingPointLikeUnaryMathOperation
+    | math.FloatingPointLikeBinaryMathOperation
+    | math.FPowIOp
 )
 
 
@@ -98,6 +101,9 @@ class PromoteBF16Arithmetic(RewritePattern):
     """op(bf16...) -> truncf(op(extf(...) : f32)) : bf16, for ops LLVM cannot
     be trusted with on bf16 (all float arithmetic, comparisons, conversions
     to integers and math functions)."""
+
+    source: ClassVar[OpClasses] = _PROMOTED_BF16_OPS
+    """The op classes tried (see `OpTypeDispatchApplier`)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, _PROMOTED_BF16_OPS) or isinstance(op, math.FmaOp):
@@ -168,6 +174,8 @@ class ExpandExtF(RewritePattern):
 class ExpandIntToBF16(RewritePattern):
     """arith.sitofp / arith.uitofp to bf16 -> exact f64 (split in two halves
     above 32 bits), summed with rounding to odd, then narrowed once."""
+
+    source: ClassVar[OpClasses] = arith.SIToFPOp | arith.UIToFPOp
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, arith.SIToFPOp | arith.UIToFPOp):
@@ -244,6 +252,8 @@ class ExpandNarrowFma(RewritePattern):
     """math.fma / vector.fma on f16 or bf16 -> single rounding: the product
     is exact in f64, the sum is rounded to odd, then narrowed once (LLVM
     promotes an f16 fma to an f32 fma and rounds twice)."""
+
+    source: ClassVar[OpClasses] = math.FmaOp | vector.FMAOp
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, math.FmaOp | vector.FMAOp):

@@ -30,11 +30,13 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+_POINTER = LLVMPointerType()
+
 
 def convert_type(type_: Attribute) -> Attribute:
     """The `llvm`-dialect type that a standard-dialect type lowers to."""
     if isinstance(type_, MemRefType):
-        return LLVMPointerType()
+        return _POINTER
     if isinstance(type_, IndexType):
         return i64
     if isinstance(type_, VectorType) and isinstance(type_.element_type, IndexType):

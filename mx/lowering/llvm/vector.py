@@ -1,6 +1,7 @@
 """`vector` (1-D, fixed size) -> `llvm` vector instructions."""
 
 from collections.abc import Sequence
+from functools import cache
 from typing import cast
 
 from xdsl.dialects import llvm, vector
@@ -56,6 +57,13 @@ def _position(
     return integer_constant(positions[0], i64, rewriter)
 
 
+@cache
+def lane_mask(lanes: tuple[int, ...]) -> DenseArrayBase[IntegerType]:
+    """The `llvm.shufflevector` mask picking `lanes` (one attribute per mask:
+    the bench module's shuffles use a handful of masks thousands of times)."""
+    return DenseArrayBase.from_list(i32, lanes)
+
+
 class BroadcastLowering(RewritePattern):
     """vector.broadcast %s -> insertelement into lane 0 + zero-mask
     shufflevector (a vector of the same type is returned unchanged)."""
@@ -75,9 +83,7 @@ class BroadcastLowering(RewritePattern):
         zero = integer_constant(0, i32, rewriter)
         lane0 = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
         splat = rewriter.insert(
-            llvm.ShuffleVectorOp(
-                lane0, undef, DenseArrayBase.from_list(i32, [0] * lanes), type_
-            )
+            llvm.ShuffleVectorOp(lane0, undef, lane_mask((0,) * lanes), type_)
         ).res
         rewriter.replace(op, [], [from_llvm(splat, op.vector.type, rewriter)])
 
@@ -157,7 +163,7 @@ class ShuffleLowering(RewritePattern):
         result_type = convert_type(op.result.type)
         assert isinstance(result_type, VectorType)
         require_1d_vector(result_type, op.name)
-        mask = DenseArrayBase.from_list(i32, list(op.mask.iter_values()))
+        mask = lane_mask(tuple(op.mask.iter_values()))
         shuffled = rewriter.insert(llvm.ShuffleVectorOp(v1, v2, mask, result_type)).res
         rewriter.replace(op, [], [from_llvm(shuffled, op.result.type, rewriter)])
 
