@@ -307,7 +307,7 @@ def test_arrays_too_short_for_static_accesses_are_refused(
 
 def test_accesses_in_branches_are_the_callers_responsibility() -> None:
     """Only the entry block's accesses always run: a load in a branch not
-    taken does not make a short array wrong (matrix.md: undefined behaviour
+    taken does not make a short array wrong (docs/matrix-dialect.md: undefined behaviour
     only when executed)."""
     branch = compile_module(SHORT).branch
     np.testing.assert_array_equal(branch(False, np.zeros(4, np.float32)), 0)

@@ -362,6 +362,32 @@ class VectorFunctions(InterpreterFunctions):
     ) -> PythonValues:
         return (_extend_integer_lanes(op, args[0], signed=False),)
 
+    @impl(llvm.TruncOp)
+    def run_llvm_trunc(
+        self, interpreter: Interpreter, op: llvm.TruncOp, args: PythonValues
+    ) -> PythonValues:
+        return (_truncate_integer_lanes(op, args[0]),)
+
+
+def _truncate_integer_lanes(op: Operation, value: Any) -> sem.Array:
+    """`llvm.trunc` of an integer vector (what the FP8 weight-times-vector
+    kernel narrows its words with): the low bits of each lane."""
+    source, target = op.operands[0].type, op.results[0].type
+    if not isinstance(source, VectorType) or not isinstance(target, VectorType):
+        raise InterpretationError(f"{op.name} is only interpreted on vectors")
+    width = cast(IntegerType, target.element_type).width.data
+    dtype = lane_dtype(target.element_type)
+    signed = np.issubdtype(dtype, np.signedinteger)
+
+    def truncate(lane: int) -> int:
+        bits = lane & ((1 << width) - 1)
+        return bits - (1 << width) if signed and bits >> (width - 1) else bits
+
+    lanes = _array(value, cast(VectorType[Attribute], source)).reshape(-1)
+    return np.array([truncate(int(v)) for v in lanes], dtype=dtype).reshape(
+        target.get_shape()
+    )
+
 
 def _extend_integer_lanes(op: Operation, value: Any, signed: bool) -> sem.Array:
     """`llvm.sext`/`llvm.zext` of an integer vector (what the lowering of a
