@@ -32,7 +32,7 @@ from typing import Any, Literal, cast
 import llvmlite.binding as binding
 import ml_dtypes
 import numpy as np
-from xdsl.dialects import affine, arith, func, llvm, memref, vector
+from xdsl.dialects import affine, func, llvm, memref, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -40,14 +40,13 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FunctionType,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
     VectorType,
 )
-from xdsl.ir import Attribute, BlockArgument, SSAValue
+from xdsl.ir import Attribute, BlockArgument
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.universe import Universe
@@ -70,6 +69,7 @@ from mx.jit_wrappers import (
     check_layouts,
     fast_entry,
 )
+from mx.lowering.llvm.memref import constant_value
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
@@ -936,14 +936,6 @@ def _may_write(arg: BlockArgument) -> bool:
     return any(not isinstance(use.operation, _READS) for use in arg.uses)
 
 
-def _constant_index(value: SSAValue) -> int | None:
-    if isinstance(value.owner, arith.ConstantOp) and isinstance(
-        attr := value.owner.value, IntegerAttr
-    ):
-        return attr.value.data
-    return None
-
-
 def _extent(arg: BlockArgument) -> int:
     """Elements the array for memref `arg` must have: a static shape's
     count, or, for a dynamic one, the end of the furthest access at a static
@@ -955,15 +947,17 @@ def _extent(arg: BlockArgument) -> int:
     if type_.has_static_shape():
         return type_.element_count()
     extent = 0
+    if type_.get_num_dims() != 1:
+        return extent
     for use in arg.uses:
         op = use.operation
-        if op.parent_block() is not arg.block or type_.get_num_dims() != 1:
+        if op.parent_block() is not arg.block:
             continue
         end: int | None = None
         if isinstance(op, MemoryAccessOp) and op.memory() is arg:
             end = op.static_extent()
         elif isinstance(op, memref.LoadOp | memref.StoreOp) and op.memref is arg:
-            index = _constant_index(op.indices[0])
+            index = constant_value(op.indices[0])
             end = None if index is None else index + 1
         if end is not None:
             extent = max(extent, end)

@@ -9,7 +9,7 @@ to each op once, where xDSL's walker iterates to a fixpoint.
 """
 
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from types import UnionType
 
 from xdsl.ir import Operation
@@ -91,7 +91,7 @@ def rewrite_once(
     were just inserted. Ops erased or moved out of `root` before their turn
     are skipped.
     """
-    ops = list(_walk_reversed(root) if reverse else walk(root))[1:]
+    ops = list(walk(root, last_first=reverse))[1:]
     ops.reverse()
     inserted: list[Operation] = []
     rewriter: PatternRewriter | None = None
@@ -113,21 +113,6 @@ def rewrite_once(
         if inserted:
             ops += reversed(inserted)
             inserted.clear()
-
-
-def _walk_reversed(top: Operation) -> Iterator[Operation]:
-    """`top` and the ops nested in it, each before the ops of its regions,
-    the last op of a block first."""
-    stack = [top]
-    while stack:
-        op = stack.pop()
-        yield op
-        stack += [
-            inner
-            for region in op.regions
-            for block in region.blocks
-            for inner in block.ops
-        ]
 
 
 def _inside(op: Operation, root: Operation) -> bool:

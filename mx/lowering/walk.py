@@ -11,17 +11,16 @@ from collections.abc import Iterator
 from xdsl.ir import Operation
 
 
-def walk(top: Operation) -> Iterator[Operation]:
+def walk(top: Operation, last_first: bool = False) -> Iterator[Operation]:
     """`top` and the ops nested in it, each before the ops of its regions
-    (the order of `Operation.walk`). Ops may be erased or replaced behind
+    (the order of `Operation.walk`; with `last_first`, the last op of a
+    block, block and region first). Ops may be erased or replaced behind
     the walk, not ahead of it."""
     stack = [top]
     while stack:
         op = stack.pop()
         yield op
-        stack += [
-            inner
-            for region in reversed(op.regions)
-            for block in reversed(region.blocks)
-            for inner in reversed(list(block.ops))
+        inner = [
+            i for region in op.regions for block in region.blocks for i in block.ops
         ]
+        stack += inner if last_first else reversed(inner)
