@@ -17,10 +17,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 
@@ -58,13 +57,6 @@ func.func @transposed_lhs(%x: {at}, %y: {b}) -> {s} {{
   func.return %r : {s}
 }}
 """
-
-
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def _values(rng: np.random.Generator, t: str, shape: tuple[int, int]) -> np.ndarray:
@@ -109,7 +101,7 @@ def _check(
     r, k, c = shape
     text = _module(t, r, k, c, flags)
     compiled = compile_module(text, _pipeline(options))
-    module = Parser(_context(), text).parse_module()
+    module = Parser(mx_context(), text).parse_module()
     rng = np.random.default_rng(seed)
     a, b, acc = (
         _values(rng, t, (r, k)),
@@ -251,7 +243,7 @@ def test_matvec(
     if flags:
         assert _within_bound(got[:, None], w, x[:, None], b[:, None])
     else:
-        module = Parser(_context(), text).parse_module()
+        module = Parser(mx_context(), text).parse_module()
         (want,) = run_function(module, "matvec", memory.copy(), x.copy(), b.copy())
         assert _same_bits(got, np.asarray(want)), (shape, layout)
 
@@ -278,7 +270,7 @@ def test_mixed_precision_factors_are_widened() -> None:
     """Narrower factors (f16 -> f32, unsigned and signed i8 -> i32) are
     widened exactly where the blocked code reads them."""
     compiled = compile_module(MIXED, _pipeline(SMALL_CACHES))
-    module = Parser(_context(), MIXED).parse_module()
+    module = Parser(mx_context(), MIXED).parse_module()
     rng = np.random.default_rng(5)
     a = rng.standard_normal((70, 40)).astype(np.float16)
     b = rng.standard_normal((40, 30)).astype(np.float16)

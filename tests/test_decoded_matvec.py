@@ -17,8 +17,8 @@ import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
@@ -30,10 +30,7 @@ Array = npt.NDArray[Any]
 
 
 def _parse(text: str) -> ModuleOp:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, text).parse_module()
+    return Parser(mx_context(), text).parse_module()
 
 
 def _same(actual: Any, expected: Any) -> bool:

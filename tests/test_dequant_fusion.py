@@ -12,8 +12,8 @@ import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
@@ -68,10 +68,7 @@ func.func @u8_matvec(%mem: memref<?xi8>, %x: {xi}) -> {yi} {{
 
 
 def _parse(text: str) -> ModuleOp:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, text).parse_module()
+    return Parser(mx_context(), text).parse_module()
 
 
 @pytest.mark.parametrize("layout", ["column_major", "row_major"])

@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
 from mx.diagnostics import OpDiagnostic
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
@@ -124,13 +123,6 @@ func.func @f(%c: i1, %a: {S}, %b: {S}) -> {S} {{
 }
 
 
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def _same(a: Any, b: Any) -> bool:
     x, y = np.asarray(a), np.asarray(b)
     if x.shape != y.shape or x.dtype != y.dtype:
@@ -156,7 +148,7 @@ def _interpretable(text: str) -> str:
 
 def _check(text: str, *arguments: Any) -> None:
     compiled = compile_module(text)["f"]
-    module = Parser(_context(), _interpretable(text)).parse_module()
+    module = Parser(mx_context(), _interpretable(text)).parse_module()
     (expected,) = run_function(module, "f", *arguments)
     assert _same(compiled(*arguments), expected)
 
@@ -253,9 +245,9 @@ def test_use_before_definition_is_reported(
   func.return %m : !matrix.matrix<2x2xf32>
 }
 """
-    module = Parser(_context(), text).parse_module()
+    module = Parser(mx_context(), text).parse_module()
     with pytest.raises(OpDiagnostic, match="used before its definition"):
-        ConvertMatrixToAffinePass().apply(_context(), module)
+        ConvertMatrixToAffinePass().apply(mx_context(), module)
     path = tmp_path / "self.mlir"
     path.write_text(text)
     assert mx_opt([str(path), "-p", "convert-matrix-to-affine"]) == 1

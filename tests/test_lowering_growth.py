@@ -9,22 +9,15 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.lowering.dispatch import OpTypeDispatchApplier
 from mx.passes.mx_lower_to_llvm import PIPELINE
 
 M = "!matrix.matrix<4x4xf32>"
-
-
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def _function(name: str, chain: int) -> str:
@@ -47,7 +40,7 @@ def _function(name: str, chain: int) -> str:
 def _convert(source: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
     """(pattern-dispatch calls, ops left) of convert-to-llvm on `source`
     after the rest of mx-lower-to-llvm's pipeline."""
-    ctx = _context()
+    ctx = mx_context()
     module = Parser(ctx, source).parse_module()
     passes = Universe.get_multiverse().all_passes
     for name in PIPELINE[: PIPELINE.index("convert-to-llvm")]:

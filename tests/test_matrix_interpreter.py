@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -28,17 +27,9 @@ from xdsl.parser import Parser
 
 from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
+from tests.reference.element_types import ELEMENT_DTYPES
 
-DTYPES: dict[str, np.dtype[Any]] = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-}
+DTYPES = ELEMENT_DTYPES
 FLOATS = ["f16", "bf16", "f32", "f64"]
 INTS = ["i8", "i16", "i32", "i64"]
 SHAPES = [(1, 1), (1, 5), (5, 1), (2, 3), (4, 4), (3, 7)]

@@ -10,10 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.passes.mx_lower_to_llvm import PIPELINE
@@ -49,10 +48,7 @@ SHAPES = ((5, 7, 3), (17, 9, 4))
 
 
 def _parse(text: str) -> Any:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, text).parse_module()
+    return Parser(mx_context(), text).parse_module()
 
 
 def _m(rows: int, cols: int, t: str) -> str:

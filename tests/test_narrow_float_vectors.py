@@ -11,10 +11,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.passes.mx_lower_to_llvm import PIPELINE
@@ -30,10 +29,7 @@ SUBNORMAL_HALF_SPACING = {"f16": 2.0**-25, "bf16": 2.0**-134}
 
 
 def _parse(text: str) -> Any:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, text).parse_module()
+    return Parser(mx_context(), text).parse_module()
 
 
 def _elementwise(t: str, rows: int, cols: int) -> str:

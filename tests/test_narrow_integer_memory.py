@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 
@@ -30,10 +29,7 @@ CONTAINERS = {"i4": 4, "i6": 6}
 
 
 def _parse(source: str) -> Any:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, source).parse_module()
+    return Parser(mx_context(), source).parse_module()
 
 
 def _noisy_bytes(rng: np.random.Generator, count: int) -> Array:

@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 
@@ -22,10 +21,7 @@ Array = npt.NDArray[Any]
 
 
 def _parse(source: str) -> Any:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, source).parse_module()
+    return Parser(mx_context(), source).parse_module()
 
 
 def _scales(rng: np.random.Generator, count: int, scale: str) -> Array:

@@ -18,10 +18,9 @@ import numpy.typing as npt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 
+from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 
@@ -80,10 +79,7 @@ def bytes_needed(
 
 
 def _parse(source: str) -> Any:
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, source).parse_module()
+    return Parser(mx_context(), source).parse_module()
 
 
 def _layout(column_major: bool) -> str:

@@ -252,7 +252,9 @@ class QuantizedProgram:
             values = self._floats(element, n)
         if len(shape) == 1:
             return self._argument(f"vector<{shape[0]}x{element}>", values)
-        return self._argument(_matrix(shape[0], shape[1], element), values.reshape(shape))
+        return self._argument(
+            _matrix(shape[0], shape[1], element), values.reshape(shape)
+        )
 
     def _consume(
         self, w: str, rows: int, depth: int, element: str, result: str
