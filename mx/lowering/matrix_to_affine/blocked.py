@@ -129,13 +129,31 @@ def _for(
     if len(bounds) == 2:
         return e.loop(bounds[0], bounds[1], inits, body)
     outer, size, step, limit = bounds
-    lower = AffineMapAttr(AffineMap(1, 0, (_d(0) * step,)))
-    upper = AffineMapAttr(
-        AffineMap(1, 0, (_d(0) * step + size, AffineExpr.constant(limit)))
-    )
+    upper = (_d(0) * step + size, AffineExpr.constant(limit))
+    return _loop_of(e, outer, _d(0) * step, upper, inits, body)
+
+
+def _loop_of(
+    e: Emitter,
+    operand: SSAValue,
+    lower: AffineExpr,
+    upper: tuple[AffineExpr, ...],
+    inits: Sequence[SSAValue],
+    body: Callable[[Emitter, SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+) -> Sequence[SSAValue]:
+    """affine.for from `lower` to min(`upper`), both maps of `operand` (d0),
+    carrying `inits`."""
+    lower_map = AffineMapAttr(AffineMap(1, 0, (lower,)))
+    upper_map = AffineMapAttr(AffineMap(1, 0, upper))
     block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
     op = affine.ForOp.from_region(
-        [outer], [outer], inits, [v.type for v in inits], lower, upper, Region(block)
+        [operand],
+        [operand],
+        inits,
+        [v.type for v in inits],
+        lower_map,
+        upper_map,
+        Region(block),
     )
     yielded = body(e.at_end(block), block.args[0], block.args[1:])
     block.add_op(affine.YieldOp.get(*yielded))
@@ -417,18 +435,8 @@ def _depth_loop(
     """affine.for over the offsets [0, min(KC, K - kb*KC)) of depth block kb."""
     if depth % s.kc == 0:
         return e.loop(0, s.kc, inits, body)
-    lower = AffineMapAttr(AffineMap(1, 0, (AffineExpr.constant(0),)))
-    upper = AffineMapAttr(
-        AffineMap(1, 0, (AffineExpr.constant(s.kc), _d(0) * -s.kc + depth))
-    )
-    block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
-    op = affine.ForOp.from_region(
-        [kb], [kb], inits, [v.type for v in inits], lower, upper, Region(block)
-    )
-    yielded = body(e.at_end(block), block.args[0], block.args[1:])
-    block.add_op(affine.YieldOp.get(*yielded))
-    e.builder.insert(op)
-    return op.results
+    upper = (AffineExpr.constant(s.kc), _d(0) * -s.kc + depth)
+    return _loop_of(e, kb, AffineExpr.constant(0), upper, inits, body)
 
 
 def _when(e: Emitter, block: SSAValue, last: int, body: Callable[[Emitter], None]):
