@@ -63,13 +63,14 @@ class QuantizedProgram:
     seed: int
     source: str = ""
     arguments: list[Any] = field(default_factory=list[Any])
+    parameter_types: list[str] = field(default_factory=list[str])
+    """The type of each argument of `@f`, as written in `source`."""
     covered: Counter[str] = field(default_factory=Counter[str])
 
     def __post_init__(self) -> None:
         rnd = random.Random(self.seed)
         self._rnd = rnd
         self._np = np.random.default_rng(self.seed)
-        self._params: list[str] = []
         self._body: list[str] = []
         decode = rnd.choice(["convert_from", "scaled", "cast", "mixed"])
         self.covered[decode] += 1
@@ -89,7 +90,7 @@ class QuantizedProgram:
             weights, rows, depth = t, depth, rows
         result_element = WIDENINGS.get(element, element)
         self._consume(weights, rows, depth, element, result_element)
-        params = ", ".join(self._params)
+        params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(self.parameter_types))
         body = "\n".join(f"  {line}" for line in self._body)
         self.source = f"func.func @f({params}) -> {self._result_type} {{\n{body}\n}}\n"
 
@@ -99,8 +100,8 @@ class QuantizedProgram:
         return f"%v{len(self._body)}"
 
     def _argument(self, type_: str, value: Any) -> str:
-        name = f"%a{len(self._params)}"
-        self._params.append(f"{name}: {type_}")
+        name = f"%a{len(self.parameter_types)}"
+        self.parameter_types.append(type_)
         self.arguments.append(value)
         return name
 
