@@ -193,7 +193,12 @@ def blocked_gemm(
     s = _Sizes.of(g, blocking)
     a_packed = allocate(MatrixType(s.mr, s.kc, g.element_type))
     b_packed = allocate(MatrixType(PANEL_COLUMNS, s.nc * s.kc, g.element_type))
-    kernel = _MicroKernel(g, s, a_packed, b_packed)
+    d_packed = (
+        allocate(MatrixType(s.mr, s.mc * s.nc * PANEL_COLUMNS, g.element_type))
+        if s.depth_blocks > 1 and s.row_blocks > 1
+        else None
+    )
+    kernel = _MicroKernel(g, s, a_packed, b_packed, d_packed)
     last_ib, last_jb = s.row_blocks - 1, s.column_blocks - 1
 
     def row_block(f: Emitter, ib: SSAValue) -> None:
@@ -209,7 +214,7 @@ def blocked_gemm(
                         j,
                         (jb, s.nc, s.nc, s.full_cols),
                         lambda m, jr: kernel.emit(
-                            m, kb, ir, jb, jr, rows, PANEL_COLUMNS
+                            m, kb, ib, ir, jb, jr, rows, PANEL_COLUMNS
                         ),
                     )
                     if s.rest_cols:
@@ -218,7 +223,14 @@ def blocked_gemm(
                             jb,
                             last_jb,
                             lambda m: kernel.emit(
-                                m, kb, ir, jb, m.index(s.full_cols), rows, s.rest_cols
+                                m,
+                                kb,
+                                ib,
+                                ir,
+                                jb,
+                                m.index(s.full_cols),
+                                rows,
+                                s.rest_cols,
                             ),
                         )
 
@@ -329,11 +341,20 @@ class _MicroKernel:
     s: _Sizes
     a_packed: SSAValue
     b_packed: SSAValue
+    d_packed: SSAValue | None
+    """The partial sums of the result block between depth blocks, tile
+    after tile: the micro-kernel's MR x NR tile (ir, jr) of block (ib, jb)
+    is NR columns of MR rows from column ((ir - ib*MC)*NC + jr - jb*NC)*NR.
+    Only when there are several depth blocks and several row blocks: a row
+    block of fewer rows than D's is a column stride apart in D, and at a
+    power-of-two stride such a block uses a fraction of L2's sets (f64
+    1024 x 1024 ran ~10 % faster with the block contiguous)."""
 
     def emit(
         self,
         f: Emitter,
         kb: SSAValue,
+        ib: SSAValue,
         ir: SSAValue,
         jb: SSAValue,
         jr: SSAValue,
@@ -364,10 +385,31 @@ class _MicroKernel:
                 for (_, w), _, _ in targets
             ]
 
+        # Where each sum waits between depth blocks: d_packed's tile, or D.
+        partial_sums: list[tuple[SSAValue, list[SSAValue]]] = [
+            (g.output, [c, r]) for _, r, c in targets
+        ]
+        if self.d_packed is not None:
+            first_column = _apply(
+                f,
+                ((_d(0) - _d(2) * s.mc) * s.nc + _d(1) - _d(3) * s.nc) * PANEL_COLUMNS,
+                [ir, jr, ib, jb],
+            )
+            partial_sums = [
+                (
+                    self.d_packed,
+                    [_apply(f, _d(0) + j, [first_column]), f.index(lane)],
+                )
+                for j in range(cols)
+                for lane, _ in vectors
+            ]
+
         def stored(h: Emitter) -> list[SSAValue]:
             return [
-                h.emit(vector.LoadOp(g.output, [c, r], VectorType(t, [w])))
-                for (_, w), r, c in targets
+                h.emit(vector.LoadOp(buffer, at, VectorType(t, [w])))
+                for ((_, w), _, _), (buffer, at) in zip(
+                    targets, partial_sums, strict=True
+                )
             ]
 
         def finished(h: Emitter, *, sums: Sequence[SSAValue]) -> list[SSAValue]:
@@ -411,17 +453,23 @@ class _MicroKernel:
 
         sums = list(_depth_loop(f, s, g.depth, kb, accs, depth_step))
 
-        def unchanged(_: Emitter) -> list[SSAValue]:
-            return sums
+        def store(h: Emitter, *, sums: Sequence[SSAValue]) -> list[SSAValue]:
+            if g.accumulator is not None:
+                sums = finished(h, sums=sums)
+            for acc, (_, r, c) in zip(sums, targets, strict=True):
+                h.builder.insert(vector.StoreOp(acc, g.output, [c, r]))
+            return []
 
-        if g.accumulator is not None:
-            if s.depth_blocks == 1:
-                sums = finished(f, sums=sums)
-            else:
-                last = f.emit(arith.CmpiOp(kb, f.index(s.depth_blocks - 1), "eq"))
-                sums = _if(f, last, types, partial(finished, sums=sums), unchanged)
-        for acc, (_, r, c) in zip(sums, targets, strict=True):
-            f.builder.insert(vector.StoreOp(acc, g.output, [c, r]))
+        def keep(h: Emitter) -> list[SSAValue]:
+            for acc, (buffer, at) in zip(sums, partial_sums, strict=True):
+                h.builder.insert(vector.StoreOp(acc, buffer, at))
+            return []
+
+        if s.depth_blocks == 1:
+            store(f, sums=sums)
+        else:
+            last = f.emit(arith.CmpiOp(kb, f.index(s.depth_blocks - 1), "eq"))
+            _if(f, last, [], partial(store, sums=sums), keep)
 
 
 def _depth_loop(

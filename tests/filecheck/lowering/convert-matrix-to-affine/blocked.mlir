@@ -6,9 +6,12 @@
 // columns: two full panels and one of 2). With these cache sizes, f32: depth
 // blocks at most 8192/2/(64*4) = 16 deep, so 4 blocks of KC = 13 (the last
 // of 11); row blocks of MC = 25600/2/(50*4*64) = 1 panel; column blocks of
-// NC = 7392/2/((64 + 13)*6*4) = 2 panels.
+// NC = 7392/2/((64 + 13)*6*4) = 2 panels. A row block of fewer rows than D
+// is not contiguous in D: the partial sums wait between depth blocks in DP,
+// tile after tile (1 panel of rows x 2 panels of 6 columns: 12 columns).
 // CHECK-LABEL: func.func @blocked
 // CHECK-SAME: (%[[A:.*]]: memref<50x80xf32>, %[[B:.*]]: memref<14x50xf32>, %[[C:.*]]: memref<14x80xf32>, %{{.*}}: memref<14x80xf32>)
+// CHECK: %[[DP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<12x64xf32>
 // CHECK: %[[BP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<26x6xf32>
 // CHECK: %[[AP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<13x64xf32>
 // CHECK: %[[D:.*]] = memref.alloca() {alignment = 64 : i64} : memref<14x80xf32>
@@ -46,13 +49,15 @@
 // CHECK: vector.store %[[V0]], %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
 // CHECK-COUNT-3: vector.store %{{.*}}, %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
 // CHECK: affine.for %[[JR:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
+// Tile (ir, jr) of block (ib, jb) starts at column ((ir - ib)*2 + jr - 2*jb)*6 of DP.
+// CHECK: %[[TILE:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (((((d0 * 12) + (d2 * -12)) + (d1 * 6)) + (d3 * -12)))> (%[[IR]], %[[JR]], %[[IB]], %[[JB]])
 // The first depth block starts the 4 x 6 sums from -0, the others load them.
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %{{.*}} : index
 // CHECK-NEXT: {{^ *}}%[[S0:[0-9]+]],
 // CHECK-SAME: = scf.if %[[FIRST]] -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: arith.constant -0.000000e+00 : f32
 // CHECK: } else {
-// CHECK: vector.load %[[D]]
+// CHECK-NEXT: vector.load %[[DP]]
 // CHECK: }
 // The micro-kernel: k over the depth block; per k four vectors of Ap, six
 // broadcasts of Bp, a separate mulf and addf per sum (no contract).
@@ -65,13 +70,15 @@
 // CHECK-NEXT: %[[BB0:.*]] = vector.broadcast %[[B0]] : f32 to vector<16xf32>
 // CHECK-NEXT: %[[P0:.*]] = arith.mulf %[[A0]], %[[BB0]] : vector<16xf32>
 // CHECK-NEXT: %{{.*}} = arith.addf %[[ACC0]], %[[P0]] : vector<16xf32>
-// The last depth block adds the accumulator operand, then the sums are stored.
+// The last depth block adds the accumulator operand and stores the sums in
+// D, the others store them in DP.
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[KB]], %{{.*}} : index
-// CHECK-NEXT: {{^ *}}%[[T0:[0-9]+]],
-// CHECK-SAME: = scf.if %[[LAST]]
+// CHECK-NEXT: scf.if %[[LAST]] {
 // CHECK-NEXT: %[[C0:.*]] = vector.load %[[C]]
-// CHECK-NEXT: arith.addf %{{.*}}, %[[C0]] : vector<16xf32>
+// CHECK-NEXT: %[[T0:.*]] = arith.addf %{{.*}}, %[[C0]] : vector<16xf32>
 // CHECK: vector.store %[[T0]], %[[D]]
+// CHECK: } else {
+// CHECK-NEXT: vector.store %{{.*}}, %[[DP]]
 // CHECK-NOT: math.fma
 // The last column panel (2 columns: 8 sums) in the last column block.
 // CHECK: scf.if %{{.*}} {
