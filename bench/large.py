@@ -14,7 +14,8 @@ repeated in an `scf.for` so that the JIT's call overhead is spread), compiled by
 process with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE cleared, one thread (threadpoolctl); the
 kernel OpenBLAS selects is recorded. Times are thread CPU time, median of 5 reps of ≥ 50 ms;
 NumPy's 5 reps just before and 5 just after mx's of the same case (a shared machine's load
-changes within minutes), median of the 10.
+changes within minutes), median of the 10; all cases are run RUNS times over and each
+figure is the median of the passes (the ratio's lowest and highest are shown).
 Peak: a clang-16 loop of 24 independent 512-bit FMA chains (the per-core FMA throughput as
 measured), and the nominal 2 FMA units × lanes × 2 flops × the clock measured by a chain of
 dependent integer multiplies (3 cycles each).
@@ -345,37 +346,53 @@ def peak() -> tuple[float, float]:
     return fmas, clock
 
 
+RUNS = 3
+"""Passes over all cases (1 with --quick): each row reports the median over
+passes, so that a slow minute of a shared machine moves one sample of each
+row, not a whole row."""
+
+
 def measure(out: Path, quick: bool = False) -> str:
-    """Runs every case; writes `large.md` into `out` and returns it."""
+    """Runs every case RUNS times; writes `large.md` into `out` and returns it."""
     from bench.run import cpu_model, load_average
 
     load_before = load_average()
     fmas, clock = peak()
-    rows: list[str] = []
-    numpy_ns: dict[str, float] = {}
+    runs = 1 if quick else RUNS
+    samples: dict[str, list[tuple[dict[str, float], float]]] = {}
     peer = _NumPyPeer(quick)
     blas = peer.blas
+    for run in range(runs):
+        for c in cases(quick):
+            print(f"large products, pass {run + 1}/{runs}: {c.label} ...", flush=True)
+            # NumPy's reps just before and just after mx's: the same load.
+            before = peer.time(c)
+            mx = time_mx(c)
+            numpy_ns = statistics.median(before + peer.time(c))
+            samples.setdefault(c.label, []).append((mx, numpy_ns))
+    rows: list[str] = []
     for c in cases(quick):
-        print(f"large products: {c.label} ...", flush=True)
-        # NumPy's reps just before and just after mx's: the same load.
-        before = peer.time(c)
-        mx = time_mx(c)
-        numpy_ns[c.label] = statistics.median(before + peer.time(c))
+        passes = samples[c.label]
+        mx = {k: statistics.median(p[0][k] for p in passes) for k in passes[0][0]}
+        numpy_ns = statistics.median(p[1] for p in passes)
+        ratios = sorted(min(p[0].values()) / p[1] for p in passes)
         best = min(mx.values())
         lanes = 16 if c.dtype == "f32" else 8
         # Under load the measured rate can fall below the nominal one.
         core_peak = max(fmas, 2 * clock) * lanes * 2
-        gf = {k: c.flops / v for k, v in (*mx.items(), ("NumPy", numpy_ns[c.label]))}
+        gf = {k: c.flops / v for k, v in (*mx.items(), ("NumPy", numpy_ns))}
         read = f"{c.weight_bytes / best:.1f}" if c.kind == "mv" else "–"
+        spread = f" ({ratios[0]:.2f}–{ratios[-1]:.2f})" if runs > 1 else ""
         rows.append(
             f"| {c.label} | {gf['mx']:.1f} | {gf['mx contract']:.1f} | {gf['NumPy']:.1f} "
-            f"| **{best / numpy_ns[c.label]:.2f}×** | {c.flops / best * 1e9 / core_peak:.0%} "
-            f"| {read} |"
+            f"| **{statistics.median(ratios):.2f}×**{spread} "
+            f"| {c.flops / best * 1e9 / core_peak:.0%} | {read} |"
         )
     text = "\n".join(
         [
-            "### Large products (GFLOP/s; thread CPU time, median of 5 reps of ≥ 50 ms;"
-            " NumPy's: of 5 reps just before and 5 just after mx's)",
+            f"### Large products (GFLOP/s; thread CPU time, median over {runs} passes of the"
+            " median of 5 reps of ≥ 50 ms; NumPy's: of 5 reps just before and 5 just after"
+            " mx's; best mx / NumPy: median of the passes' ratios (lowest–highest))",
             "",
             f"CPU: {cpu_model()}; load average (1, 5, 15 min) {load_before} before, "
             f"{load_average()} after.",
