@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import llvm
+from xdsl.dialects import llvm, memref
 from xdsl.dialects.builtin import (
     AnyDenseElement,
     AnyFloat,
@@ -68,6 +68,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from mx.diagnostics import Diag, Severity, Source, op_diag
 from mx.dialects.dense_literal import literal_bytes, parse_optional_hex_string
 from mx.dialects.llvm_ext import LLVMExt
+from mx.dialects.memref_ext import MemRefExt
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
@@ -81,13 +82,26 @@ def _llvm_with_extensions() -> Dialect:
     )
 
 
+def _memref_with_extensions() -> Dialect:
+    return Dialect(
+        memref.MemRef.name,
+        [*memref.MemRef.operations, *MemRefExt.operations],
+        [*memref.MemRef.attributes],
+    )
+
+
+_EXTENDED = {
+    llvm.LLVM.name: _llvm_with_extensions,
+    memref.MemRef.name: _memref_with_extensions,
+}
+"""xDSL's dialects with the operations mx adds to them."""
+
+
 def mx_context(allow_unregistered: bool = False) -> Context:
     """A context knowing every dialect mx reads or produces (loaded on first use)."""
     ctx = Context(allow_unregistered=allow_unregistered)
     for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(
-            name, _llvm_with_extensions if name == llvm.LLVM.name else factory
-        )
+        ctx.register_dialect(name, _EXTENDED.get(name, factory))
     return ctx
 
 

@@ -45,7 +45,7 @@ LARGE = 1 << 24 if os.environ.get("MX_TV_LARGE") == "1" else 4096
 LOWERING = ("convert-matrix-to-affine", "convert-arbfp-to-arith")
 FILES = [
     *sorted((ROOT / "examples").glob("*.mlir")),
-    # Not blocked.mlir: its cache-blocked products (>= 256 KiB) are too slow
+    # Not blocked.mlir: its cache-blocked products (small caches) are too slow
     # to interpret lane by lane in CI.
     *sorted(
         f

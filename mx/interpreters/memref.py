@@ -27,6 +27,7 @@ from xdsl.interpreters.utils.ptr import TypedPtr
 from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineConstraintKind, AffineSet
 
+from mx.dialects.memref_ext import PrefetchOp
 from mx.semantics.matrix import UndefinedBehaviorError, container_bits
 
 
@@ -100,6 +101,14 @@ class MxMemRefFunctions(MemRefFunctions):
     ) -> PythonValues:
         value, memory, *indices = args
         store(memory, _indices(indices), value, op.value.type)
+        return ()
+
+    @impl(PrefetchOp)
+    def run_prefetch(
+        self, interpreter: Interpreter, op: PrefetchOp, args: PythonValues
+    ) -> PythonValues:
+        """A cache hint: nothing to compute (even out of bounds, as the
+        hardware's prefetch of any address)."""
         return ()
 
 

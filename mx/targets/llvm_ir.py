@@ -205,6 +205,8 @@ def intrinsic_name(
         return f"{base}.{_mangle(result)}"
     if short == "powi" and result is not None:
         return f"{base}.{_mangle(result)}.{_mangle(args[1])}"
+    if short == "prefetch":
+        return f"{base}.p0"
     if short in ("memcpy", "memmove"):
         return f"{base}.p0.p0.{_mangle(args[2])}"
     if short.startswith("vector.reduce."):

@@ -41,6 +41,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -268,6 +269,23 @@ class StoreLowering(RewritePattern):
         rewriter.replace(op, store_value(value, pointer, rewriter))
 
 
+class PrefetchLowering(RewritePattern):
+    """memref.prefetch %m[%i, %j], read, locality<3>, data ->
+    llvm.prefetch(gep %m[i*cols + j], 0, 3, 1)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PrefetchOp, rewriter: PatternRewriter, /):
+        pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
+        hints = [int(op.writes), op.locality, int(op.data)]
+        constants = [
+            rewriter.insert(llvm.ConstantOp(IntegerAttr(hint, i32), i32)).result
+            for hint in hints
+        ]
+        rewriter.replace(
+            op, llvm.CallIntrinsicOp("llvm.prefetch", [pointer, *constants], [])
+        )
+
+
 class AllocaLowering(RewritePattern):
     """memref.alloca -> llvm.alloca of the element count."""
 
@@ -419,6 +437,7 @@ class GetGlobalLowering(RewritePattern):
 MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
     LoadLowering(),
     StoreLowering(),
+    PrefetchLowering(),
     AllocaLowering(),
     AllocLowering(),
     DeallocLowering(),

@@ -49,6 +49,7 @@ from mx.dialects.matrix import (
     element_type_of,
     is_arithmetic_element,
 )
+from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering.convert_arbfp_to_arith import emit_scaled_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.buffers import element_bytes
@@ -274,6 +275,18 @@ def read_block(
         computed.append(block)
     (result,) = computed
     return result
+
+
+def prefetch_block(e: Emitter, value: SSAValue, r: Index, c: Index) -> None:
+    """A prefetch of element (r, c) of `value`'s memory, when `value` is read
+    from memory: its buffer, or the user's memory of a fused (unpacked)
+    load; nothing for a value computed from others."""
+    if (buffer := buffer_of(value)) is not None:
+        e.builder.insert(PrefetchOp(buffer, [e.index(c), e.index(r)]))
+        return
+    op = value.owner
+    if isinstance(op, LoadOp) and op in e.fused and not op.is_packed:
+        e.builder.insert(PrefetchOp(op.memref, [e.index(e.position(op, r, c))]))
 
 
 def _scaled_block(

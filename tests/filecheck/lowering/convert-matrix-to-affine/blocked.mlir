@@ -44,13 +44,21 @@
 // CHECK: affine.for %[[IR:.*]] = affine_map<(d0) -> (d0)>(%[[IB]]) to min affine_map<(d0) -> ((d0 + 1), 1)>(%[[IB]]) {
 // CHECK-NEXT: affine.for %[[K2:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]]) {
 // CHECK-NEXT: %[[KA2:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + d1))> (%[[KB]], %[[K2]])
+// Each vector of A's column 8 columns on is prefetched (at most the last).
+// CHECK-NEXT: %[[AHEAD:.*]] = affine.min affine_map<(d0, d1) -> ((((d0 * 13) + d1) + 8), 49)> (%[[KB]], %[[K2]])
 // CHECK-NEXT: %[[R0:.*]] = affine.apply affine_map<(d0) -> ((d0 * 64))> (%[[IR]])
+// CHECK-NEXT: memref.prefetch %[[A]][%[[AHEAD]], %[[R0]]], read, locality<3>, data : memref<50x80xf32>
 // CHECK-NEXT: %[[V0:.*]] = vector.load %[[A]][%[[KA2]], %[[R0]]] : memref<50x80xf32>, vector<16xf32>
 // CHECK: vector.store %[[V0]], %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
 // CHECK-COUNT-3: vector.store %{{.*}}, %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
 // CHECK: affine.for %[[JR:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
 // Tile (ir, jr) of block (ib, jb) starts at column ((ir - ib)*2 + jr - 2*jb)*6 of DP.
 // CHECK: %[[TILE:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (((((d0 * 12) + (d2 * -12)) + (d1 * 6)) + (d3 * -12)))> (%[[IR]], %[[JR]], %[[IB]], %[[JB]])
+// The next tile's 24 vectors (6 columns on, at most DP's last) are prefetched
+// for writing before the sums of this one are loaded.
+// CHECK: %[[NEXT:.*]] = affine.min affine_map<(d0) -> ((d0 + 6), 11)> (%{{.*}})
+// CHECK-NEXT: memref.prefetch %[[DP]][%[[NEXT]], %{{.*}}], write, locality<3>, data : memref<12x64xf32>
+// CHECK-COUNT-23: memref.prefetch %[[DP]]
 // The first depth block starts the 4 x 6 sums from -0, the others load them.
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %{{.*}} : index
 // CHECK-NEXT: {{^ *}}%[[S0:[0-9]+]],
@@ -105,6 +113,10 @@ func.func @blocked(%a: !matrix.matrix<80x50xf32>, %b: !matrix.matrix<50x14xf32>,
 
 // With contract, one math.fma per step.
 // CHECK-LABEL: func.func @contracted
+// One row block holds all of D's rows: the partial sums wait in D, where the
+// next tile's are prefetched (6 columns on, at most the last).
+// CHECK: %[[NEXTC:.*]] = affine.min affine_map<(d0) -> (((d0 * 6) + 6), 11)> (%{{.*}})
+// CHECK-NEXT: memref.prefetch %{{.*}}[%[[NEXTC]], %{{.*}}], write, locality<3>, data : memref<12x16xf64>
 // CHECK: affine.for %{{.*}} iter_args
 // CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} {fastmath = #arith.fastmath<contract>} : vector<8xf64>
 // CHECK-NOT: arith.mulf

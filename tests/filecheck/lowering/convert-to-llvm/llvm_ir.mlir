@@ -34,3 +34,16 @@ func.func @h(%x: f16, %d: f64) -> f16 {
   %f = math.fma %w, %w, %w : f16
   func.return %f : f16
 }
+
+// llvm.prefetch is overloaded on its pointer type: @llvm.prefetch.p0, declared once.
+// CHECK-LABEL: define void @prefetch(ptr %{{.*}}, i64 %{{.*}})
+func.func @prefetch(%a: memref<?xf32>, %i: index) {
+  // CHECK: %[[P:.*]] = getelementptr inbounds float, ptr %{{.*}}, i64 %{{.*}}
+  // CHECK: call void @llvm.prefetch.p0(ptr %[[P]], i32 0, i32 3, i32 1)
+  memref.prefetch %a[%i], read, locality<3>, data : memref<?xf32>
+  // CHECK: call void @llvm.prefetch.p0(ptr %{{.*}}, i32 1, i32 0, i32 1)
+  memref.prefetch %a[%i], write, locality<0>, data : memref<?xf32>
+  func.return
+}
+// CHECK: declare void @llvm.prefetch.p0(ptr, i32, i32, i32)
+// CHECK-NOT: declare void @llvm.prefetch

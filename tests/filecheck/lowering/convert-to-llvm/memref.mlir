@@ -74,3 +74,22 @@ func.func @copy(%a: memref<8xf16>, %b: memref<8xf16>) {
   "memref.copy"(%a, %b) : (memref<8xf16>, memref<8xf16>) -> ()
   func.return
 }
+
+// -----
+
+// A prefetch is the llvm.prefetch intrinsic on the element's address, with
+// its hints as i32 operands (rw: 0 read, 1 write; locality 0..3; cache: 1
+// data, 0 instructions).
+// CHECK-LABEL: llvm.func @prefetch
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[I:.*]]: i64, %[[J:.*]]: i64)
+func.func @prefetch(%a: memref<3x5xf32>, %i: index, %j: index) {
+  // CHECK: %[[ROW:.*]] = llvm.mul %[[I]], %{{.*}} : i64
+  // CHECK: %[[LIN:.*]] = llvm.add %[[ROW]], %[[J]] : i64
+  // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[LIN]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK: %[[RW:.*]] = llvm.mlir.constant(1 : i32) : i32
+  // CHECK: %[[LOC:.*]] = llvm.mlir.constant(2 : i32) : i32
+  // CHECK: %[[DATA:.*]] = llvm.mlir.constant(1 : i32) : i32
+  // CHECK: llvm.call_intrinsic "llvm.prefetch"(%[[P]], %[[RW]], %[[LOC]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
+  memref.prefetch %a[%i, %j], write, locality<2>, data : memref<3x5xf32>
+  func.return
+}
