@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
 )
 from xdsl.ir import Block, Operation, RegionBlocks
+from xdsl.irdl import OpDef
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
@@ -258,6 +259,7 @@ def test_xdsl_fixes_are_scoped() -> None:
     originals = (
         Operation.verify,
         RegionBlocks.__len__,
+        OpDef.verify,
         Block.split_before,
         MLIRTokenKind.get_int_value,
         MLIRLexer.__dict__["_unescaped_characters_regex"],
@@ -270,6 +272,7 @@ def test_xdsl_fixes_are_scoped() -> None:
     assert (
         Operation.verify,
         RegionBlocks.__len__,
+        OpDef.verify,
         Block.split_before,
         MLIRTokenKind.get_int_value,
         MLIRLexer.__dict__["_unescaped_characters_regex"],
@@ -318,3 +321,46 @@ def test_fix_block_count_and_split() -> None:
         assert block.parent is not None and len(block.parent.blocks) == 2
         assert list(new.ops) == ops[1:] and list(block.ops) == ops[:1]
         assert block.next_block is new
+
+
+def test_fix_checks_a_repeated_op_signature_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Five `arith.addi`s of one signature: xDSL checks each against its
+    # definition, the fix only the first.
+    text = (
+        "func.func @f(%a: i32) {\n"
+        + "".join(f"  %x{i} = arith.addi %a, %a : i32\n" for i in range(5))
+        + "  func.return\n}\n"
+    )
+    module = parse_and_verify(text)
+    checked: list[str] = []
+    xdsl_check = fixes._xdsl_op_def_verify  # pyright: ignore[reportPrivateUsage]
+
+    def counting(op_def: OpDef, op: Operation) -> None:
+        checked.append(op.name)
+        xdsl_check(op_def, op)
+
+    monkeypatch.setattr(OpDef, "verify", counting)
+    module.verify()
+    assert checked.count("arith.addi") == 5
+    checked.clear()
+    monkeypatch.setattr(fixes, "_xdsl_op_def_verify", counting)
+    with fixes.xdsl_fixes():
+        module.verify()
+    assert checked.count("arith.addi") == 1
+
+
+def test_fix_still_checks_traits_of_a_repeated_op_signature() -> None:
+    # @g's inner `func.return` has the signature of @f's, which verified: its
+    # parent, a trait's check, is still checked.
+    text = (
+        "func.func @f() {\n  func.return\n}\n"
+        "func.func @g() {\n  scf.execute_region {\n    func.return\n  }\n"
+        "  func.return\n}\n"
+    )
+    with pytest.raises(FrontendError) as info:
+        parse_and_verify(text)
+    assert str(info.value).startswith(
+        "<string>:6:5: error: 'func.return' op 'func.return' expects parent op"
+    )

@@ -582,3 +582,112 @@ def test_unlocated_pass_error(
         "--verify-diagnostics",
     )
     assert result.status == 0, result.err
+
+
+# Functions that declare C functions (`malloc`, `free`, `aligned_alloc`, the
+# latest first) and an intrinsic, in that order of first use.
+EACH_FUNCTION = """\
+func.func @a() -> memref<4xf32> {
+  %m = memref.alloc() : memref<4xf32>
+  func.return %m : memref<4xf32>
+}
+func.func @b(%m: memref<4xf32>) {
+  memref.dealloc %m : memref<4xf32>
+  func.return
+}
+func.func @c(%x: f32, %y: f32) -> f32 {
+  %z = arith.maximumf %x, %y : f32
+  func.return %z : f32
+}
+func.func @d() -> memref<4xf32> {
+  %m = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+  %n = memref.alloc() : memref<4xf32>
+  memref.dealloc %n : memref<4xf32>
+  func.return %m : memref<4xf32>
+}
+"""
+
+
+def _lowered_whole(text: str) -> str:
+    """`text` lowered by mx-lower-to-llvm as one module, in LLVM IR."""
+    from mx.frontend import mx_context, parse_and_verify
+    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+    from mx.targets.llvm_ir import module_to_llvm_ir
+
+    module = parse_and_verify(text)
+    MxLowerToLLVMPass().apply(mx_context(), module)
+    return module_to_llvm_ir(module)
+
+
+def _translated_functions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> list[list[str]]:
+    """The names of the functions defined in each module that `-t llvm`
+    translates, recorded as it goes."""
+    from xdsl.dialects import llvm
+
+    from mx.targets.llvm_ir import LLVMIRWriter
+
+    added: list[list[str]] = []
+    add = LLVMIRWriter.add
+
+    def recording(writer: LLVMIRWriter, module: ModuleOp) -> None:
+        added.append(
+            [
+                op.sym_name.data
+                for op in module.ops
+                if isinstance(op, llvm.FuncOp) and op.body.blocks
+            ]
+        )
+        add(writer, module)
+
+    monkeypatch.setattr(LLVMIRWriter, "add", recording)
+    return added
+
+
+def test_llvm_target_lowers_and_translates_each_function_alone(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    expected = _lowered_whole(EACH_FUNCTION)
+    assert "declare ptr @aligned_alloc(i64, i64)\n\ndeclare void @free" in expected
+    added = _translated_functions(monkeypatch)
+    path = write(tmp_path, EACH_FUNCTION)
+    result = run(capsys, path, "-p", "mx-lower-to-llvm", "-t", "llvm")
+    assert result.status == 0, result.err
+    assert added == [["a"], ["b"], ["c"], ["d"]]
+    assert result.out == expected
+
+
+def test_llvm_target_lowers_calling_functions_together(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = EACH_FUNCTION + (
+        "func.func @e(%x: f32) -> f32 {\n"
+        "  %y = func.call @c(%x, %x) : (f32, f32) -> f32\n"
+        "  func.return %y : f32\n}\n"
+    )
+    added = _translated_functions(monkeypatch)
+    result = run(capsys, write(tmp_path, text), "-p", "mx-lower-to-llvm", "-t", "llvm")
+    assert result.status == 0, result.err
+    assert added == [["a", "b", "c", "d", "e"]]
+    assert result.out == _lowered_whole(text)
+
+
+def test_lowering_error_in_a_later_function_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = EACH_FUNCTION + (
+        "func.func @e() {\n"
+        "  %m = memref.alloc() : memref<2x!matrix.matrix<2x2xf32>>\n"
+        "  func.return\n}\n"
+    )
+    result = run(capsys, write(tmp_path, text), "-p", "mx-lower-to-llvm", "-t", "llvm")
+    assert_user_error(
+        result,
+        r"input\.mlir:20:3: error: 'memref\.alloc' op 'memref\.alloc' uses a memref "
+        r"or vector of matrices",
+    )

@@ -475,24 +475,16 @@ class _ModulePrinter:
             f"declare {ret} {llvm_symbol(name)}({', '.join(type_str(a) for a in args)})"
         )
 
-    def emit(self, module: ModuleOp, triple: str, data_layout: str) -> str:
-        body: list[str] = []
-        for op in module.ops:
-            match op:
-                case llvm.FuncOp():
-                    body += ["", *_FunctionPrinter(self).emit(op)]
-                case llvm.GlobalOp():
-                    body += [self.global_(op)]
-                case _:
-                    raise DiagnosticException(
-                        f"-t llvm: cannot translate top-level '{op.name}'"
-                    )
-        header = [
-            f'target datalayout = "{data_layout}"',
-            f'target triple = "{triple}"',
-            "",
-        ]
-        return "\n".join(header + body + [""] + list(self.declarations.values())) + "\n"
+    def top_level(self, op: Operation) -> list[str]:
+        match op:
+            case llvm.FuncOp():
+                return ["", *_FunctionPrinter(self).emit(op)]
+            case llvm.GlobalOp():
+                return [self.global_(op)]
+            case _:
+                raise DiagnosticException(
+                    f"-t llvm: cannot translate top-level '{op.name}'"
+                )
 
     @staticmethod
     def global_(op: llvm.GlobalOp) -> str:
@@ -522,14 +514,64 @@ def host_target() -> tuple[str, str]:
     return triple, str(machine.target_data)
 
 
+@dataclass
+class LLVMIRWriter:
+    """The LLVM IR text of a module, given whole or as the successive modules
+    of its lowered functions (so that each can be dropped once translated).
+
+    The lowering declares the external functions it calls (`malloc`, ...) at
+    the start of its module, the latest first: the declarations leading a
+    module that are new go before everything added so far, the rest of its
+    ops after it; so adding a module's functions one module each gives the
+    text of the whole module."""
+
+    printer: _ModulePrinter = field(default_factory=_ModulePrinter)
+    external: list[str] = field(default_factory=list[str])
+    """The leading declarations, each with its blank line, latest first."""
+    declared: set[str] = field(default_factory=set[str])
+    body: list[str] = field(default_factory=list[str])
+    """The text of the other top-level ops, a chunk each."""
+
+    def add(self, module: ModuleOp) -> None:
+        leading: list[str] = []
+        ops = list(module.ops)
+        while ops and isinstance(ops[0], llvm.FuncOp) and not ops[0].body.blocks:
+            op = ops.pop(0)
+            assert isinstance(op, llvm.FuncOp)
+            if op.sym_name.data not in self.declared:
+                self.declared.add(op.sym_name.data)
+                leading.append("\n".join(self.printer.top_level(op)))
+        self.external[:0] = leading
+        for op in ops:
+            self.body.append("\n".join(self.printer.top_level(op)))
+
+    def text(self, triple: str | None = None, data_layout: str | None = None) -> str:
+        """The whole text (host triple and layout by default)."""
+        host_triple, host_layout = host_target()
+        header = [
+            f'target datalayout = "{data_layout or host_layout}"',
+            f'target triple = "{triple or host_triple}"',
+            "",
+        ]
+        return (
+            "\n".join(
+                header
+                + self.external
+                + self.body
+                + [""]
+                + list(self.printer.declarations.values())
+            )
+            + "\n"
+        )
+
+
 def module_to_llvm_ir(
     module: ModuleOp, triple: str | None = None, data_layout: str | None = None
 ) -> str:
     """LLVM IR text of an `llvm`-dialect module (host triple and layout by default)."""
-    host_triple, host_layout = host_target()
-    return _ModulePrinter().emit(
-        module, triple or host_triple, data_layout or host_layout
-    )
+    writer = LLVMIRWriter()
+    writer.add(module)
+    return writer.text(triple, data_layout)
 
 
 @dataclass(frozen=True)

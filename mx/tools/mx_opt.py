@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import IO, ClassVar, NoReturn, TypeVar, cast
 
-from xdsl.dialects.builtin import (
-    ModuleOp,
-)
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline, parse_spec
@@ -486,6 +485,65 @@ class MxOptMain(xDSLOptMain):
                 )
         return Diag("error", None, 1, str(err))
 
+    def _lowers_each_function(self, module: ModuleOp) -> bool:
+        """Whether `-t llvm` can lower and translate `module` one function at
+        a time: the pipeline is `mx-lower-to-llvm` without remarks (which
+        report on the whole module), its steps are neither printed nor timed,
+        and the module holds only function definitions that refer to no symbol
+        (no calls), none named like a C function the lowering declares."""
+        from mx.lowering.llvm.memref import EXTERNAL_FUNCTIONS
+        from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+
+        passes = self.pipeline.passes
+        if (
+            parse_spec(self.args.target).name != "llvm"
+            or self.args.print_between_passes
+            or self.args.time_passes
+            or not passes
+            or any(not isinstance(p, MxLowerToLLVMPass) or p.remarks for p in passes)
+            or module.attributes
+            or module.properties
+        ):
+            return False
+        for function in module.ops:
+            if (
+                not isinstance(function, func.FuncOp)
+                or not function.body.blocks
+                or function.sym_name.data in EXTERNAL_FUNCTIONS
+            ):
+                return False
+        return not any(
+            isinstance(value, SymbolRefAttr)
+            for op in module.walk()
+            for value in (*op.properties.values(), *op.attributes.values())
+        )
+
+    def _lower_each_function(self, module: ModuleOp) -> str:
+        """`-t llvm` of the pipeline run on each function of `module` in turn,
+        each in a module of its own that is dropped once translated: the whole
+        lowered module (~17 `llvm` ops per input op) never exists at once.
+        The text is the one of the whole module lowered and translated."""
+        from mx.targets.llvm_ir import LLVMIRTarget, LLVMIRWriter
+
+        target = LLVMIRTarget.from_spec(parse_spec(self.args.target))
+        self._between_passes(None, module, self.pipeline.passes[0])
+        writer = LLVMIRWriter()
+        thresholds = gc.get_threshold()
+        gc.set_threshold(*PYTHON_GC_THRESHOLDS)
+        try:
+            for function in list(module.ops):
+                function.detach()
+                part = ModuleOp([function])
+                self.pipeline.apply(self.ctx, part)
+                self.current_pass = None
+                try:
+                    writer.add(part)
+                except DiagnosticException as err:
+                    raise FrontendError([self._target_diag(part, err)]) from None
+        finally:
+            gc.set_threshold(*thresholds)
+        return writer.text(target.triple or None, target.data_layout or None)
+
     def process_chunk(
         self, text: str, line_offset: int
     ) -> tuple[str | None, list[Diag]]:
@@ -494,6 +552,8 @@ class MxOptMain(xDSLOptMain):
             module = self.parse_text(text, line_offset)
             self.current_pass = None
             try:
+                if self._lowers_each_function(module):
+                    return self._lower_each_function(module), []
                 self.apply_passes(module)
                 self.current_pass = None
                 return self._output(module), []
@@ -545,6 +605,11 @@ class MxOptMain(xDSLOptMain):
 # printed; with Python's default thresholds the collector rescans them again and
 # again (~10% of `-p mx-lower-to-llvm` time). Collect ~100x less often.
 GC_THRESHOLDS = (100_000, 50, 100)
+# When functions are lowered one at a time, each dropped function is garbage
+# with reference cycles (ops and their blocks) while little IR stays alive:
+# Python's default thresholds free it soon and cheaply (10k bench ops: 142 MB
+# peak instead of 339 MB, and less CPU time).
+PYTHON_GC_THRESHOLDS = (700, 10, 10)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ from collections.abc import Generator, Iterable
 from contextlib import contextmanager
 
 from xdsl.ir import Attribute, Block, Operation, Region, RegionBlocks
+from xdsl.irdl import OpDef
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
@@ -28,22 +29,35 @@ _STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
 # blocks takes O(B²) time (~1 s for the 1500 blocks of 500 lowered matrix adds).
 # Verification does not change the IR, so while the outermost `verify` runs,
 # each region's block count is computed once and remembered.
+#
+# `OpDef.verify` checks an op against its IRDL definition in ~50 µs, and a
+# lowered module repeats a few signatures (an `i64` `llvm.add`, a `<4 x float>`
+# load) tens of thousands of times. Apart from the traits' checks, which look at
+# the op's surroundings, that check depends only on the op's class, operand and
+# result types, successor count and (immutable) properties and attributes: while
+# the outermost `verify` runs, a signature that verified is not checked again.
+# Ops with regions are always checked in full, and so is a signature that fails,
+# with xDSL's own message.
 _xdsl_verify = Operation.verify
 _xdsl_block_count = RegionBlocks.__len__
+_xdsl_op_def_verify = OpDef.verify
 _block_counts: dict[int, tuple[Region, int]] | None = None
 """Region and block count by `id(region)` (the region is kept so that its id is
 not reused), during the outermost `Operation.verify` only."""
+_verified_signatures: set[tuple[object, ...]] | None = None
+"""The signatures (`_signature`) of the region-less ops that verified, during
+the outermost `Operation.verify` only."""
 
 
 def _verify(self: Operation, verify_nested_ops: bool = True) -> None:
-    global _block_counts
+    global _block_counts, _verified_signatures
     if _block_counts is not None:
         return _xdsl_verify(self, verify_nested_ops)
-    _block_counts = {}
+    _block_counts, _verified_signatures = {}, set()
     try:
         _xdsl_verify(self, verify_nested_ops)
     finally:
-        _block_counts = None
+        _block_counts = _verified_signatures = None
 
 
 def _block_count(self: RegionBlocks) -> int:
@@ -54,6 +68,33 @@ def _block_count(self: RegionBlocks) -> int:
     if known is None:
         known = _block_counts[id(region)] = (region, _xdsl_block_count(self))
     return known[1]
+
+
+def _signature(op: Operation) -> tuple[object, ...]:
+    return (
+        type(op),
+        tuple(op.operand_types),
+        tuple(op.result_types),
+        len(op.successors),
+        tuple(op.properties.items()),
+        tuple(op.attributes.items()),
+    )
+
+
+def _op_def_verify(self: OpDef, op: Operation) -> None:
+    if _verified_signatures is None or op.regions:
+        return _xdsl_op_def_verify(self, op)
+    signature = _signature(op)
+    try:
+        known = signature in _verified_signatures
+    except TypeError:  # an unhashable attribute
+        return _xdsl_op_def_verify(self, op)
+    if not known:
+        _xdsl_op_def_verify(self, op)
+        _verified_signatures.add(signature)
+        return
+    for trait in self.traits:
+        trait.verify(op)
 
 
 # `Block.split_before` finds its block's index in the region and inserts the new
@@ -100,6 +141,7 @@ _PATCHES: tuple[tuple[object, str, object], ...] = (
     (MLIRLexer, "_unescaped_characters_regex", _STRING_LITERAL),
     (Operation, "verify", _verify),
     (RegionBlocks, "__len__", _block_count),
+    (OpDef, "verify", _op_def_verify),
     (Block, "split_before", _split_before),
     (MLIRTokenKind, "get_int_value", _int_value),
 )

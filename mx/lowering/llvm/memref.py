@@ -199,14 +199,24 @@ def _element_count(
     return count
 
 
-def _declare(module_child: Operation, name: str, type_: llvm.LLVMFunctionType) -> None:
+EXTERNAL_FUNCTIONS: dict[str, llvm.LLVMFunctionType] = {
+    "malloc": llvm.LLVMFunctionType([i64], llvm.LLVMPointerType()),
+    "aligned_alloc": llvm.LLVMFunctionType([i64, i64], llvm.LLVMPointerType()),
+    "free": llvm.LLVMFunctionType([llvm.LLVMPointerType()], llvm.LLVMVoidType()),
+}
+"""The C library functions the lowering calls (and declares where used)."""
+
+
+def _declare(module_child: Operation, name: str) -> None:
     """Declares the external function `name` in the enclosing module once."""
     module = module_child.get_toplevel_object()
     assert isinstance(module, ModuleOp)
     for op in module.ops:
         if isinstance(op, llvm.FuncOp) and op.sym_name.data == name:
             return
-    declaration = llvm.FuncOp(name, type_, linkage=llvm.LinkageAttr("external"))
+    declaration = llvm.FuncOp(
+        name, EXTERNAL_FUNCTIONS[name], linkage=llvm.LinkageAttr("external")
+    )
     module.body.block.insert_op_before(declaration, module.body.block.first_op) if (
         module.body.block.first_op is not None
     ) else module.body.block.add_op(declaration)
@@ -302,13 +312,6 @@ def _cast_back(pointer: SSAValue, op: Operation, rewriter: PatternRewriter) -> S
     return from_llvm(pointer, op.results[0].type, rewriter)
 
 
-_MALLOC = llvm.LLVMFunctionType([i64], llvm.LLVMPointerType())
-_FREE = llvm.LLVMFunctionType([llvm.LLVMPointerType()], llvm.LLVMVoidType())
-
-
-_ALIGNED_ALLOC = llvm.LLVMFunctionType([i64, i64], llvm.LLVMPointerType())
-
-
 class AllocLowering(RewritePattern):
     """memref.alloc -> llvm.call @malloc(count * element size); with an
     alignment beyond malloc's 16 bytes, @aligned_alloc(alignment, that size
@@ -328,7 +331,7 @@ class AllocLowering(RewritePattern):
             rounded = rewriter.insert(
                 llvm.AndOp(padded, _i64(-alignment, rewriter))
             ).res
-            _declare(op, "aligned_alloc", _ALIGNED_ALLOC)
+            _declare(op, "aligned_alloc")
             call = rewriter.insert(
                 llvm.CallOp(
                     "aligned_alloc",
@@ -338,7 +341,7 @@ class AllocLowering(RewritePattern):
                 )
             )
         else:
-            _declare(op, "malloc", _MALLOC)
+            _declare(op, "malloc")
             call = rewriter.insert(
                 llvm.CallOp("malloc", bytes_, return_type=llvm.LLVMPointerType())
             )
@@ -351,7 +354,7 @@ class DeallocLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter, /):
-        _declare(op, "free", _FREE)
+        _declare(op, "free")
         rewriter.replace(op, llvm.CallOp("free", to_llvm(op.memref, rewriter)))
 
 
@@ -449,6 +452,7 @@ MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
 
 
 __all__ = [
+    "EXTERNAL_FUNCTIONS",
     "MEMREF_PATTERNS",
     "InsertPoint",
     "constant_value",
