@@ -123,6 +123,10 @@ class FrontendError(Exception):
 # -- parsing -------------------------------------------------------------------
 
 
+_OP_NAME = re.compile(r'(?:[%\w#:,\s]*=\s*)?"?([A-Za-z_][\w$.]*)')
+"""The name of the op whose text starts at a position: after its results."""
+
+
 class LocatingParser(Parser):
     """Gives each op parsed without `loc(...)` a file:line:col location, as mlir-opt does."""
 
@@ -135,7 +139,15 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.get_location()
-        op = super().parse_operation()
+        at = self.pos
+        try:
+            op = super().parse_operation()
+        except (ValueError, KeyError, IndexError) as err:
+            # An op's own parser that assumes well-formed input (affine.for's
+            # body taken as a single block) fails outside the parser's errors.
+            name = _OP_NAME.match(self.lexer.input.content, at)
+            what = f"'{name.group(1)}'" if name else "operation"
+            self.raise_error(f"malformed {what}: {err}", at, self.pos)
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 self.file_name,

@@ -151,3 +151,17 @@ func.func @empty_block() {
   cf.br ^bb1
 ^bb1:
 }
+
+// -----
+
+// An op parser that takes its body for a single block (xDSL's affine.for
+// raised a ValueError): a located error at the op.
+func.func @loop_body_of_two_blocks(%x: i32) {
+  // expected-error@+1 {{malformed 'affine.for': 'block' property of Region class is only available for single-block regions}}
+  affine.for %i = 0 to 4 {
+    %y = arith.addi %x, %x : i32
+  ^bb1:
+    affine.yield
+  }
+  func.return
+}
