@@ -301,15 +301,26 @@ def verify_module(module: ModuleOp) -> Diag | None:
     else the located error."""
     try:
         module.verify()
-    except VerifyException as first_error:
+    except Exception as first_error:
+        if not _is_verifier_error(first_error):
+            raise
         # Innermost first: the first op failing its own verify() is the culprit.
         for op in module.walk(region_first=True):
             try:
                 op.verify(verify_nested_ops=False)
-            except VerifyException as err:
+            except Exception as err:
+                if not _is_verifier_error(err):
+                    raise
                 return _verifier_diag(op, str(err))
         return Diag("error", None, 1, str(first_error))
     return dominance_diag(module)
+
+
+def _is_verifier_error(err: Exception) -> bool:
+    """A verifier's refusal: a VerifyException, or the bare Exception a few of
+    xDSL's verifiers raise (memref.load/store with the wrong number of
+    indices, scf.while's block argument types)."""
+    return isinstance(err, VerifyException) or type(err) is Exception
 
 
 def _verifier_diag(op: Operation, message: str) -> Diag:

@@ -165,3 +165,21 @@ func.func @loop_body_of_two_blocks(%x: i32) {
   }
   func.return
 }
+
+// -----
+
+// A verifier that raises a bare Exception (xDSL's memref.load and
+// memref.store count their indices so): a located error at the op.
+func.func @load_with_too_few_indices(%m: memref<4x4xf32>, %i: index) -> f32 {
+  // expected-error@+1 {{'memref.load' op expected an index for each dimension}}
+  %v = memref.load %m[%i] : memref<4x4xf32>
+  func.return %v : f32
+}
+
+// -----
+
+func.func @store_with_no_index(%m: memref<?xf64>, %v: f64) {
+  // expected-error@+1 {{'memref.store' op Expected an index for each dimension}}
+  memref.store %v, %m[] : memref<?xf64>
+  func.return
+}
