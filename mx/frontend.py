@@ -123,6 +123,10 @@ class FrontendError(Exception):
 # -- parsing -------------------------------------------------------------------
 
 
+_OP_NAME = re.compile(r'(?:[%\w#:,\s]*=\s*)?"?([A-Za-z_][\w$.]*)')
+"""The name of the op whose text starts at a position: after its results."""
+
+
 class LocatingParser(Parser):
     """Gives each op parsed without `loc(...)` a file:line:col location, as mlir-opt does."""
 
@@ -135,7 +139,15 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.get_location()
-        op = super().parse_operation()
+        at = self.pos
+        try:
+            op = super().parse_operation()
+        except (ValueError, KeyError, IndexError) as err:
+            # An op's own parser that assumes well-formed input (affine.for's
+            # body taken as a single block) fails outside the parser's errors.
+            name = _OP_NAME.match(self.lexer.input.content, at)
+            what = f"'{name.group(1)}'" if name else "operation"
+            self.raise_error(f"malformed {what}: {err}", at, self.pos)
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 self.file_name,
@@ -289,15 +301,26 @@ def verify_module(module: ModuleOp) -> Diag | None:
     else the located error."""
     try:
         module.verify()
-    except VerifyException as first_error:
+    except Exception as first_error:
+        if not _is_verifier_error(first_error):
+            raise
         # Innermost first: the first op failing its own verify() is the culprit.
         for op in module.walk(region_first=True):
             try:
                 op.verify(verify_nested_ops=False)
-            except VerifyException as err:
+            except Exception as err:
+                if not _is_verifier_error(err):
+                    raise
                 return _verifier_diag(op, str(err))
         return Diag("error", None, 1, str(first_error))
     return dominance_diag(module)
+
+
+def _is_verifier_error(err: Exception) -> bool:
+    """A verifier's refusal: a VerifyException, or the bare Exception a few of
+    xDSL's verifiers raise (memref.load/store with the wrong number of
+    indices, scf.while's block argument types)."""
+    return isinstance(err, VerifyException) or type(err) is Exception
 
 
 def _verifier_diag(op: Operation, message: str) -> Diag:

@@ -12,9 +12,11 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
     i32,
 )
-from xdsl.ir import Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -127,6 +129,23 @@ class PrefetchOp(IRDLOperation):
         )
         op.attributes |= attributes
         return op
+
+
+def is_row_major(type_: MemRefType[Attribute]) -> bool:
+    """Whether `type_` is laid out contiguously in row-major order: no layout,
+    or a strided layout with the row-major strides and offset 0 (mx's
+    lowering and interpreter address memrefs so)."""
+    layout = type_.layout
+    if isinstance(layout, NoneAttr):
+        return True
+    if not isinstance(layout, StridedLayoutAttr) or layout.get_offset() != 0:
+        return False
+    strides: list[int] = []
+    size = 1
+    for dim in reversed(type_.get_shape()):
+        strides.append(size)
+        size *= dim  # the leading dimension (maybe dynamic) enters no stride
+    return tuple(layout.get_strides()) == tuple(reversed(strides))
 
 
 MemRefExt = Dialect("memref_ext", [PrefetchOp])

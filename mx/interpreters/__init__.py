@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mx.dialects.matrix import MatrixType
+from mx.dialects.memref_ext import is_row_major
 from mx.interpreters.arbfp import ArbfpFunctions
 from mx.interpreters.arith import MxArithFunctions, MxMathFunctions
 from mx.interpreters.limits import OUT_OF_MEMORY, InterpreterLimitError, SizeLimit
@@ -118,6 +119,11 @@ def to_runtime(value: Any, t: Attribute, interpreter: Interpreter) -> Any:
         if isinstance(value, ShapedArray):
             return value
         memref_type = cast(MemRefType[Attribute], t)
+        if not is_row_major(memref_type):
+            raise ValueError(
+                "only row-major contiguous layouts are supported (the interpreter "
+                "and the lowering address memrefs so)"
+            )
         element_type = memref_type.element_type
         data = np.ascontiguousarray(value, dtype=element_dtype(element_type))
         shape = list(memref_type.get_shape())

@@ -247,6 +247,35 @@ def _special_float(text: str, rng: random.Random) -> bytes:
     return text.encode()
 
 
+_MEMREF = re.compile(r"memref<((?:\?|\d+)(?:x(?:\?|\d+))*)x([a-z]\w*)>")
+
+
+def _memref_layout(text: str, rng: random.Random) -> bytes:
+    """One memref type, wherever it occurs, given a strided layout: its
+    row-major strides (the same memory), other strides, or an offset (which
+    mx's lowering and interpreter must refuse, never address as contiguous)."""
+    types = sorted({m.group(0) for m in _MEMREF.finditer(text)})
+    if not types:
+        return _wrong_type(text, rng)
+    old = rng.choice(types)
+    m = _MEMREF.fullmatch(old)
+    assert m is not None
+    strides: list[str] = []
+    size: int | None = 1
+    for dim in reversed(m.group(1).split("x")):
+        strides.append("?" if size is None else str(size))
+        size = None if dim == "?" or size is None else size * int(dim)
+    strides.reverse()
+    offset = ""
+    choice = rng.random()
+    if choice < 0.3:
+        strides[rng.randrange(len(strides))] = str(rng.choice([0, 2, 3, 1 << 40]))
+    elif choice < 0.6:
+        offset = f", offset: {rng.choice([1, 7, '?'])}"
+    layout = f"strided<[{', '.join(strides)}]{offset}>"
+    return text.replace(old, f"memref<{m.group(1)}x{m.group(2)}, {layout}>").encode()
+
+
 _DEFINITION = re.compile(r"^[ \t]*%[\w.$-]+(?::\d+)?(?:, %[\w.$-]+)* = .*$", re.M)
 
 
@@ -350,6 +379,7 @@ MUTATIONS: list[Callable[[str, random.Random], bytes]] = [
     _deep_nesting,
     _deep_valid,
     _size_extremes,
+    _memref_layout,
 ]
 
 

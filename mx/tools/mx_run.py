@@ -105,7 +105,7 @@ def _arguments(
     ):
         try:
             values.append(to_runtime(argument_value(text, t), t, interpreter))
-        except ArgumentError as err:
+        except (ArgumentError, ValueError) as err:  # to_runtime: ValueError
             raise _Failed([op_diag(func, f"argument #{index} ({t}): {err}")]) from None
     return tuple(values)
 

@@ -195,7 +195,7 @@ class AffineLoadLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.LoadOp, rewriter: PatternRewriter, /):
         indices = expand_affine_map(op.map.data, op.indices, rewriter)
-        pointer = element_pointer(op.memref, indices, op.name, rewriter)
+        pointer = element_pointer(op.memref, indices, op, rewriter)
         value = load_value(pointer, op.result.type, rewriter)
         rewriter.replace(op, [], [from_llvm(value, op.result.type, rewriter)])
 
@@ -207,7 +207,7 @@ class AffineStoreLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.StoreOp, rewriter: PatternRewriter, /):
         indices = expand_affine_map(op.map.data, op.indices, rewriter)
-        pointer = element_pointer(op.memref, indices, op.name, rewriter)
+        pointer = element_pointer(op.memref, indices, op, rewriter)
         value = to_llvm(op.value, rewriter)
         rewriter.replace(op, store_value(value, pointer, rewriter))
 

@@ -22,8 +22,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
-    NoneAttr,
-    StridedLayoutAttr,
     TensorType,
     UnitAttr,
     UnrealizedConversionCastOp,
@@ -41,7 +39,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from mx.dialects.memref_ext import PrefetchOp
+from mx.diagnostics import OpDiagnostic
+from mx.dialects.memref_ext import PrefetchOp, is_row_major
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -53,24 +52,20 @@ from mx.lowering.llvm.types import (
 )
 
 
-def _memref_type(value: SSAValue, op_name: str) -> MemRefType:
+def _memref_type(value: SSAValue, op: Operation) -> MemRefType:
+    """`value`'s memref type, if it lowers to a bare pointer (else an error
+    located at `op`, which accesses it)."""
     type_ = value.type
     assert isinstance(type_, MemRefType)
-    layout = type_.layout
-    identity = isinstance(layout, NoneAttr) or (
-        isinstance(layout, StridedLayoutAttr)
-        and layout.get_strides() == type_.get_strides()
-        and layout.get_offset() == 0
-    )
-    if not identity:
-        raise VerifyException(
-            f"'{op_name}': only identity-layout memrefs lower to bare pointers, "
-            f"got {type_}"
+    if not is_row_major(type_):
+        raise OpDiagnostic(
+            op, f"only identity-layout memrefs lower to bare pointers, got {type_}"
         )
     if DYNAMIC_INDEX in type_.get_shape()[1:]:
-        raise VerifyException(
-            f"'{op_name}': only the leading dimension of a memref may be dynamic "
-            f"with bare pointers, got {type_}"
+        raise OpDiagnostic(
+            op,
+            "only the leading dimension of a memref may be dynamic with bare "
+            f"pointers, got {type_}",
         )
     return type_
 
@@ -123,13 +118,13 @@ def constant_value(value: SSAValue) -> int | None:
 def element_pointer(
     base: SSAValue,
     indices: Sequence[SSAValue | int],
-    op_name: str,
+    op: Operation,
     rewriter: PatternRewriter,
 ) -> SSAValue:
     """`getelementptr` to `base[indices]` (`index` or `i64` values, or
     constants), row-major. Constant index terms are folded here (fewer ops to build is less compile time; LLVM would fold
     them anyway)."""
-    type_ = _memref_type(base, op_name)
+    type_ = _memref_type(base, op)
     pointer = to_llvm(base, rewriter)
     shape = type_.get_shape()
     if not indices:  # a 0-D memref
@@ -263,7 +258,7 @@ class LoadLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
-        pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
+        pointer = element_pointer(op.memref, op.indices, op, rewriter)
         value = load_value(pointer, op.res.type, rewriter)
         rewriter.replace(op, [], [from_llvm(value, op.res.type, rewriter)])
 
@@ -274,7 +269,7 @@ class StoreLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /):
-        pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
+        pointer = element_pointer(op.memref, op.indices, op, rewriter)
         value = to_llvm(op.value, rewriter)
         rewriter.replace(op, store_value(value, pointer, rewriter))
 
@@ -285,7 +280,7 @@ class PrefetchLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: PrefetchOp, rewriter: PatternRewriter, /):
-        pointer = element_pointer(op.memref, op.indices, op.name, rewriter)
+        pointer = element_pointer(op.memref, op.indices, op, rewriter)
         hints = [int(op.writes), op.locality, int(op.data)]
         constants = [
             rewriter.insert(llvm.ConstantOp(IntegerAttr(hint, i32), i32)).result
@@ -301,7 +296,7 @@ class AllocaLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter, /):
-        type_ = _memref_type(op.memref, op.name)
+        type_ = _memref_type(op.memref, op)
         count = _element_count(type_, op.dynamic_sizes, rewriter)
         alignment = op.alignment.value.data if op.alignment is not None else 16
         alloca = llvm.AllocaOp(count, memory_type(type_.element_type), alignment)
@@ -319,7 +314,7 @@ class AllocLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter, /):
-        type_ = _memref_type(op.memref, op.name)
+        type_ = _memref_type(op.memref, op)
         count = _element_count(type_, op.dynamic_sizes, rewriter)
         size = _i64(store_size(type_.element_type), rewriter)
         bytes_ = rewriter.insert(llvm.MulOp(count, size)).res
@@ -363,11 +358,12 @@ class CopyLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.CopyOp, rewriter: PatternRewriter, /):
-        type_ = _memref_type(op.source, op.name)
+        type_ = _memref_type(op.source, op)
         if not type_.has_static_shape():
-            raise VerifyException(
-                f"'{op.name}': copying a dynamic memref needs its size, which a "
-                "bare pointer does not carry"
+            raise OpDiagnostic(
+                op,
+                "copying a dynamic memref needs its size, which a bare pointer "
+                "does not carry",
             )
         size = _i64(type_.element_count() * store_size(type_.element_type), rewriter)
         volatile = integer_constant(0, i1, rewriter)
@@ -385,7 +381,7 @@ class CastLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.CastOp, rewriter: PatternRewriter, /):
-        _memref_type(op.dest, op.name)
+        _memref_type(op.dest, op)
         pointer = to_llvm(op.source, rewriter)
         rewriter.replace(op, [], [_cast_back(pointer, op, rewriter)])
 

@@ -124,7 +124,7 @@ class LoadLowering(RewritePattern):
         type_ = convert_type(op.result.type)
         assert isinstance(type_, VectorType)
         require_1d_vector(type_, op.name)
-        pointer = element_pointer(op.base, op.indices, op.name, rewriter)
+        pointer = element_pointer(op.base, op.indices, op, rewriter)
         alignment = store_size(type_.element_type)
         value = load_value(pointer, type_, rewriter, alignment)
         rewriter.replace(op, [], [from_llvm(value, op.result.type, rewriter)])
@@ -139,7 +139,7 @@ class StoreLowering(RewritePattern):
         value = to_llvm(op.vector, rewriter)
         assert isinstance(value.type, VectorType)
         require_1d_vector(value.type, op.name)
-        pointer = element_pointer(op.base, op.indices, op.name, rewriter)
+        pointer = element_pointer(op.base, op.indices, op, rewriter)
         alignment = store_size(value.type.element_type)
         rewriter.replace(op, store_value(value, pointer, rewriter, alignment))
 

@@ -151,3 +151,35 @@ func.func @empty_block() {
   cf.br ^bb1
 ^bb1:
 }
+
+// -----
+
+// An op parser that takes its body for a single block (xDSL's affine.for
+// raised a ValueError): a located error at the op.
+func.func @loop_body_of_two_blocks(%x: i32) {
+  // expected-error@+1 {{malformed 'affine.for': 'block' property of Region class is only available for single-block regions}}
+  affine.for %i = 0 to 4 {
+    %y = arith.addi %x, %x : i32
+  ^bb1:
+    affine.yield
+  }
+  func.return
+}
+
+// -----
+
+// A verifier that raises a bare Exception (xDSL's memref.load and
+// memref.store count their indices so): a located error at the op.
+func.func @load_with_too_few_indices(%m: memref<4x4xf32>, %i: index) -> f32 {
+  // expected-error@+1 {{'memref.load' op expected an index for each dimension}}
+  %v = memref.load %m[%i] : memref<4x4xf32>
+  func.return %v : f32
+}
+
+// -----
+
+func.func @store_with_no_index(%m: memref<?xf64>, %v: f64) {
+  // expected-error@+1 {{'memref.store' op Expected an index for each dimension}}
+  memref.store %v, %m[] : memref<?xf64>
+  func.return
+}

@@ -20,3 +20,28 @@ func.func @unknown_op() -> f32 {
   %c = "test.op"() : () -> f32
   return %c : f32
 }
+
+// -----
+
+// A memref a bare pointer cannot address is reported at the op that accesses it.
+func.func @dynamic_inner_dimension(%a: memref<?x?xf32>, %i: index) -> f32 {
+  // expected-error @+1 {{'memref.load' op only the leading dimension of a memref may be dynamic with bare pointers, got memref<?x?xf32>}}
+  %v = memref.load %a[%i, %i] : memref<?x?xf32>
+  return %v : f32
+}
+
+// -----
+
+func.func @strided_layout(%a: memref<4x4xf32, strided<[8, 1]>>, %i: index) {
+  // expected-error @+1 {{'memref.prefetch' op only identity-layout memrefs lower to bare pointers, got memref<4x4xf32, strided<[8, 1]>>}}
+  memref.prefetch %a[%i, %i], read, locality<3>, data : memref<4x4xf32, strided<[8, 1]>>
+  return
+}
+
+// -----
+
+func.func @dynamic_copy(%a: memref<?xf32>, %b: memref<?xf32>) {
+  // expected-error @+1 {{'memref.copy' op copying a dynamic memref needs its size, which a bare pointer does not carry}}
+  "memref.copy"(%a, %b) : (memref<?xf32>, memref<?xf32>) -> ()
+  return
+}

@@ -93,3 +93,15 @@ func.func @prefetch(%a: memref<3x5xf32>, %i: index, %j: index) {
   memref.prefetch %a[%i, %j], write, locality<2>, data : memref<3x5xf32>
   func.return
 }
+
+// -----
+
+// A strided layout with the row-major strides and offset 0 is no layout at all.
+// CHECK-LABEL: llvm.func @row_major_strides
+func.func @row_major_strides(%a: memref<?x4xf32, strided<[4, 1]>>, %i: index) -> f32 {
+  // CHECK: %[[C4:.*]] = llvm.mlir.constant(4) : i64
+  // CHECK: llvm.mul %{{.*}}, %[[C4]] : i64
+  // CHECK: llvm.load
+  %v = memref.load %a[%i, %i] : memref<?x4xf32, strided<[4, 1]>>
+  func.return %v : f32
+}
