@@ -544,11 +544,14 @@ class LLVMIRWriter:
             self.body.append("\n".join(self.printer.top_level(op)))
 
     def text(self, triple: str | None = None, data_layout: str | None = None) -> str:
-        """The whole text (host triple and layout by default)."""
-        host_triple, host_layout = host_target()
+        """The whole text (host triple and layout by default: only then is
+        llvmlite's LLVM loaded, ~44 MB)."""
+        if triple is None or data_layout is None:
+            host_triple, host_layout = host_target()
+            triple, data_layout = triple or host_triple, data_layout or host_layout
         header = [
-            f'target datalayout = "{data_layout or host_layout}"',
-            f'target triple = "{triple or host_triple}"',
+            f'target datalayout = "{data_layout}"',
+            f'target triple = "{triple}"',
             "",
         ]
         return (
