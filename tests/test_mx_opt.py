@@ -709,3 +709,25 @@ def test_llvm_target_given_triple_and_layout_does_not_load_llvm(
     )
     assert result.stdout.startswith('target datalayout = "e-m:e-i64:64"\n')
     assert result.stdout.splitlines()[-1] == "0 False"
+
+
+def test_llvm_ir_of_function_modules_keeps_symbols_unique() -> None:
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from mx.frontend import parse_and_verify
+    from mx.targets.llvm_ir import LLVMIRWriter
+
+    def module(name: str) -> ModuleOp:
+        return parse_and_verify(
+            "llvm.func @malloc(i64) -> !llvm.ptr\n"
+            f"llvm.func @{name}() {{\n  llvm.return\n}}\n"
+        )
+
+    writer = LLVMIRWriter()
+    writer.add(module("f"))
+    writer.add(module("g"))  # declares @malloc again: declared once
+    text = writer.text("t", "e")
+    assert text.count("declare ptr @malloc(i64)") == 1
+    assert "define void @f()" in text and "define void @g()" in text
+    with pytest.raises(DiagnosticException, match="@f is defined twice"):
+        writer.add(module("f"))
