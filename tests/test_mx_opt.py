@@ -691,3 +691,43 @@ def test_lowering_error_in_a_later_function_is_located(
         r"input\.mlir:20:3: error: 'memref\.alloc' op 'memref\.alloc' uses a memref "
         r"or vector of matrices",
     )
+
+
+def test_llvm_target_given_triple_and_layout_does_not_load_llvm(
+    tmp_path: Path,
+) -> None:
+    # Only the host's triple and layout need llvmlite's LLVM (~44 MB of memory).
+    path = write(tmp_path, EACH_FUNCTION)
+    target = 'llvm{triple="x86_64-unknown-linux-gnu" data_layout="e-m:e-i64:64"}'
+    code = (
+        "import sys\nfrom mx.tools.mx_opt import main\n"
+        f"status = main([{path!r}, '-p', 'mx-lower-to-llvm', '-t', {target!r}])\n"
+        "print(status, 'llvmlite' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.startswith('target datalayout = "e-m:e-i64:64"\n')
+    assert result.stdout.splitlines()[-1] == "0 False"
+
+
+def test_llvm_ir_of_function_modules_keeps_symbols_unique() -> None:
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from mx.frontend import parse_and_verify
+    from mx.targets.llvm_ir import LLVMIRWriter
+
+    def module(name: str) -> ModuleOp:
+        return parse_and_verify(
+            "llvm.func @malloc(i64) -> !llvm.ptr\n"
+            f"llvm.func @{name}() {{\n  llvm.return\n}}\n"
+        )
+
+    writer = LLVMIRWriter()
+    writer.add(module("f"))
+    writer.add(module("g"))  # declares @malloc again: declared once
+    text = writer.text("t", "e")
+    assert text.count("declare ptr @malloc(i64)") == 1
+    assert "define void @f()" in text and "define void @g()" in text
+    with pytest.raises(DiagnosticException, match="@f is defined twice"):
+        writer.add(module("f"))

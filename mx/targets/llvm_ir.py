@@ -528,29 +528,42 @@ class LLVMIRWriter:
     printer: _ModulePrinter = field(default_factory=_ModulePrinter)
     external: list[str] = field(default_factory=list[str])
     """The leading declarations, each with its blank line, latest first."""
-    declared: set[str] = field(default_factory=set[str])
+    symbols: set[str] = field(default_factory=set[str])
+    """The names of the top-level symbols added so far."""
     body: list[str] = field(default_factory=list[str])
     """The text of the other top-level ops, a chunk each."""
 
     def add(self, module: ModuleOp) -> None:
+        """Adds the top-level ops of `module`; a name that an earlier module
+        defined or declared (a module verifies its own) may only be declared
+        again, as the lowering does in each module that calls `malloc`."""
         leading: list[str] = []
         ops = list(module.ops)
         while ops and isinstance(ops[0], llvm.FuncOp) and not ops[0].body.blocks:
             op = ops.pop(0)
             assert isinstance(op, llvm.FuncOp)
-            if op.sym_name.data not in self.declared:
-                self.declared.add(op.sym_name.data)
+            if op.sym_name.data not in self.symbols:
+                self.symbols.add(op.sym_name.data)
                 leading.append("\n".join(self.printer.top_level(op)))
         self.external[:0] = leading
         for op in ops:
+            if isinstance(op, llvm.FuncOp | llvm.GlobalOp):
+                if op.sym_name.data in self.symbols:
+                    raise DiagnosticException(
+                        f"-t llvm: {llvm_symbol(op.sym_name.data)} is defined twice"
+                    )
+                self.symbols.add(op.sym_name.data)
             self.body.append("\n".join(self.printer.top_level(op)))
 
     def text(self, triple: str | None = None, data_layout: str | None = None) -> str:
-        """The whole text (host triple and layout by default)."""
-        host_triple, host_layout = host_target()
+        """The whole text (host triple and layout by default: only then is
+        llvmlite's LLVM loaded, ~44 MB)."""
+        if triple is None or data_layout is None:
+            host_triple, host_layout = host_target()
+            triple, data_layout = triple or host_triple, data_layout or host_layout
         header = [
-            f'target datalayout = "{data_layout or host_layout}"',
-            f'target triple = "{triple or host_triple}"',
+            f'target datalayout = "{data_layout}"',
+            f'target triple = "{triple}"',
             "",
         ]
         return (
