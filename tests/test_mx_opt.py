@@ -1,5 +1,7 @@
 """Tests of the `mx-opt` driver: exit statuses, located errors, --verify-diagnostics."""
 
+import json
+import os
 import re
 import subprocess
 import sys
@@ -709,6 +711,41 @@ def test_llvm_target_given_triple_and_layout_does_not_load_llvm(
     )
     assert result.stdout.startswith('target datalayout = "e-m:e-i64:64"\n')
     assert result.stdout.splitlines()[-1] == "0 False"
+
+
+def test_llvm_target_keeps_the_host_triple_and_layout_in_the_cache(
+    tmp_path: Path,
+) -> None:
+    # The first run asks LLVM in a subprocess and writes the cache; later runs
+    # read it and never load llvmlite (~44 MB); the JIT asks LLVM itself.
+    from mx.targets.llvm_ir import ask_llvm
+
+    path = write(tmp_path, EACH_FUNCTION)
+    code = (
+        "import sys\nfrom mx.tools.mx_opt import main\n"
+        f"status = main([{path!r}, '-p', 'mx-lower-to-llvm', '-t', 'llvm'])\n"
+        "print(status, 'llvmlite' in sys.modules)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        ).stdout
+        for _ in range(2)
+    ]
+    (cached,) = (tmp_path / "cache" / "mx").glob("host-target-*.json")
+    assert json.loads(cached.read_text()) == list(ask_llvm())
+    triple, layout = ask_llvm()
+    for out in runs:
+        assert out.startswith(
+            f'target datalayout = "{layout}"\ntarget triple = "{triple}"\n'
+        )
+        assert out.splitlines()[-1] == "0 False"
+    assert runs[0] == runs[1]
 
 
 def test_llvm_ir_of_function_modules_keeps_symbols_unique() -> None:

@@ -7,11 +7,19 @@ mangled intrinsic with a `declare`. Floats print in LLVM's exact hex forms
 (`0x` double bits, `0xH` half, `0xR` bfloat), so nothing is rounded twice.
 """
 
+import contextlib
+import json
+import os
+import platform
 import re
 import struct
+import subprocess
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from importlib.metadata import version
+from pathlib import Path
 from typing import IO, ClassVar
 
 from xdsl.context import Context
@@ -502,9 +510,9 @@ class _ModulePrinter:
         return f"{name} = {prefix}{kind} {type_} {init}{align}"
 
 
-@cache
-def host_target() -> tuple[str, str]:
-    """The host's target triple and data layout, from llvmlite's LLVM."""
+def ask_llvm() -> tuple[str, str]:
+    """The host's target triple and data layout, from llvmlite's LLVM (which
+    this loads: ~44 MB of memory)."""
     import llvmlite.binding as binding
 
     binding.initialize_native_target()
@@ -512,6 +520,48 @@ def host_target() -> tuple[str, str]:
     triple = binding.get_process_triple()
     machine = binding.Target.from_triple(triple).create_target_machine()
     return triple, str(machine.target_data)
+
+
+def _host_target_cache() -> Path:
+    """Where the host's triple and layout are kept: the user's cache
+    directory, one file per machine kind and llvmlite version (what they
+    depend on)."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    kind = f"{platform.system()}-{platform.machine()}-llvmlite-{version('llvmlite')}"
+    return Path(root) / "mx" / f"host-target-{kind}.json"
+
+
+@cache
+def host_target() -> tuple[str, str]:
+    """The host's target triple and data layout, as llvmlite's LLVM gives
+    them. A process that has not loaded LLVM (mx-opt) reads them from the
+    cache (`_host_target_cache`), asking LLVM in a subprocess the first time,
+    so that `-t llvm` does not hold LLVM's memory; the JIT asks directly."""
+    if "llvmlite.binding" in sys.modules:
+        return ask_llvm()
+    path = _host_target_cache()
+    with contextlib.suppress(OSError, ValueError):
+        triple, layout = json.loads(path.read_text())
+        return str(triple), str(layout)
+    asked = subprocess.run(
+        [sys.executable, "-c", _ASK_LLVM], capture_output=True, text=True
+    )
+    if asked.returncode != 0:
+        return ask_llvm()
+    triple, layout = json.loads(asked.stdout)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(asked.stdout)
+        partial.replace(path)  # atomic: a concurrent reader sees all or nothing
+    return str(triple), str(layout)
+
+
+_ASK_LLVM = (
+    "import json\n"
+    "from mx.targets.llvm_ir import ask_llvm\n"
+    "print(json.dumps(ask_llvm()))"
+)
 
 
 @dataclass
