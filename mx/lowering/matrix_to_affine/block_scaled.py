@@ -94,36 +94,49 @@ def quantize_into(
     block = op.block_size
     width_bits = 64 if str(t.element_type) == "f64" else 32
 
-    def rows(f: Emitter, r: Index, width: int) -> None:
+    def quantize(f: Emitter, r: Index, width: int) -> None:
+        """Rows r.. of the input: `width` rows side by side as vectors, or
+        (0) row r alone, element by element."""
+
+        def read(h: Emitter, c: Index) -> SSAValue:
+            if width:
+                return read_block(h, op.input, r, c, width, True)
+            return h.element(op.input, r, c)
+
+        def write(h: Emitter, value: SSAValue, buffer: SSAValue, c: Index) -> None:
+            if width:
+                write_block(h, value, buffer, r, c)
+            else:
+                h.store_buffer(value, buffer, r, c)
+
+        zero_type = IntegerType(width_bits)
+        zero = (
+            DenseIntOrFPElementsAttr.from_list(VectorType(zero_type, [width]), [0])
+            if width
+            else IntegerAttr(0, zero_type)
+        )
+
         def one_block(g: Emitter, j: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
             def magnitude(
                 h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
             ) -> list[SSAValue]:
-                c = _scaled_index(h, j, block, k)
-                ops, bits = emit_magnitude_bits(
-                    read_block(h, op.input, r, c, width, True)
-                )
+                ops, bits = emit_magnitude_bits(read(h, _scaled_index(h, j, block, k)))
                 largest = _insert(h, ops, bits)
                 return [h.emit(arith.MaxSIOp(carried[0], largest))]
 
-            zero_type = VectorType(IntegerType(width_bits), [width])
-            zero = g.emit(
-                arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(zero_type, [0]))
-            )
-            (amax,) = g.loop(0, block, [zero], magnitude)
+            (amax,) = g.loop(0, block, [g.emit(arith.ConstantOp(zero))], magnitude)
             ops, code = emit_block_scale(op.float_format, amax, op.rule)
             code = _insert(g, ops, code)
-            write_block(g, code, scales, r, j)
+            write(g, code, scales, j)
 
             def convert(
                 h: Emitter, k: SSAValue, _: Sequence[SSAValue]
             ) -> list[SSAValue]:
                 c = _scaled_index(h, j, block, k)
-                x = read_block(h, op.input, r, c, width, True)
                 ops, bits = emit_scaled_elements(
-                    op.float_format, x, code, op.rounding_mode
+                    op.float_format, read(h, c), code, op.rounding_mode
                 )
-                write_block(h, _insert(h, ops, bits), elements, r, c)
+                write(h, _insert(h, ops, bits), elements, c)
                 return []
 
             g.loop(0, block, [], convert)
@@ -132,41 +145,11 @@ def quantize_into(
         f.loop(0, t.cols // block, [], one_block)
 
     if lanes and readable(op.input, e.fused, True):
-        for_each_segment(e, t.rows, lanes, rows)
+        for_each_segment(e, t.rows, lanes, quantize)
         return
 
     def row(f: Emitter, r: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
-        def one_block(g: Emitter, j: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
-            def magnitude(
-                h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
-            ) -> list[SSAValue]:
-                x = h.element(op.input, r, _scaled_index(h, j, block, k))
-                ops, bits = emit_magnitude_bits(x)
-                largest = _insert(h, ops, bits)
-                return [h.emit(arith.MaxSIOp(carried[0], largest))]
-
-            width = 64 if str(t.element_type) == "f64" else 32
-            zero = g.emit(arith.ConstantOp(IntegerAttr(0, IntegerType(width))))
-            (amax,) = g.loop(0, block, [zero], magnitude)
-            ops, code = emit_block_scale(op.float_format, amax, op.rule)
-            code = _insert(g, ops, code)
-            g.store_buffer(code, scales, r, j)
-
-            def convert(
-                h: Emitter, k: SSAValue, _: Sequence[SSAValue]
-            ) -> list[SSAValue]:
-                c = _scaled_index(h, j, block, k)
-                x = h.element(op.input, r, c)
-                ops, bits = emit_scaled_elements(
-                    op.float_format, x, code, op.rounding_mode
-                )
-                h.store_buffer(_insert(h, ops, bits), elements, r, c)
-                return []
-
-            g.loop(0, block, [], convert)
-            return []
-
-        f.loop(0, t.cols // block, [], one_block)
+        quantize(f, r, 0)
         return []
 
     e.loop(0, t.rows, [], row)
