@@ -418,7 +418,7 @@ class _MicroKernel:
             ]
 
         if s.depth_blocks > 1:
-            self._prefetch_next_tile(f, jr, row_at, cols, partial_sums)
+            self._prefetch_next_tile(f, partial_sums)
 
         def stored(h: Emitter) -> list[SSAValue]:
             return [
@@ -488,32 +488,22 @@ class _MicroKernel:
             _if(f, last, [], partial(store, sums=sums), keep)
 
     def _prefetch_next_tile(
-        self,
-        f: Emitter,
-        jr: SSAValue,
-        row_at: Sequence[SSAValue],
-        cols: int,
-        partial_sums: Sequence[tuple[SSAValue, list[SSAValue]]],
+        self, f: Emitter, partial_sums: Sequence[tuple[SSAValue, list[SSAValue]]]
     ) -> None:
         """Prefetches (for writing) the partial sums the next kernel call
-        loads: the tile NR columns on in D, or the next tile in d_packed
-        (clamped to the last column; the next row panel's first tile is left
-        to the hardware). Issued before this call's k loop, they arrive while
-        it runs; unfetched, they stalled each call's start (~5 % of f32
-        1024^3)."""
-        g, s = self.g, self.s
-        if self.d_packed is None:
-            for j in range(cols):
-                column = _min(
-                    f, _d(0) * PANEL_COLUMNS + j + PANEL_COLUMNS, g.cols - 1, [jr]
-                )
-                for r in row_at:
-                    f.builder.insert(PrefetchOp(g.output, [column, r], is_write=True))
-            return
-        last = s.mc * s.nc * PANEL_COLUMNS - 1
-        for buffer, (c, lane) in partial_sums:
+        loads: NR columns on, in D or in d_packed (clamped to the last
+        column; the next row panel's first tile is left to the hardware).
+        Issued before this call's k loop, they arrive while it runs;
+        unfetched, they stalled each call's start (~5 % of f32 1024^3)."""
+        s = self.s
+        last = (
+            self.g.cols - 1
+            if self.d_packed is None
+            else s.mc * s.nc * PANEL_COLUMNS - 1
+        )
+        for buffer, (c, row) in partial_sums:
             column = _min(f, _d(0) + PANEL_COLUMNS, last, [c])
-            f.builder.insert(PrefetchOp(buffer, [column, lane], is_write=True))
+            f.builder.insert(PrefetchOp(buffer, [column, row], is_write=True))
 
 
 def _depth_loop(

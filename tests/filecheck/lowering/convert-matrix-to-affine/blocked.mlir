@@ -115,7 +115,7 @@ func.func @blocked(%a: !matrix.matrix<80x50xf32>, %b: !matrix.matrix<50x14xf32>,
 // CHECK-LABEL: func.func @contracted
 // One row block holds all of D's rows: the partial sums wait in D, where the
 // next tile's are prefetched (6 columns on, at most the last).
-// CHECK: %[[NEXTC:.*]] = affine.min affine_map<(d0) -> (((d0 * 6) + 6), 11)> (%{{.*}})
+// CHECK: %[[NEXTC:.*]] = affine.min affine_map<(d0) -> ((d0 + 6), 11)> (%{{.*}})
 // CHECK-NEXT: memref.prefetch %{{.*}}[%[[NEXTC]], %{{.*}}], write, locality<3>, data : memref<12x16xf64>
 // CHECK: affine.for %{{.*}} iter_args
 // CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} {fastmath = #arith.fastmath<contract>} : vector<8xf64>
