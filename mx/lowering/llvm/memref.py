@@ -282,10 +282,7 @@ class PrefetchLowering(RewritePattern):
     def match_and_rewrite(self, op: PrefetchOp, rewriter: PatternRewriter, /):
         pointer = element_pointer(op.memref, op.indices, op, rewriter)
         hints = [int(op.writes), op.locality, int(op.data)]
-        constants = [
-            rewriter.insert(llvm.ConstantOp(IntegerAttr(hint, i32), i32)).result
-            for hint in hints
-        ]
+        constants = [integer_constant(hint, i32, rewriter) for hint in hints]
         rewriter.replace(
             op, llvm.CallIntrinsicOp("llvm.prefetch", [pointer, *constants], [])
         )

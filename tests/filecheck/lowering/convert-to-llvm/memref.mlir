@@ -79,17 +79,16 @@ func.func @copy(%a: memref<8xf16>, %b: memref<8xf16>) {
 
 // A prefetch is the llvm.prefetch intrinsic on the element's address, with
 // its hints as i32 operands (rw: 0 read, 1 write; locality 0..3; cache: 1
-// data, 0 instructions).
+// data, 0 instructions): the function's shared constants.
 // CHECK-LABEL: llvm.func @prefetch
 // CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[I:.*]]: i64, %[[J:.*]]: i64)
 func.func @prefetch(%a: memref<3x5xf32>, %i: index, %j: index) {
+  // CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+  // CHECK-DAG: %[[LOC:.*]] = llvm.mlir.constant(2 : i32) : i32
   // CHECK: %[[ROW:.*]] = llvm.mul %[[I]], %{{.*}} : i64
   // CHECK: %[[LIN:.*]] = llvm.add %[[ROW]], %[[J]] : i64
   // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[LIN]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-  // CHECK: %[[RW:.*]] = llvm.mlir.constant(1 : i32) : i32
-  // CHECK: %[[LOC:.*]] = llvm.mlir.constant(2 : i32) : i32
-  // CHECK: %[[DATA:.*]] = llvm.mlir.constant(1 : i32) : i32
-  // CHECK: llvm.call_intrinsic "llvm.prefetch"(%[[P]], %[[RW]], %[[LOC]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
+  // CHECK: llvm.call_intrinsic "llvm.prefetch"(%[[P]], %[[ONE]], %[[LOC]], %[[ONE]]) : (!llvm.ptr, i32, i32, i32) -> ()
   memref.prefetch %a[%i, %j], write, locality<2>, data : memref<3x5xf32>
   func.return
 }
