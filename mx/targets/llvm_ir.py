@@ -606,8 +606,7 @@ class LLVMIRWriter:
             self.body.append("\n".join(self.printer.top_level(op)))
 
     def text(self, triple: str | None = None, data_layout: str | None = None) -> str:
-        """The whole text (host triple and layout by default: only then is
-        llvmlite's LLVM loaded, ~44 MB)."""
+        """The whole text (host triple and layout by default: `host_target`)."""
         if triple is None or data_layout is None:
             host_triple, host_layout = host_target()
             triple, data_layout = triple or host_triple, data_layout or host_layout

@@ -18,7 +18,10 @@ and D): a panel of A stays in L1 and the panels of B stream past it.
 
 Every access of the micro-kernel is sequential (the packing makes it so),
 which is what the hardware prefetchers follow; the partial sums it loads
-and stores stay in L2 between depth blocks. The last, partial panels of
+and stores stay in L2 between depth blocks (in D, or in a contiguous buffer
+of tiles when a row block is narrower than D), and each call prefetches the
+next call's. The packing of A prefetches A's columns ahead (a stride apart,
+beyond the hardware prefetchers). The last, partial panels of
 rows and columns run the same kernel on fewer vectors or columns (in the
 last row or column block).
 
