@@ -10,7 +10,6 @@ set), where its absence fails.
 
 from __future__ import annotations
 
-import os
 import sys
 import zlib
 from pathlib import Path
@@ -24,7 +23,7 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import cabi
-from bench.build import BENCH, Build, build, clang
+from bench.build import BENCH, CLANG, Build, build
 from bench.kernels import (
     FP8_FAMILIES,
     Family,
@@ -35,6 +34,7 @@ from bench.kernels import (
     mx_impls,
     symbol,
 )
+from tests.system_tools import required_tool
 
 KERNELS = all_kernels()
 CASES = [
@@ -49,10 +49,7 @@ Arr = NDArray[Any]
 
 @pytest.fixture(scope="session")
 def built() -> Build:
-    if clang() is None:
-        if os.environ.get("CI"):
-            pytest.fail("clang-16 is required in CI (apt-get install clang-16)")
-        pytest.skip("clang-16 not installed")
+    required_tool(CLANG)
     from mx.universe import ALL_PASSES
 
     return build(
