@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
 )
 from xdsl.ir import Block, Operation, RegionBlocks
-from xdsl.irdl import OpDef
+from xdsl.irdl import IRDLOperation, OpDef, irdl_op_definition, traits_def
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
@@ -348,7 +348,61 @@ def test_fix_checks_a_repeated_op_signature_once(
     monkeypatch.setattr(fixes, "_xdsl_op_def_verify", counting)
     with fixes.xdsl_fixes():
         module.verify()
+        # mx-opt -t llvm verifies each function apart: known signatures stay known.
+        parse_and_verify(text.replace("@f", "@g")).verify()
     assert checked.count("arith.addi") == 1
+    checked.clear()
+    with fixes.xdsl_fixes():  # a new outermost block starts afresh
+        module.verify()
+    assert checked.count("arith.addi") == 1
+
+
+def test_fix_remembers_trait_answers_until_the_traits_change() -> None:
+    # Same answers as xDSL's own lookups, for every op class and trait asked;
+    # a trait added to a class afterwards is seen.
+    from xdsl.dialects import arith, func, llvm
+    from xdsl.traits import (
+        ConstantLike,
+        HasCanonicalizationPatternsTrait,
+        IsTerminator,
+        MemoryEffect,
+        OpTrait,
+        Pure,
+    )
+
+    classes = (arith.AddiOp, arith.ConstantOp, func.ReturnOp, llvm.StoreOp, llvm.BrOp)
+    questions = (
+        ConstantLike,
+        HasCanonicalizationPatternsTrait,
+        IsTerminator,
+        MemoryEffect,
+        Pure,
+    )
+
+    def answers() -> list[tuple[OpTrait | None, bool, list[OpTrait]]]:
+        return [
+            (c.get_trait(t), c.has_trait(t), c.get_traits_of_type(t))
+            for c in classes
+            for t in questions
+        ]
+
+    expected = answers()
+    assert any(a[0] is not None for a in expected)
+    assert any(a[0] is None for a in expected)
+    with fixes.xdsl_fixes():
+        assert answers() == expected
+        assert answers() == expected  # remembered answers
+
+        @irdl_op_definition
+        class MarkedOp(IRDLOperation):
+            name = "test.marked"
+            traits = traits_def(Pure())
+
+        assert MarkedOp.get_traits_of_type(IsTerminator) == []
+        assert not MarkedOp.has_trait(IsTerminator)
+        MarkedOp.traits.add_trait(IsTerminator())
+        assert MarkedOp.has_trait(IsTerminator)
+        assert MarkedOp.get_traits_of_type(IsTerminator) == [IsTerminator()]
 
 
 def test_fix_still_checks_traits_of_a_repeated_op_signature() -> None:

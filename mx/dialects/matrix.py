@@ -972,8 +972,8 @@ def element_type_of(t: Attribute) -> Attribute:
     """The element type of a matrix or vector type (`t` itself otherwise)."""
     if isinstance(t, MatrixType):
         return t.element_type
-    if isa(t, VectorType[Attribute]):
-        return t.element_type
+    if isinstance(t, VectorType):
+        return cast(VectorType[Attribute], t).element_type
     return t
 
 

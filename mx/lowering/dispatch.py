@@ -50,7 +50,11 @@ def matched_op_classes(pattern: RewritePattern) -> OpClasses | None:
 class OpTypeDispatchApplier(RewritePattern):
     """Erases a trivially dead op, or applies the first of `patterns` that
     rewrites it, as `GreedyRewritePatternApplier` does (without folding);
-    patterns that name their op classes are only tried on those."""
+    patterns that name their op classes are only tried on those. An op no
+    pattern rewrites is left as it is, dead or not (`erase_dead_ops` sweeps
+    the dead ones at the end): most ops a conversion visits are the ones its
+    rewrites just inserted, and asking each for its effects costs more than
+    the rewrite."""
 
     def __init__(self, patterns: Sequence[RewritePattern]) -> None:
         self._patterns = [(p, matched_op_classes(p)) for p in patterns]
@@ -68,10 +72,13 @@ class OpTypeDispatchApplier(RewritePattern):
         return found
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        patterns = self.patterns_for(type(op))
+        if not patterns:
+            return
         if is_trivially_dead(op):
             rewriter.erase(op)
             return
-        for pattern in self.patterns_for(type(op)):
+        for pattern in patterns:
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return

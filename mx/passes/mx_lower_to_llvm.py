@@ -1,6 +1,7 @@
 """`mx-lower-to-llvm`: the whole lowering of mx's dialects to `llvm` as one pass."""
 
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -54,10 +55,20 @@ class MxLowerToLLVMPass(ModulePass):
     transpose counts and matrix-lowering-remarks' work per function."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        registry = Universe.get_multiverse().all_passes
-        for spec in steps(self.remarks):
-            if spec.name not in registry:
-                raise PassFailedException(
-                    f"mx-lower-to-llvm: pass '{spec.name}' is not registered"
-                )
-            registry[spec.name]().from_pass_spec(spec).apply(ctx, op)
+        for step in _passes(self.remarks):
+            step.apply(ctx, op)
+
+
+@cache
+def _passes(remarks: bool) -> tuple[ModulePass, ...]:
+    """The passes of `steps(remarks)`, looked up and built once per process
+    (the registry scans the installed packages' entry points)."""
+    registry = Universe.get_multiverse().all_passes
+    passes: list[ModulePass] = []
+    for spec in steps(remarks):
+        if spec.name not in registry:
+            raise PassFailedException(
+                f"mx-lower-to-llvm: pass '{spec.name}' is not registered"
+            )
+        passes.append(registry[spec.name]().from_pass_spec(spec))
+    return tuple(passes)

@@ -8,11 +8,13 @@ Nested uses are cheap: only the outermost one patches and restores.
 
 import re
 import threading
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from contextlib import contextmanager
+from typing import cast
 
 from xdsl.ir import Attribute, Block, Operation, Region, RegionBlocks
 from xdsl.irdl import OpDef
+from xdsl.traits import OpTrait, SameOperandsAndResultType
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
@@ -34,30 +36,37 @@ _STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
 # lowered module repeats a few signatures (an `i64` `llvm.add`, a `<4 x float>`
 # load) tens of thousands of times. Apart from the traits' checks, which look at
 # the op's surroundings, that check depends only on the op's class, operand and
-# result types, successor count and (immutable) properties and attributes: while
-# the outermost `verify` runs, a signature that verified is not checked again.
-# Ops with regions are always checked in full, and so is a signature that fails,
-# with xDSL's own message.
+# result types, successor count and (immutable) properties and attributes: within
+# the outermost `xdsl_fixes()` block, a signature that verified is not checked
+# again (mx-opt's `-t llvm` verifies each function apart: the same signatures in
+# every one). Ops with regions are always checked in full, and so is a signature
+# that fails, with xDSL's own message. Of the traits, only those that look at
+# types alone (`SIGNATURE_TRAITS`) are skipped for a known signature.
 _xdsl_verify = Operation.verify
 _xdsl_block_count = RegionBlocks.__len__
 _xdsl_op_def_verify = OpDef.verify
 _block_counts: dict[int, tuple[Region, int]] | None = None
 """Region and block count by `id(region)` (the region is kept so that its id is
 not reused), during the outermost `Operation.verify` only."""
-_verified_signatures: set[tuple[object, ...]] | None = None
-"""The signatures (`_signature`) of the region-less ops that verified, during
-the outermost `Operation.verify` only."""
+_verified_signatures: set[tuple[object, ...]] = set()
+"""The signatures (`_signature`) of the region-less ops that verified, within
+the outermost `xdsl_fixes()` block only."""
+MAX_VERIFIED_SIGNATURES = 1 << 16
+"""Beyond this many, the remembered signatures are forgotten (a bound on the
+memory they keep alive in a long-lived process)."""
+SIGNATURE_TRAITS: tuple[type[OpTrait], ...] = (SameOperandsAndResultType,)
+"""Traits whose check depends on the op's signature alone."""
 
 
 def _verify(self: Operation, verify_nested_ops: bool = True) -> None:
-    global _block_counts, _verified_signatures
+    global _block_counts
     if _block_counts is not None:
         return _xdsl_verify(self, verify_nested_ops)
-    _block_counts, _verified_signatures = {}, set()
+    _block_counts = {}
     try:
         _xdsl_verify(self, verify_nested_ops)
     finally:
-        _block_counts = _verified_signatures = None
+        _block_counts = None
 
 
 def _block_count(self: RegionBlocks) -> int:
@@ -82,7 +91,7 @@ def _signature(op: Operation) -> tuple[object, ...]:
 
 
 def _op_def_verify(self: OpDef, op: Operation) -> None:
-    if _verified_signatures is None or op.regions:
+    if op.regions:
         return _xdsl_op_def_verify(self, op)
     signature = _signature(op)
     try:
@@ -91,10 +100,13 @@ def _op_def_verify(self: OpDef, op: Operation) -> None:
         return _xdsl_op_def_verify(self, op)
     if not known:
         _xdsl_op_def_verify(self, op)
+        if len(_verified_signatures) >= MAX_VERIFIED_SIGNATURES:
+            _verified_signatures.clear()
         _verified_signatures.add(signature)
         return
     for trait in self.traits:
-        trait.verify(op)
+        if not isinstance(trait, SIGNATURE_TRAITS):
+            trait.verify(op)
 
 
 # `Block.split_before` finds its block's index in the region and inserts the new
@@ -122,6 +134,53 @@ def _split_before(
     return block
 
 
+# `Operation.get_trait`/`get_traits_of_type` test each of the op class's traits
+# with `isinstance` against an ABC (~1 µs each), and the greedy rewriter, dead
+# code elimination and verification ask them several times for every op they
+# visit (~300 k times to lower 2 000 matrix ops). An op class's traits only
+# change through `OpTraits.add_trait`, which replaces its trait set: the
+# answers are remembered per class and question while that set is the same.
+_xdsl_get_trait = cast(
+    "classmethod[Operation, ..., OpTrait | None]", Operation.__dict__["get_trait"]
+)
+_xdsl_get_traits_of_type = cast(
+    "classmethod[Operation, ..., list[OpTrait]]",
+    Operation.__dict__["get_traits_of_type"],
+)
+_trait_answers: dict[tuple[object, ...], tuple[frozenset[OpTrait], object]] = {}
+
+
+def _remembered(
+    kind: str, cls: type[Operation], trait: object, answer: Callable[[], object]
+) -> object:
+    current = cls.traits.traits
+    key = (kind, cls, trait)
+    try:
+        known = _trait_answers.get(key)
+    except TypeError:  # an unhashable trait
+        return answer()
+    if known is None or known[0] is not current:
+        known = _trait_answers[key] = (current, answer())
+    return known[1]
+
+
+def _get_trait(cls: type[Operation], trait: object) -> OpTrait | None:
+    return cast(
+        OpTrait | None,
+        _remembered("get", cls, trait, lambda: _xdsl_get_trait.__func__(cls, trait)),
+    )
+
+
+def _get_traits_of_type(cls: type[Operation], trait_type: object) -> list[OpTrait]:
+    found = _remembered(
+        "all",
+        cls,
+        trait_type,
+        lambda: tuple(_xdsl_get_traits_of_type.__func__(cls, trait_type)),
+    )
+    return list(cast(tuple[OpTrait, ...], found))
+
+
 # Python refuses to convert an integer literal of more than 4300 digits
 # (`ValueError: Exceeds the limit ...`), which xDSL lets escape from its lexer.
 # Such a literal is bad input: a parse error at the literal.
@@ -144,6 +203,8 @@ _PATCHES: tuple[tuple[object, str, object], ...] = (
     (OpDef, "verify", _op_def_verify),
     (Block, "split_before", _split_before),
     (MLIRTokenKind, "get_int_value", _int_value),
+    (Operation, "get_trait", classmethod(_get_trait)),
+    (Operation, "get_traits_of_type", classmethod(_get_traits_of_type)),
 )
 
 _lock = threading.Lock()
@@ -167,6 +228,8 @@ def xdsl_fixes() -> Generator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0:
+                _verified_signatures.clear()
+                _trait_answers.clear()
                 for (owner, name, _), original in zip(
                     _PATCHES, _originals, strict=True
                 ):

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import RewritePattern
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPattern
 
 from mx.diagnostics import OpDiagnostic
@@ -33,13 +32,20 @@ from mx.lowering.llvm.vector import VECTOR_PATTERNS
 _LLVM_OPS = frozenset(op.name for op in (*llvm.LLVM.operations, *LLVMExt.operations))
 
 
-def _walk(
-    module: builtin.ModuleOp,
-    patterns: tuple[RewritePattern, ...],
-    *,
-    reverse: bool = False,
-) -> None:
-    rewrite_once(module, OpTypeDispatchApplier(patterns), reverse=reverse)
+# The stages' appliers, built once: each caches the patterns of an op class.
+_STRUCTURE = OpTypeDispatchApplier(AFFINE_STRUCTURE_PATTERNS + SCF_PATTERNS)
+# f16/bf16 legalization first: an op it rewrites is not lowered as it is, and
+# the ops it inserts are visited next.
+_OPS = OpTypeDispatchApplier(
+    NARROW_FLOAT_PATTERNS
+    + FUNC_PATTERNS
+    + ARITH_PATTERNS
+    + MATH_PATTERNS
+    + MEMREF_PATTERNS
+    + VECTOR_PATTERNS
+    + AFFINE_ACCESS_PATTERNS
+)
+_CASTS = OpTypeDispatchApplier((ReconcileUnrealizedCastsPattern(),))
 
 
 @dataclass(frozen=True)
@@ -52,20 +58,9 @@ class ConvertToLLVMPass(ModulePass):
         with constant_pool():
             # Last op first: lowering a loop moves the ops after it to a new
             # block, which must not hold the loops still to be lowered (O(n²)).
-            _walk(op, AFFINE_STRUCTURE_PATTERNS + SCF_PATTERNS, reverse=True)
-            # f16/bf16 legalization first: an op it rewrites is not lowered
-            # as it is, and the ops it inserts are visited next.
-            _walk(
-                op,
-                NARROW_FLOAT_PATTERNS
-                + FUNC_PATTERNS
-                + ARITH_PATTERNS
-                + MATH_PATTERNS
-                + MEMREF_PATTERNS
-                + VECTOR_PATTERNS
-                + AFFINE_ACCESS_PATTERNS,
-            )
-        _walk(op, (ReconcileUnrealizedCastsPattern(),))
+            rewrite_once(op, _STRUCTURE, reverse=True)
+            rewrite_once(op, _OPS)
+        rewrite_once(op, _CASTS)
         erase_dead_ops(op)
         for inner in op.walk():
             if inner is not op and inner.name not in _LLVM_OPS:

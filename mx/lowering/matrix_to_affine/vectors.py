@@ -19,6 +19,7 @@ scalar element. The `i4`/`i6` containers keep the scalar loop nests.
 """
 
 from collections.abc import Callable
+from functools import cache
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
@@ -152,7 +153,9 @@ def for_each_block(
     e.loop(0, major, [], line)
 
 
+@cache
 def _vector_of(t: Attribute, width: int) -> VectorType:
+    """`vector<width x t>`, built once (xDSL verifies every type it builds)."""
     return VectorType(t, [width])
 
 
