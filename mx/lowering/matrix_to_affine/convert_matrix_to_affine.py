@@ -110,6 +110,7 @@ from mx.lowering.matrix_to_affine.decoded_matvec import decoded_matvec, match_we
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
     Index,
+    IndexConstants,
     as_matrix,
     buffer_of,
     narrow,
@@ -170,8 +171,21 @@ class LoweringState:
     indices) and `temporaries` (buffers filled with a copy of a value that
     exists elsewhere) emitted, for `matrix-lowering-remarks`."""
 
+    constants: dict[func.FuncOp, IndexConstants] = field(
+        default_factory=dict[func.FuncOp, IndexConstants]
+    )
+
     def emitter(self, op: Operation) -> Emitter:
-        return Emitter.before(op, self.plan.fused)
+        return Emitter.before(op, self.plan.fused, self._constants(op))
+
+    def _constants(self, op: Operation) -> IndexConstants | None:
+        function = self.allocator.enclosing_function(op)
+        if function is None or (entry := function.body.first_block) is None:
+            return None
+        constants = self.constants.get(function)
+        if constants is None:
+            constants = self.constants[function] = IndexConstants(entry)
+        return constants
 
     def buffer(self, t: MatrixType, at: Operation, owned: bool = True) -> SSAValue:
         buffer = self.allocator.allocate(t, at)

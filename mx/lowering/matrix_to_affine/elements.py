@@ -11,7 +11,7 @@ variable, `memref.load`/`memref.store` with `arith` address arithmetic otherwise
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.builder import Builder
@@ -101,18 +101,50 @@ def _affine_access(
 
 
 @dataclass
+class IndexConstants:
+    """One `arith.constant` of `index` type per value for a whole function, at
+    the start of its entry block (where MLIR's folder materializes constants):
+    the loop nests of a lowering use the same few indices in every body."""
+
+    entry: Block
+    known: dict[int, SSAValue] = field(default_factory=dict[int, SSAValue])
+    last: Operation | None = None
+    """The constant inserted last: the next goes after it."""
+
+    def get(self, value: int) -> SSAValue:
+        found = self.known.get(value)
+        if found is not None and cast(Operation, found.owner).parent is self.entry:
+            return found
+        op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        if self.last is not None and self.last.parent is self.entry:
+            self.entry.insert_op_after(op, self.last)
+        elif self.entry.first_op is not None:
+            self.entry.insert_op_before(op, self.entry.first_op)
+        else:
+            self.entry.add_op(op)
+        self.last = op
+        self.known[value] = op.result
+        return op.result
+
+
+@dataclass
 class Emitter:
     """Builds ops at one insertion point."""
 
     builder: Builder
     fused: set[Operation]
+    constants: IndexConstants | None = None
+    """The index constants of the function the ops go into (None: each
+    index literal gets a constant where it is used)."""
 
     @staticmethod
-    def before(op: Operation, fused: set[Operation]) -> "Emitter":
-        return Emitter(Builder(InsertPoint.before(op)), fused)
+    def before(
+        op: Operation, fused: set[Operation], constants: IndexConstants | None = None
+    ) -> "Emitter":
+        return Emitter(Builder(InsertPoint.before(op)), fused, constants)
 
     def at_end(self, block: Block) -> "Emitter":
-        return Emitter(Builder(InsertPoint.at_end(block)), self.fused)
+        return Emitter(Builder(InsertPoint.at_end(block)), self.fused, self.constants)
 
     def emit(self, op: Operation) -> SSAValue:
         """Insert `op`; its (first) result."""
@@ -122,6 +154,8 @@ class Emitter:
     def index(self, value: Index) -> SSAValue:
         if isinstance(value, SSAValue):
             return value
+        if self.constants is not None:
+            return self.constants.get(value)
         return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
     # -- buffers -------------------------------------------------------------

@@ -3,13 +3,14 @@
 // Packed i4: element n is the nibble at bit 4n of the byte stream: byte
 // (4n) >> 3, shifted right by (4n) & 7. (The store may write memory the
 // load reads, two function arguments may alias: the load gets a buffer.)
+// Index constants are made once, at the start of the function.
 // CHECK-LABEL: func.func @copy_i4
+// CHECK-DAG: %[[W:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[SEVEN:.*]] = arith.constant 7 : index
 // CHECK: memref.alloca() {{.*}} : memref<3x4xi4>
-// CHECK: %[[W:.*]] = arith.constant 4 : index
-// CHECK-NEXT: %[[BIT:.*]] = arith.muli %{{.*}}, %[[W]] : index
-// CHECK-NEXT: %[[THREE:.*]] = arith.constant 3 : index
+// CHECK: %[[BIT:.*]] = arith.muli %{{.*}}, %[[W]] : index
 // CHECK-NEXT: %[[BYTE:.*]] = arith.shrui %[[BIT]], %[[THREE]] : index
-// CHECK-NEXT: %[[SEVEN:.*]] = arith.constant 7 : index
 // CHECK-NEXT: %[[S:.*]] = arith.andi %[[BIT]], %[[SEVEN]] : index
 // CHECK-NEXT: %[[S32:.*]] = arith.index_cast %[[S]] : index to i32
 // CHECK-NEXT: %[[B:.*]] = memref.load %{{.*}}[%[[BYTE]]] : memref<?xi8>
@@ -44,11 +45,11 @@ func.func @copy_i4(%src: memref<?xi8>, %dst: memref<?xi8>, %off: index) {
 // ORs the two bytes into one word; the store rewrites the second byte's
 // bits (mask 63 >> (8 - s)) before the first byte's (63 << s).
 // CHECK-LABEL: func.func @store_i6
-// CHECK: %[[W:.*]] = arith.constant 6 : index
-// CHECK-NEXT: %[[BIT:.*]] = arith.muli %{{.*}}, %[[W]] : index
+// CHECK-DAG: %[[W:.*]] = arith.constant 6 : index
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: %[[BIT:.*]] = arith.muli %{{.*}}, %[[W]] : index
 // CHECK: %[[FIRST:.*]] = arith.shrui %[[BIT]], %{{.*}} : index
 // CHECK: %[[S:.*]] = arith.andi %[[BIT]], %{{.*}} : index
-// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
 // CHECK-NEXT: %[[CROSS:.*]] = arith.shrui %[[S]], %[[TWO]] : index
 // CHECK-NEXT: %[[LAST:.*]] = arith.addi %[[FIRST]], %[[CROSS]] : index
 // CHECK-NEXT: %[[S32:.*]] = arith.index_cast %[[S]] : index to i32
