@@ -122,46 +122,57 @@ def element_pointer(
     rewriter: PatternRewriter,
 ) -> SSAValue:
     """`getelementptr` to `base[indices]` (`index` or `i64` values, or
-    constants), row-major. Constant index terms are folded here (fewer ops to build is less compile time; LLVM would fold
-    them anyway)."""
+    constants), row-major: one GEP over the array type of the memref's trailing
+    dimensions (`getelementptr [4 x float], ptr %m, i64 %i, i64 %j` for
+    `memref<?x4xf32>`), constant indices in the op itself; all-constant
+    indices fold to one element offset (0: the base pointer). One op instead of
+    the multiply-add chain of a linear index: less to build and translate."""
     type_ = _memref_type(base, op)
     pointer = to_llvm(base, rewriter)
-    shape = type_.get_shape()
     if not indices:  # a 0-D memref
         return pointer
-    # linear = dynamic + offset, row-major over `shape`
-    dynamic: SSAValue | None = None
-    offset = 0
-    for index, size in zip(indices, shape, strict=False):
-        if dynamic is not None:
-            dynamic = rewriter.insert(llvm.MulOp(dynamic, _i64(size, rewriter))).res
-        offset *= size
-        value = index if isinstance(index, int) else constant_value(index)
-        if value is not None:
-            offset += value
-            continue
-        assert not isinstance(index, int)
-        index = to_llvm(index, rewriter)
-        dynamic = (
-            index
-            if dynamic is None
-            else rewriter.insert(llvm.AddOp(dynamic, index)).res
-        )
-    if dynamic is None:
+    shape = type_.get_shape()
+    element = memory_type(type_.element_type)
+    values = [
+        index if isinstance(index, int) else constant_value(index) for index in indices
+    ]
+    if all(value is not None for value in values):
+        offset = 0
+        for value, size in zip(values, shape, strict=True):
+            offset = offset * size + cast(int, value)
         if not offset:
             return pointer
-        linear = _i64(offset, rewriter)
-    elif offset:
-        linear = rewriter.insert(llvm.AddOp(dynamic, _i64(offset, rewriter))).res
-    else:
-        linear = dynamic
+        return _gep(pointer, element, [offset], rewriter)
+    mixed: list[SSAValue | int] = [
+        to_llvm(cast(SSAValue, index), rewriter) if value is None else value
+        for index, value in zip(indices, values, strict=True)
+    ]
+    return _gep(pointer, _array_type(tuple(shape[1:]), element), mixed, rewriter)
+
+
+def _gep(
+    pointer: SSAValue,
+    source: Attribute,
+    indices: Sequence[SSAValue | int],
+    rewriter: PatternRewriter,
+) -> SSAValue:
+    """`getelementptr inbounds source, pointer, indices`; an integer index is
+    a constant of the op (an `i64` constant beyond i32's range)."""
+    raw: list[int] = []
+    operands = [pointer]
+    for index in indices:
+        if isinstance(index, int) and _RAW_MIN < index <= _RAW_MAX:
+            raw.append(index)
+            continue
+        raw.append(llvm.GEP_USE_SSA_VAL)
+        operands.append(_i64(index, rewriter) if isinstance(index, int) else index)
     # `GEPOp.from_mixed_indices` builds the same op, 4x slower (its attributes).
     gep = llvm.GEPOp.create(
-        operands=[pointer, linear],
+        operands=operands,
         result_types=[_POINTER],
         properties={
-            "rawConstantIndices": _ONE_SSA_INDEX,
-            "elem_type": memory_type(type_.element_type),
+            "rawConstantIndices": _raw_indices(tuple(raw)),
+            "elem_type": source,
             "noWrapFlags": _NO_WRAP_FLAGS,
             "inbounds": _INBOUNDS,
         },
@@ -169,8 +180,23 @@ def element_pointer(
     return rewriter.insert(gep).result
 
 
+@cache
+def _raw_indices(raw: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, raw)
+
+
+@cache
+def _array_type(dims: tuple[int, ...], element: Attribute) -> Attribute:
+    """`element` nested in arrays of `dims` (outermost first)."""
+    for size in reversed(dims):
+        element = llvm.LLVMArrayType(size, element)
+    return element
+
+
 _POINTER = llvm.LLVMPointerType()
-_ONE_SSA_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
+_RAW_MIN, _RAW_MAX = llvm.GEP_USE_SSA_VAL, 2**31 - 1
+"""The constant indices a GEP holds itself (i32; its least value marks an
+SSA index)."""
 _NO_WRAP_FLAGS = IntegerAttr(0, 32)
 _INBOUNDS = UnitAttr()
 _NOT_ATOMIC = IntegerAttr(0, i64)

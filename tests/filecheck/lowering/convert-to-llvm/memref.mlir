@@ -1,18 +1,41 @@
 // RUN: mx-opt %s -p convert-to-llvm --split-input-file | filecheck %s
 
-// Memrefs are bare pointers; 2-D accesses are linearized row-major with a GEP.
+// Memrefs are bare pointers; a 2-D access is one GEP over the array type of
+// a row (row-major), constant indices in the GEP itself.
 // CHECK-LABEL: llvm.func @load_store
 // CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[I:.*]]: i64, %[[J:.*]]: i64)
 func.func @load_store(%a: memref<3x5xf32>, %i: index, %j: index) {
-  // CHECK: %[[C5:.*]] = llvm.mlir.constant(5) : i64
-  // CHECK: %[[ROW:.*]] = llvm.mul %[[I]], %[[C5]] : i64
-  // CHECK: %[[LIN:.*]] = llvm.add %[[ROW]], %[[J]] : i64
-  // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[LIN]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-  // CHECK: %[[V:.*]] = llvm.load %[[P]] : !llvm.ptr -> f32
+  // CHECK-NOT: llvm.mul
+  // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[I]], %[[J]]] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<5 x f32>
+  // CHECK-NEXT: %[[V:.*]] = llvm.load %[[P]] : !llvm.ptr -> f32
   %v = memref.load %a[%i, %j] : memref<3x5xf32>
-  // CHECK: llvm.store %[[V]], %{{.*}} : f32, !llvm.ptr
-  memref.store %v, %a[%j, %i] : memref<3x5xf32>
+  // CHECK-NEXT: %[[Q:.*]] = llvm.getelementptr inbounds %[[A]][%[[J]], 2] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.array<5 x f32>
+  // CHECK-NEXT: llvm.store %[[V]], %[[Q]] : f32, !llvm.ptr
+  %c2 = arith.constant 2 : index
+  memref.store %v, %a[%j, %c2] : memref<3x5xf32>
+  // All-constant indices are one element offset: 1 * 5 + 3.
+  // CHECK-NEXT: %[[R:.*]] = llvm.getelementptr inbounds %[[A]][8] : (!llvm.ptr) -> !llvm.ptr, f32
+  // CHECK-NEXT: llvm.store %[[V]], %[[R]] : f32, !llvm.ptr
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  memref.store %v, %a[%c1, %c3] : memref<3x5xf32>
+  // CHECK-NEXT: llvm.store %[[V]], %[[A]] : f32, !llvm.ptr
+  %c0 = arith.constant 0 : index
+  memref.store %v, %a[%c0, %c0] : memref<3x5xf32>
   func.return
+}
+
+// -----
+
+// A constant index beyond i32 is an i64 constant operand.
+// CHECK-LABEL: llvm.func @large_index
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[I:.*]]: i64)
+func.func @large_index(%a: memref<?x4xf32>, %i: index) -> f32 {
+  // CHECK: %[[BIG:.*]] = llvm.mlir.constant(4294967296) : i64
+  // CHECK: llvm.getelementptr inbounds %[[A]][%[[BIG]], %[[I]]] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<4 x f32>
+  %big = arith.constant 4294967296 : index
+  %v = memref.load %a[%big, %i] : memref<?x4xf32>
+  func.return %v : f32
 }
 
 // -----
@@ -85,9 +108,7 @@ func.func @copy(%a: memref<8xf16>, %b: memref<8xf16>) {
 func.func @prefetch(%a: memref<3x5xf32>, %i: index, %j: index) {
   // CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
   // CHECK-DAG: %[[LOC:.*]] = llvm.mlir.constant(2 : i32) : i32
-  // CHECK: %[[ROW:.*]] = llvm.mul %[[I]], %{{.*}} : i64
-  // CHECK: %[[LIN:.*]] = llvm.add %[[ROW]], %[[J]] : i64
-  // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[LIN]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[I]], %[[J]]] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<5 x f32>
   // CHECK: llvm.call_intrinsic "llvm.prefetch"(%[[P]], %[[ONE]], %[[LOC]], %[[ONE]]) : (!llvm.ptr, i32, i32, i32) -> ()
   memref.prefetch %a[%i, %j], write, locality<2>, data : memref<3x5xf32>
   func.return
@@ -98,8 +119,7 @@ func.func @prefetch(%a: memref<3x5xf32>, %i: index, %j: index) {
 // A strided layout with the row-major strides and offset 0 is no layout at all.
 // CHECK-LABEL: llvm.func @row_major_strides
 func.func @row_major_strides(%a: memref<?x4xf32, strided<[4, 1]>>, %i: index) -> f32 {
-  // CHECK: %[[C4:.*]] = llvm.mlir.constant(4) : i64
-  // CHECK: llvm.mul %{{.*}}, %[[C4]] : i64
+  // CHECK: llvm.getelementptr inbounds %{{.*}}[%{{.*}}, %{{.*}}] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<4 x f32>
   // CHECK: llvm.load
   %v = memref.load %a[%i, %i] : memref<?x4xf32, strided<[4, 1]>>
   func.return %v : f32

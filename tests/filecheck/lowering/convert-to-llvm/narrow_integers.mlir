@@ -35,7 +35,7 @@ func.func @memref_scalars(%a: memref<8xi4>, %b: memref<8xi6>, %i: index) {
 
 // CHECK-LABEL: llvm.func @affine_accesses
 func.func @affine_accesses(%a: memref<4x3xi6>, %i: index) {
-  // CHECK: llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+  // CHECK: llvm.getelementptr inbounds %{{.*}}[%{{.*}}, 2] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.array<3 x i8>
   // CHECK-NEXT: %[[BYTE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
   // CHECK-NEXT: %[[X:.*]] = llvm.trunc %[[BYTE]] : i8 to i6
   %x = affine.load %a[%i, 2] : memref<4x3xi6>
