@@ -22,6 +22,7 @@ the largest move to the heap until the rest fits.
 
 import heapq
 from dataclasses import dataclass, field
+from functools import cache
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -29,6 +30,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntegerAttr,
     IntegerType,
     MemRefType,
 )
@@ -46,8 +48,10 @@ HEAP_LIMIT_BYTES = 1 << 32
 """Largest buffer placed on the heap; larger matrices are rejected."""
 
 
+@cache
 def buffer_type(t: MatrixType) -> MemRefType:
-    """`memref<CxRxT>`: the column-major buffer of a matrix type."""
+    """`memref<CxRxT>`: the column-major buffer of a matrix type (built once:
+    xDSL verifies every type it builds)."""
     return MemRefType(t.element_type, [t.cols, t.rows])
 
 
@@ -149,10 +153,15 @@ class Allocator:
 
 
 def _allocation(t: MemRefType, on_heap: bool) -> Operation:
-    shape = t.get_shape()
     if on_heap:
-        return memref.AllocOp.get(t.element_type, alignment=64, shape=shape)
-    return memref.AllocaOp.get(t.element_type, alignment=64, shape=shape)
+        return memref.AllocOp([], [], t, _ALIGNMENT)
+    return memref.AllocaOp.build(
+        operands=[[], []], result_types=[t], properties={"alignment": _ALIGNMENT}
+    )
+
+
+_ALIGNMENT = IntegerAttr(64, 64)
+"""Of every buffer: a cache line, the widest vector's alignment."""
 
 
 def _share(
