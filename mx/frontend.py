@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Dialect, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.traits import NoTerminator, SymbolOpInterface
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import (
@@ -247,6 +248,21 @@ class LocatingParser(Parser):
             for use in list(value.uses)[:1]
         ]
 
+    def stale_forward_reference_diag(self, module: ModuleOp) -> Diag | None:
+        """An op whose custom parser reads an operand before its own regions
+        (`affine.for ... iter_args(%x = %y)` with `%y` defined in the body)
+        keeps the forward reference that the body's definition resolved: the
+        first such use, of a value not defined where it is used."""
+        for op in module.walk():
+            for index, operand in enumerate(op.operands):
+                if isinstance(operand, ForwardDeclaredValue):
+                    return op_diag(
+                        op,
+                        f"operand #{index} uses a value that is not defined where "
+                        "it is used",
+                    )
+        return None
+
     def diag_here(self, message: str) -> Diag:
         loc = self._current_token.span.get_location()
         return Diag("error", loc.line + self.line_offset, loc.col, message)
@@ -280,7 +296,10 @@ def parse_source(
     if parser._current_token.kind == MLIRTokenKind.EOF:
         return ModuleOp([])  # as mlir-opt: empty input is an empty module
     try:
-        return parser.parse_module(implicit_module)
+        module = parser.parse_module(implicit_module)
+        if (stale := parser.stale_forward_reference_diag(module)) is not None:
+            raise FrontendError([stale])
+        return module
     except ParseError as err:
         if undefined := parser.undefined_value_diags():
             raise FrontendError(undefined) from None

@@ -183,3 +183,28 @@ func.func @store_with_no_index(%m: memref<?xf64>, %v: f64) {
   memref.store %v, %m[] : memref<?xf64>
   func.return
 }
+
+// -----
+
+// An op parser that reads an operand before its own body (affine.for's
+// iter_args) kept a forward reference to a value the body defines: the
+// verifier then raised a ValueError. A located error at the op.
+func.func @iter_arg_defined_in_the_body(%a: i64) -> i64 {
+  // expected-error@+1 {{'affine.for' op operand #0 uses a value that is not defined where it is used}}
+  %r = affine.for %i = 0 to 2 iter_args(%x = %y) -> (i64) {
+    %y = arith.addi %x, %a : i64
+    affine.yield %y : i64
+  }
+  func.return %r : i64
+}
+
+// -----
+
+func.func @scf_iter_arg_defined_in_the_body(%a: i64, %n: index) -> i64 {
+  // expected-error@+1 {{'scf.for' op operand #3 uses a value that is not defined where it is used}}
+  %r = scf.for %i = %n to %n step %n iter_args(%x = %y) -> (i64) {
+    %y = arith.addi %x, %a : i64
+    scf.yield %y : i64
+  }
+  func.return %r : i64
+}
