@@ -31,7 +31,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
 
 from mx.lowering.llvm.arith import icmp_predicate
-from mx.lowering.llvm.func import convert_block_arguments
+from mx.lowering.llvm.func import branch, cond_branch, convert_block_arguments
 from mx.lowering.llvm.memref import (
     constant_value,
     element_pointer,
@@ -245,14 +245,14 @@ class AffineForLowering(RewritePattern):
         step = integer_constant(op.step.value.data, i64, rewriter)
         stepped = rewriter.insert(llvm.AddOp(iv, step)).res
         carried = [to_llvm(v, rewriter) for v in yield_.arguments]
-        rewriter.replace(yield_, llvm.BrOp(header, stepped, *carried))
+        rewriter.replace(yield_, branch(header, [stepped, *carried]))
 
         rewriter.insert(
-            llvm.BrOp(header, lower_bound, *inits), InsertPoint.at_end(init_block)
+            branch(header, [lower_bound, *inits]), InsertPoint.at_end(init_block)
         )
         rewriter.insertion_point = InsertPoint.at_end(header)
         in_range = _icmp(iv, upper_bound, "slt", rewriter)
-        rewriter.insert(llvm.CondBrOp(in_range, body, [], end_block, []))
+        rewriter.insert(cond_branch(in_range, body, [], end_block, []))
 
         rewriter.insertion_point = InsertPoint.before(op)
         results = [
