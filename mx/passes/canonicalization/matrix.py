@@ -532,10 +532,11 @@ class ConstantIndexToLiteral(RewritePattern):
 
 
 def _literal(value: MixedIndex) -> MixedIndex:
-    """The literal an `index` constant stands for, if it can be written as one."""
+    """The literal an `index` constant stands for, if it can be written as one
+    (literals are i64; `DYNAMIC`, i64's least value, marks a dynamic one)."""
     if isinstance(value, SSAValue) and isinstance(value.type, IndexType):
         c = scalar_constant(value)
-        if isinstance(c, int) and c != DYNAMIC:
+        if isinstance(c, int) and DYNAMIC < c < 2**63:
             return c
     return value
 

@@ -264,6 +264,17 @@ func.func @out_of_bounds_store_offset_stays(%m: !matrix.matrix<2x3xf32>, %mem2: 
   func.return
 }
 
+// An offset beyond i64 (literals are i64) stays dynamic; the stride, which
+// fits, becomes a literal. (Building the literal raised a ValueError.)
+// CHECK-LABEL: func.func @offset_beyond_i64_stays
+// CHECK:         matrix.column_major_load %mem[%{{.*}}] stride 4611686018427387904 : memref<?xf32> -> !matrix.matrix<2x2xf32>
+func.func @offset_beyond_i64_stays(%mem: memref<?xf32>) -> !matrix.matrix<2x2xf32> {
+  %off = arith.constant 99999999999999999999999999 : index
+  %s = arith.constant 4611686018427387904 : index
+  %l = matrix.column_major_load %mem[%off] stride %s : memref<?xf32> -> !matrix.matrix<2x2xf32>
+  func.return %l : !matrix.matrix<2x2xf32>
+}
+
 // A negative index stays dynamic.
 // CHECK-LABEL: func.func @negative_index_stays
 // CHECK:         matrix.insert %x, %m[%{{.*}}, 1] : !matrix.matrix<2x3xf32>
