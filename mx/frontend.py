@@ -155,7 +155,34 @@ class LocatingParser(Parser):
                 IntAttr(start.line + self.line_offset),
                 IntAttr(start.col),
             )
+        if op.regions:
+            self._check_resolved_operands(op)
         return op
+
+    def _check_resolved_operands(self, op: Operation) -> None:
+        """An op whose custom parser reads an operand before its own regions
+        (`affine.for ... iter_args(%x = %y)` with `%y` defined in the body)
+        keeps the forward reference that the body's definition resolved (and
+        no longer lists as pending): a use of a value not defined where it is
+        used."""
+        pending = [
+            value
+            for values in self.forward_ssa_references.values()
+            for value in values.values()
+        ]
+        for index, operand in enumerate(op.operands):
+            if isinstance(operand, ForwardDeclaredValue) and not any(
+                operand is value for value in pending
+            ):
+                raise FrontendError(
+                    [
+                        op_diag(
+                            op,
+                            f"operand #{index} uses a value that is not defined "
+                            "where it is used",
+                        )
+                    ]
+                )
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         if (
@@ -248,21 +275,6 @@ class LocatingParser(Parser):
             for use in list(value.uses)[:1]
         ]
 
-    def stale_forward_reference_diag(self, module: ModuleOp) -> Diag | None:
-        """An op whose custom parser reads an operand before its own regions
-        (`affine.for ... iter_args(%x = %y)` with `%y` defined in the body)
-        keeps the forward reference that the body's definition resolved: the
-        first such use, of a value not defined where it is used."""
-        for op in module.walk():
-            for index, operand in enumerate(op.operands):
-                if isinstance(operand, ForwardDeclaredValue):
-                    return op_diag(
-                        op,
-                        f"operand #{index} uses a value that is not defined where "
-                        "it is used",
-                    )
-        return None
-
     def diag_here(self, message: str) -> Diag:
         loc = self._current_token.span.get_location()
         return Diag("error", loc.line + self.line_offset, loc.col, message)
@@ -296,10 +308,7 @@ def parse_source(
     if parser._current_token.kind == MLIRTokenKind.EOF:
         return ModuleOp([])  # as mlir-opt: empty input is an empty module
     try:
-        module = parser.parse_module(implicit_module)
-        if (stale := parser.stale_forward_reference_diag(module)) is not None:
-            raise FrontendError([stale])
-        return module
+        return parser.parse_module(implicit_module)
     except ParseError as err:
         if undefined := parser.undefined_value_diags():
             raise FrontendError(undefined) from None
