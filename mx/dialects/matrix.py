@@ -215,13 +215,19 @@ MixedIndex = int | SSAValue
 """An index, offset or stride: an integer literal or an `index` SSA value."""
 
 
+def is_literal_index(value: int) -> bool:
+    """Whether `value` can be a static index, offset or stride: an i64 other
+    than `DYNAMIC` (i64's least value)."""
+    return DYNAMIC < value < 2**63
+
+
 def parse_mixed_index(parser: Parser) -> int | UnresolvedOperand:
     """Parse an integer literal (static, must fit in i64) or an SSA value."""
     if (operand := parser.parse_optional_unresolved_operand()) is not None:
         return operand
     pos = parser.pos
     value = parser.parse_integer(allow_boolean=False)
-    if not -(2**63) < value < 2**63:
+    if not is_literal_index(value):
         parser.raise_error(f"integer {value} does not fit in 64 bits", pos, parser.pos)
     return value
 

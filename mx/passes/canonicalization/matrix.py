@@ -33,7 +33,6 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import VerifyException
 
 from mx.dialects.matrix import (
-    DYNAMIC,
     AddOp,
     BFloat16Type,
     CastOp,
@@ -63,6 +62,7 @@ from mx.dialects.matrix import (
     TransposeOp,
     dense_matrix_value,
     element_type_of,
+    is_literal_index,
     widens_exactly,
 )
 from mx.semantics import matrix as sem
@@ -532,11 +532,10 @@ class ConstantIndexToLiteral(RewritePattern):
 
 
 def _literal(value: MixedIndex) -> MixedIndex:
-    """The literal an `index` constant stands for, if it can be written as one
-    (literals are i64; `DYNAMIC`, i64's least value, marks a dynamic one)."""
+    """The literal an `index` constant stands for, if it can be written as one."""
     if isinstance(value, SSAValue) and isinstance(value.type, IndexType):
         c = scalar_constant(value)
-        if isinstance(c, int) and DYNAMIC < c < 2**63:
+        if isinstance(c, int) and is_literal_index(c):
             return c
     return value
 
