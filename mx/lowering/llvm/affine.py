@@ -38,15 +38,10 @@ from mx.lowering.llvm.memref import (
     load_value,
     store_value,
 )
-from mx.lowering.llvm.types import from_llvm, integer_constant, to_llvm
+from mx.lowering.llvm.types import from_llvm, integer_constant, to_llvm, wrap_index
 
 Index = SSAValue | int
 """An `i64` value, or an index known at compile time."""
-
-
-def _wrap(value: int) -> int:
-    """`value` as the 64-bit two's complement `index` arithmetic gives it."""
-    return (value + 2**63) % 2**64 - 2**63
 
 
 def _value(index: Index, rewriter: PatternRewriter) -> SSAValue:
@@ -57,7 +52,7 @@ def _value(index: Index, rewriter: PatternRewriter) -> SSAValue:
 
 def _operand(value: SSAValue, rewriter: PatternRewriter) -> Index:
     known = constant_value(value)
-    return _wrap(known) if known is not None else to_llvm(value, rewriter)
+    return wrap_index(known) if known is not None else to_llvm(value, rewriter)
 
 
 def _icmp(
@@ -69,17 +64,17 @@ def _icmp(
 def _fold(kind: AffineBinaryOpKind, lhs: int, rhs: int) -> int | None:
     match kind:
         case AffineBinaryOpKind.Add:
-            return _wrap(lhs + rhs)
+            return wrap_index(lhs + rhs)
         case AffineBinaryOpKind.Mul:
-            return _wrap(lhs * rhs)
+            return wrap_index(lhs * rhs)
         case _ if rhs == 0:  # undefined when executed: left to run time
             return None
         case AffineBinaryOpKind.FloorDiv:
-            return _wrap(lhs // rhs)
+            return wrap_index(lhs // rhs)
         case AffineBinaryOpKind.CeilDiv:
-            return _wrap(-(-lhs // rhs))
+            return wrap_index(-(-lhs // rhs))
         case AffineBinaryOpKind.Mod:
-            return _wrap(lhs - (lhs // rhs) * rhs)
+            return wrap_index(lhs - (lhs // rhs) * rhs)
 
 
 _DIVISIONS: dict[
@@ -133,7 +128,7 @@ def expand_affine_expr(
     round toward -inf/+inf)."""
     match expr:
         case AffineConstantExpr(value=value):
-            return _wrap(value)
+            return wrap_index(value)
         case AffineDimExpr(position=position):
             return dims[position]
         case AffineSymExpr(position=position):

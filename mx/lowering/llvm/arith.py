@@ -30,6 +30,7 @@ from mx.lowering.llvm.types import (
     integer_width,
     require_1d_vector,
     to_llvm,
+    wrap_index,
 )
 
 
@@ -77,8 +78,7 @@ class ConstantLowering(RewritePattern):
         if isinstance(value, IntegerAttr) and isinstance(type_, IntegerType):
             data = value.value.data
             if isinstance(value.type, IndexType):
-                # Folds compute index constants exactly; the index type is 64 bits wide.
-                data = (data + 2**63) % 2**64 - 2**63
+                data = wrap_index(data)
             shared = integer_constant(data, type_, rewriter)
             rewriter.replace(op, [], [from_llvm(shared, op.result.type, rewriter)])
             return
