@@ -49,6 +49,7 @@ from mx.lowering.llvm.types import (
     narrowed,
     to_llvm,
     widened,
+    wrap_index,
 )
 
 
@@ -139,7 +140,7 @@ def element_pointer(
     if all(value is not None for value in values):
         offset = 0
         for value, size in zip(values, shape, strict=True):
-            offset = offset * size + cast(int, value)
+            offset = wrap_index(offset * size + cast(int, value))
         if not offset:
             return pointer
         return _gep(pointer, element, [offset], rewriter)

@@ -27,6 +27,21 @@ func.func @load_store(%a: memref<3x5xf32>, %i: index, %j: index) {
 
 // -----
 
+// All-constant indices fold to one offset computed as index arithmetic is, in
+// 64 bits: 2^62 * 4 + 1 wraps to 1. (A dynamic index out of range is undefined
+// behaviour when executed, not an error; the fold raised one.)
+// CHECK-LABEL: llvm.func @constant_offset_wraps
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr)
+func.func @constant_offset_wraps(%a: memref<?x4xf32>) -> f32 {
+  // CHECK: llvm.getelementptr inbounds %[[A]][1] : (!llvm.ptr) -> !llvm.ptr, f32
+  %big = arith.constant 4611686018427387904 : index
+  %c1 = arith.constant 1 : index
+  %v = memref.load %a[%big, %c1] : memref<?x4xf32>
+  func.return %v : f32
+}
+
+// -----
+
 // A constant index beyond i32 is an i64 constant operand.
 // CHECK-LABEL: llvm.func @large_index
 // CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[I:.*]]: i64)
