@@ -30,7 +30,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
 
-from mx.lowering.llvm.arith import icmp_predicate
+from mx.lowering.llvm.build import icmp, integer_binary
 from mx.lowering.llvm.func import branch, cond_branch, convert_block_arguments
 from mx.lowering.llvm.memref import (
     constant_value,
@@ -58,7 +58,7 @@ def _operand(value: SSAValue, rewriter: PatternRewriter) -> Index:
 def _icmp(
     lhs: SSAValue, rhs: SSAValue, flag: str, rewriter: PatternRewriter
 ) -> SSAValue:
-    return rewriter.insert(llvm.ICmpOp(lhs, rhs, icmp_predicate(flag))).res
+    return rewriter.insert(icmp(lhs, rhs, flag)).res
 
 
 def _fold(kind: AffineBinaryOpKind, lhs: int, rhs: int) -> int | None:
@@ -96,11 +96,13 @@ def _binary(
     if kind == AffineBinaryOpKind.Add:
         if lhs == 0 or rhs == 0:
             return rhs if lhs == 0 else lhs
-        op: Operation = llvm.AddOp(_value(lhs, rewriter), _value(rhs, rewriter))
+        op: Operation = integer_binary(
+            llvm.AddOp, _value(lhs, rewriter), _value(rhs, rewriter)
+        )
     elif kind == AffineBinaryOpKind.Mul:
         if lhs == 1 or rhs == 1:
             return rhs if lhs == 1 else lhs
-        op = llvm.MulOp(_value(lhs, rewriter), _value(rhs, rewriter))
+        op = integer_binary(llvm.MulOp, _value(lhs, rewriter), _value(rhs, rewriter))
     else:
         # Rounding divisions: arith's, which convert-to-llvm lowers later
         # (floordiv/ceildiv round toward -inf/+inf; mod is lhs - floordiv * rhs,
@@ -112,8 +114,10 @@ def _binary(
         quotient = to_llvm(quotient, rewriter)
         if kind != AffineBinaryOpKind.Mod:
             return quotient
-        product = rewriter.insert(llvm.MulOp(quotient, _value(rhs, rewriter))).res
-        op = llvm.SubOp(_value(lhs, rewriter), product)
+        product = rewriter.insert(
+            integer_binary(llvm.MulOp, quotient, _value(rhs, rewriter))
+        ).res
+        op = integer_binary(llvm.SubOp, _value(lhs, rewriter), product)
     return rewriter.insert(op).results[0]
 
 
@@ -238,7 +242,7 @@ class AffineForLowering(RewritePattern):
 
         rewriter.insertion_point = InsertPoint.before(yield_)
         step = integer_constant(op.step.value.data, i64, rewriter)
-        stepped = rewriter.insert(llvm.AddOp(iv, step)).res
+        stepped = rewriter.insert(integer_binary(llvm.AddOp, iv, step)).res
         carried = [to_llvm(v, rewriter) for v in yield_.arguments]
         rewriter.replace(yield_, branch(header, [stepped, *carried]))
 
@@ -279,7 +283,7 @@ class AffineIfLowering(RewritePattern):
             lhs = expand_affine_expr(constraint.lhs, dims, symbols, rewriter)
             rhs = expand_affine_expr(constraint.rhs, dims, symbols, rewriter)
             difference = rewriter.insert(
-                llvm.SubOp(_value(lhs, rewriter), _value(rhs, rewriter))
+                integer_binary(llvm.SubOp, _value(lhs, rewriter), _value(rhs, rewriter))
             ).res
             holds = _icmp(
                 difference,

@@ -23,6 +23,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from mx.dialects.llvm_ext import ExtractElementOp, FPToSIOp, FPToUIOp, UIToFPOp
+from mx.lowering.llvm import build
+from mx.lowering.llvm.build import icmp, integer_binary, undef
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -37,12 +39,6 @@ from mx.lowering.llvm.types import (
 @cache
 def llvm_fastmath(flags: arith.FastMathFlagsAttr) -> llvm.FastMathAttr:
     return llvm.FastMathAttr(flags.data)
-
-
-@cache
-def icmp_predicate(flag: str) -> IntegerAttr[IntegerType]:
-    """The predicate attribute of an `llvm.icmp` (`"slt"`, `"eq"`, ...)."""
-    return IntegerAttr(llvm.ICmpPredicateFlag(flag).to_int(), 64)
 
 
 def _replace(
@@ -64,7 +60,7 @@ def constant(value: int, type_: Attribute, rewriter: PatternRewriter) -> SSAValu
     else:
         assert isinstance(type_, IntegerType)
         attr = IntegerAttr(value, type_)
-    return rewriter.insert(llvm.ConstantOp(attr, type_)).result
+    return rewriter.insert(build.constant(attr, type_)).result
 
 
 class ConstantLowering(RewritePattern):
@@ -88,7 +84,7 @@ class ConstantLowering(RewritePattern):
                 type_, [int(cast(int, v)) for v in value.get_values()]
             )
         assert isinstance(value, IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr)
-        _replace(op, [llvm.ConstantOp(value, type_)], rewriter)
+        _replace(op, [build.constant(value, type_)], rewriter)
 
 
 @dataclass(frozen=True)
@@ -113,7 +109,7 @@ class IntegerBinaryLowering(RewritePattern):
             flags = llvm.OverflowAttr(
                 llvm.OverflowFlag(f.value) for f in op.overflow_flags.data
             )
-            new: Operation = self.target(lhs, rhs, overflow=flags)
+            new: Operation = integer_binary(self.target, lhs, rhs, flags)
         else:
             new = self.target(lhs, rhs)
         _replace(op, [new], rewriter)
@@ -234,8 +230,7 @@ class CmpiLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter, /):
         lhs, rhs = to_llvm(op.lhs, rewriter), to_llvm(op.rhs, rewriter)
-        predicate = icmp_predicate(_ICMP[op.predicate.value.data])
-        _replace(op, [llvm.ICmpOp(lhs, rhs, predicate)], rewriter)
+        _replace(op, [icmp(lhs, rhs, _ICMP[op.predicate.value.data])], rewriter)
 
 
 def extract_element(
@@ -249,7 +244,7 @@ def insert_element(
     vector: SSAValue, value: SSAValue, index: int, rewriter: PatternRewriter
 ) -> SSAValue:
     position = integer_constant(index, i32, rewriter)
-    return rewriter.insert(llvm.InsertElementOp(vector, value, position)).res
+    return rewriter.insert(build.insert_element(vector, value, position)).res
 
 
 class CmpfLowering(RewritePattern):
@@ -273,7 +268,7 @@ class CmpfLowering(RewritePattern):
             rewriter.replace(op, [], [compare(op.lhs, op.rhs)])
             return
         lanes = require_1d_vector(type_, op.name)
-        result = rewriter.insert(llvm.UndefOp(op.result.type)).res
+        result = rewriter.insert(undef(op.result.type)).res
         for lane in range(lanes):
             bit = compare(
                 extract_element(op.lhs, lane, rewriter),
@@ -381,14 +376,14 @@ def _signed_div_adjusted(
     lhs, rhs = to_llvm(op.lhs, rewriter), to_llvm(op.rhs, rewriter)
     type_ = lhs.type
 
-    def icmp(a: SSAValue, b: SSAValue, flag: str) -> SSAValue:
-        return rewriter.insert(llvm.ICmpOp(a, b, icmp_predicate(flag))).res
+    def compare(a: SSAValue, b: SSAValue, flag: str) -> SSAValue:
+        return rewriter.insert(icmp(a, b, flag)).res
 
     zero = constant(0, type_, rewriter)
     quotient = rewriter.insert(llvm.SDivOp(lhs, rhs)).res
     remainder = rewriter.insert(llvm.SRemOp(lhs, rhs)).res
-    inexact = icmp(remainder, zero, "ne")
-    signs_differ = icmp(rewriter.insert(llvm.XOrOp(remainder, rhs)).res, zero, "slt")
+    inexact = compare(remainder, zero, "ne")
+    signs_differ = compare(rewriter.insert(llvm.XOrOp(remainder, rhs)).res, zero, "slt")
     if ceil:
         signs_differ = rewriter.insert(
             llvm.XOrOp(signs_differ, constant(1, signs_differ.type, rewriter))
@@ -411,7 +406,7 @@ class CeilDivUILowering(RewritePattern):
         quotient = rewriter.insert(llvm.UDivOp(lhs, rhs)).res
         remainder = rewriter.insert(llvm.URemOp(lhs, rhs)).res
         inexact = rewriter.insert(
-            llvm.ICmpOp(remainder, constant(0, type_, rewriter), icmp_predicate("ne"))
+            icmp(remainder, constant(0, type_, rewriter), "ne")
         ).res
         step = rewriter.insert(llvm.ZExtOp(inexact, type_)).res
         result = rewriter.insert(llvm.AddOp(quotient, step)).res

@@ -13,7 +13,6 @@ from xdsl.dialects import cf, func, llvm
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FunctionType,
-    UnrealizedConversionCastOp,
     i32,
     i64,
 )
@@ -26,6 +25,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from mx.diagnostics import OpDiagnostic
+from mx.lowering.llvm.build import cast, undef
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -45,9 +45,9 @@ def convert_block_arguments(region: Region, rewriter: PatternRewriter) -> None:
             if target == arg.type:
                 continue
             new_arg = block.insert_arg(target, arg.index)
-            cast = UnrealizedConversionCastOp.get([new_arg], [arg.type])
-            rewriter.insert(cast, InsertPoint.at_start(block))
-            arg.replace_all_uses_with(cast.results[0])
+            back = cast(new_arg, arg.type)
+            rewriter.insert(back, InsertPoint.at_start(block))
+            arg.replace_all_uses_with(back.results[0])
             block.erase_arg(arg)
 
 
@@ -156,7 +156,7 @@ class ReturnLowering(RewritePattern):
         values = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
         if len(values) > 1:
             struct_type = _result_type([a.type for a in op.arguments])
-            struct = rewriter.insert(llvm.UndefOp(struct_type)).res
+            struct = rewriter.insert(undef(struct_type)).res
             for i, value in enumerate(values):
                 struct = rewriter.insert(
                     llvm.InsertValueOp(

@@ -41,6 +41,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.memref_ext import PrefetchOp, is_row_major
+from mx.lowering.llvm import build
+from mx.lowering.llvm.build import POINTER
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -170,7 +172,7 @@ def _gep(
     # `GEPOp.from_mixed_indices` builds the same op, 4x slower (its attributes).
     gep = llvm.GEPOp.create(
         operands=operands,
-        result_types=[_POINTER],
+        result_types=[POINTER],
         properties={
             "rawConstantIndices": _raw_indices(tuple(raw)),
             "elem_type": source,
@@ -194,7 +196,6 @@ def _array_type(dims: tuple[int, ...], element: Attribute) -> Attribute:
     return element
 
 
-_POINTER = llvm.LLVMPointerType()
 _RAW_MIN, _RAW_MAX = llvm.GEP_USE_SSA_VAL, 2**31 - 1
 """The constant indices a GEP holds itself (i32; its least value marks an
 SSA index)."""
@@ -323,7 +324,7 @@ class AllocaLowering(RewritePattern):
         type_ = _memref_type(op.memref, op)
         count = _element_count(type_, op.dynamic_sizes, rewriter)
         alignment = op.alignment.value.data if op.alignment is not None else 16
-        alloca = llvm.AllocaOp(count, memory_type(type_.element_type), alignment)
+        alloca = build.alloca(count, memory_type(type_.element_type), alignment)
         rewriter.replace(op, [alloca], [_cast_back(alloca.res, op, rewriter)])
 
 

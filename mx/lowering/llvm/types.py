@@ -24,19 +24,18 @@ from xdsl.dialects.builtin import (
     VectorType,
     i64,
 )
-from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-_POINTER = LLVMPointerType()
+from mx.lowering.llvm.build import POINTER, cast, constant
 
 
 def convert_type(type_: Attribute) -> Attribute:
     """The `llvm`-dialect type that a standard-dialect type lowers to."""
     if isinstance(type_, MemRefType):
-        return _POINTER
+        return POINTER
     if isinstance(type_, IndexType):
         return i64
     if isinstance(type_, VectorType) and isinstance(type_.element_type, IndexType):
@@ -93,8 +92,7 @@ def to_llvm(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
         and value.op.inputs[0].type == target
     ):
         return value.op.inputs[0]
-    cast = rewriter.insert(UnrealizedConversionCastOp.get([value], [target]))
-    return cast.results[0]
+    return rewriter.insert(cast(value, target)).results[0]
 
 
 def from_llvm(
@@ -103,8 +101,7 @@ def from_llvm(
     """Casts a lowered `value` back to the `original` type its users expect."""
     if value.type == original:
         return value
-    cast = rewriter.insert(UnrealizedConversionCastOp.get([value], [original]))
-    return cast.results[0]
+    return rewriter.insert(cast(value, original)).results[0]
 
 
 def wrap_index(value: int) -> int:
@@ -161,11 +158,11 @@ def integer_constant(
     op being rewritten when a `constant_pool` is active."""
     entry = _entry_block(rewriter.insertion_point.block.parent_op()) if _pools else None
     if entry is None:
-        return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, type_), type_)).result
+        return rewriter.insert(constant(IntegerAttr(value, type_), type_)).result
     key = (entry, value, type_)
-    constant = _pools[-1].get(key)
-    if constant is None or constant.parent is not entry:  # new, or erased as dead
-        constant = llvm.ConstantOp(IntegerAttr(value, type_), type_)
-        rewriter.insert(constant, InsertPoint.at_start(entry))
-        _pools[-1][key] = constant
-    return constant.result
+    shared = _pools[-1].get(key)
+    if shared is None or shared.parent is not entry:  # new, or erased as dead
+        shared = constant(IntegerAttr(value, type_), type_)
+        rewriter.insert(shared, InsertPoint.at_start(entry))
+        _pools[-1][key] = shared
+    return shared.result

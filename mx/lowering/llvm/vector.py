@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mx.dialects.llvm_ext import ExtractElementOp
 from mx.lowering.llvm.arith import llvm_fastmath
+from mx.lowering.llvm.build import insert_element, shuffle_vector, undef
 from mx.lowering.llvm.memref import (
     element_pointer,
     load_value,
@@ -79,11 +80,11 @@ class BroadcastLowering(RewritePattern):
             return
         if isinstance(source.type, VectorType):
             raise VerifyException(f"'{op.name}': only scalar sources lower to LLVM")
-        undef = rewriter.insert(llvm.UndefOp(type_)).res
+        empty = rewriter.insert(undef(type_)).res
         zero = integer_constant(0, i32, rewriter)
-        lane0 = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
+        lane0 = rewriter.insert(insert_element(empty, source, zero)).res
         splat = rewriter.insert(
-            llvm.ShuffleVectorOp(lane0, undef, lane_mask((0,) * lanes), type_)
+            shuffle_vector(lane0, empty, lane_mask((0,) * lanes), type_)
         ).res
         rewriter.replace(op, [], [from_llvm(splat, op.vector.type, rewriter)])
 
@@ -111,7 +112,7 @@ class InsertLowering(RewritePattern):
         require_1d_vector(dest.type, op.name)
         position = _position(op.static_position, op.dynamic_position, op.name, rewriter)
         source = to_llvm(op.source, rewriter)
-        inserted = rewriter.insert(llvm.InsertElementOp(dest, source, position)).res
+        inserted = rewriter.insert(insert_element(dest, source, position)).res
         rewriter.replace(op, [], [from_llvm(inserted, op.result.type, rewriter)])
 
 
@@ -164,7 +165,7 @@ class ShuffleLowering(RewritePattern):
         assert isinstance(result_type, VectorType)
         require_1d_vector(result_type, op.name)
         mask = lane_mask(tuple(op.mask.iter_values()))
-        shuffled = rewriter.insert(llvm.ShuffleVectorOp(v1, v2, mask, result_type)).res
+        shuffled = rewriter.insert(shuffle_vector(v1, v2, mask, result_type)).res
         rewriter.replace(op, [], [from_llvm(shuffled, op.result.type, rewriter)])
 
 
@@ -249,11 +250,11 @@ class ReductionLowering(RewritePattern):
 
 def _pair(a: SSAValue, b: SSAValue, rewriter: PatternRewriter) -> SSAValue:
     type_ = VectorType(a.type, [2])
-    undef = rewriter.insert(llvm.UndefOp(type_)).res
+    empty = rewriter.insert(undef(type_)).res
     zero = integer_constant(0, i32, rewriter)
     one = integer_constant(1, i32, rewriter)
-    first = rewriter.insert(llvm.InsertElementOp(undef, a, zero)).res
-    return rewriter.insert(llvm.InsertElementOp(first, b, one)).res
+    first = rewriter.insert(insert_element(empty, a, zero)).res
+    return rewriter.insert(insert_element(first, b, one)).res
 
 
 VECTOR_PATTERNS: tuple[RewritePattern, ...] = (

@@ -52,6 +52,7 @@ from mx.dialects.matrix import (
     element_type_of,
     is_float_element,
 )
+from mx.lowering import build
 
 Index = int | SSAValue
 
@@ -115,7 +116,7 @@ class IndexConstants:
         found = self.known.get(value)
         if found is not None and cast(Operation, found.owner).parent is self.entry:
             return found
-        op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        op = build.index_constant(value)
         if self.last is not None and self.last.parent is self.entry:
             self.entry.insert_op_after(op, self.last)
         elif self.entry.first_op is not None:
@@ -156,20 +157,20 @@ class Emitter:
             return value
         if self.constants is not None:
             return self.constants.get(value)
-        return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+        return self.emit(build.index_constant(value))
 
     # -- buffers -------------------------------------------------------------
 
     def load_buffer(self, buffer: SSAValue, r: Index, c: Index) -> SSAValue:
         if _is_affine_index(r) and _is_affine_index(c):
             access, operands = _affine_access([c, r])
-            return self.emit(affine.LoadOp(buffer, operands, access))
+            return self.emit(build.affine_load(buffer, operands, access))
         return self.emit(memref.LoadOp.get(buffer, [self.index(c), self.index(r)]))
 
     def store_buffer(self, value: SSAValue, buffer: SSAValue, r: Index, c: Index):
         if _is_affine_index(r) and _is_affine_index(c):
             access, operands = _affine_access([c, r])
-            self.builder.insert(affine.StoreOp(value, buffer, operands, access))
+            self.builder.insert(build.affine_store(value, buffer, operands, access))
         else:
             self.builder.insert(
                 memref.StoreOp.get(value, buffer, [self.index(c), self.index(r)])
@@ -187,7 +188,7 @@ class Emitter:
     def _mul(self, a: MixedIndex, b: MixedIndex) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a * b
-        return self.emit(arith.MuliOp(self.index(a), self.index(b)))
+        return self.emit(build.binary(arith.MuliOp, self.index(a), self.index(b)))
 
     def _add(self, a: MixedIndex, b: MixedIndex) -> Index:
         if isinstance(a, int) and isinstance(b, int):
@@ -196,7 +197,7 @@ class Emitter:
             return b
         if b == 0:
             return a
-        return self.emit(arith.AddiOp(self.index(a), self.index(b)))
+        return self.emit(build.binary(arith.AddiOp, self.index(a), self.index(b)))
 
     def _memory_access(
         self, op: LoadOp | StoreOp, r: Index, c: Index
@@ -220,7 +221,7 @@ class Emitter:
         access = self._memory_access(op, r, c)
         if isinstance(access, SSAValue):
             return self.emit(memref.LoadOp.get(op.memref, [access]))
-        return self.emit(affine.LoadOp(op.memref, access[1], access[0]))
+        return self.emit(build.affine_load(op.memref, access[1], access[0]))
 
     def store_memory(self, value: SSAValue, op: StoreOp, r: Index, c: Index):
         if op.is_packed:
@@ -232,7 +233,9 @@ class Emitter:
         if isinstance(access, SSAValue):
             self.builder.insert(memref.StoreOp.get(value, op.memref, [access]))
         else:
-            self.builder.insert(affine.StoreOp(value, op.memref, access[1], access[0]))
+            self.builder.insert(
+                build.affine_store(value, op.memref, access[1], access[0])
+            )
 
     # -- elements --------------------------------------------------------------
 
@@ -433,14 +436,14 @@ def _is_integer(value: SSAValue) -> bool:
 
 def multiply(a: SSAValue, b: SSAValue, flags: arith.FastMathFlagsAttr) -> Operation:
     if _is_integer(a):
-        return arith.MuliOp(a, b)
-    return arith.MulfOp(a, b, _flags_or_none(flags))
+        return build.binary(arith.MuliOp, a, b)
+    return build.binary(arith.MulfOp, a, b, _flags_or_none(flags))
 
 
 def add(a: SSAValue, b: SSAValue, flags: arith.FastMathFlagsAttr) -> Operation:
     if _is_integer(a):
-        return arith.AddiOp(a, b)
-    return arith.AddfOp(a, b, _flags_or_none(flags))
+        return build.binary(arith.AddiOp, a, b)
+    return build.binary(arith.AddfOp, a, b, _flags_or_none(flags))
 
 
 def widen(e: Emitter, x: SSAValue, target: Attribute, unsigned: bool) -> SSAValue:
@@ -489,13 +492,13 @@ def elementwise_scalar(
     a, b = operands
     if isinstance(element_type, IntegerType):
         if isinstance(op, DivOp):
-            return (arith.DivUIOp if op.unsigned else arith.DivSIOp)(a, b)
+            return build.binary(arith.DivUIOp if op.unsigned else arith.DivSIOp, a, b)
         integer = {AddOp: arith.AddiOp, SubOp: arith.SubiOp, MulOp: arith.MuliOp}
-        return integer[type(op)](a, b)
+        return build.binary(integer[type(op)], a, b)
     floating = {
         AddOp: arith.AddfOp,
         SubOp: arith.SubfOp,
         MulOp: arith.MulfOp,
         DivOp: arith.DivfOp,
     }
-    return floating[type(op)](a, b, flags)
+    return build.binary(floating[type(op)], a, b, flags)

@@ -17,7 +17,7 @@ so the same sums are computed side by side in the same order.
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import math, vector
+from xdsl.dialects import math
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, SSAValue
 
+from mx.lowering import build
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
 from mx.lowering.matrix_to_affine.vectors import for_each_segment, offset
 
@@ -147,7 +148,7 @@ def blocked_product(e: Emitter, p: Product) -> None:
         columns = [offset(f, c0, j) for j in range(n)]
 
         def broadcasts(g: Emitter, k: Index) -> list[SSAValue]:
-            return [g.emit(vector.BroadcastOp(p.rhs(g, k, c), vt)) for c in columns]
+            return [g.emit(build.broadcast(p.rhs(g, k, c), vt)) for c in columns]
 
         a0 = p.lhs(f, r, 0, width)
         if p.accumulator is not None and reassoc:

@@ -51,6 +51,7 @@ from mx.dialects.matrix import (
     is_arithmetic_element,
 )
 from mx.dialects.memref_ext import PrefetchOp
+from mx.lowering import build
 from mx.lowering.convert_arbfp_to_arith import emit_scaled_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.buffers import element_bytes
@@ -106,15 +107,17 @@ def segments(size: int, width: int) -> list[Segment]:
 
 def block_start(e: Emitter, start: int, width: int, block: SSAValue) -> SSAValue:
     """`start + block * width` as an index."""
-    scaled = e.emit(arith.MuliOp(block, e.index(width)))
-    return scaled if start == 0 else e.emit(arith.AddiOp(scaled, e.index(start)))
+    scaled = e.emit(build.binary(arith.MuliOp, block, e.index(width)))
+    if start == 0:
+        return scaled
+    return e.emit(build.binary(arith.AddiOp, scaled, e.index(start)))
 
 
 def offset(e: Emitter, base: Index, by: int) -> Index:
     """`base + by` as an index."""
     if isinstance(base, int):
         return base + by
-    return base if by == 0 else e.emit(arith.AddiOp(base, e.index(by)))
+    return base if by == 0 else e.emit(build.binary(arith.AddiOp, base, e.index(by)))
 
 
 def for_each_segment(
@@ -242,7 +245,9 @@ def read_block(
         assert isinstance(t, MatrixType)
         vt = _vector_of(t.element_type, width)
         if (buffer := buffer_of(v)) is not None:
-            computed.append(e.emit(vector.LoadOp(buffer, [e.index(j), e.index(i)], vt)))
+            computed.append(
+                e.emit(build.vector_load(buffer, [e.index(j), e.index(i)], vt))
+            )
             continue
         op = v.owner
         assert isinstance(op, Operation)
@@ -258,7 +263,7 @@ def read_block(
         operands = computed[first:]
         del computed[first:]
         if isinstance(op, SplatOp | ConstantOp):
-            block = e.emit(vector.BroadcastOp(e.compute_element(op, i, j), vt))
+            block = e.emit(build.broadcast(e.compute_element(op, i, j), vt))
         elif isinstance(op, TransposeOp):
             block = operands[0]
         elif isinstance(op, arith.SelectOp):
@@ -267,7 +272,7 @@ def read_block(
             block = read_packed_block(e, op, i, j, width)
         elif isinstance(op, LoadOp):
             position = e.index(e.position(op, i, j))
-            block = e.emit(vector.LoadOp(op.memref, [position], vt))
+            block = e.emit(build.vector_load(op.memref, [position], vt))
         elif isinstance(op, CastOp):
             block = widen(e, operands[0], t.element_type, op.unsigned is not None)
         elif isinstance(op, arbfp.ConvertFromOp):
@@ -332,9 +337,9 @@ def write_block(
         write_packed_block(e, block, target, r, c)
     elif isinstance(target, StoreOp):
         position = e.index(e.position(target, r, c))
-        e.builder.insert(vector.StoreOp(block, target.memref, [position]))
+        e.builder.insert(build.vector_store(block, target.memref, [position]))
     else:
-        e.builder.insert(vector.StoreOp(block, target, [e.index(c), e.index(r)]))
+        e.builder.insert(build.vector_store(block, target, [e.index(c), e.index(r)]))
 
 
 def copy_blocks(

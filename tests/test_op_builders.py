@@ -1,0 +1,133 @@
+"""The op builders of `mx.lowering.build` and `mx.lowering.llvm.build` make
+the ops xDSL's constructors make: same class, operands, result types,
+properties and attributes (and the same printed form)."""
+
+from collections.abc import Callable
+
+import pytest
+from xdsl.dialects import affine, arith, llvm, vector
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    UnrealizedConversionCastOp,
+    VectorType,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Block, Operation
+from xdsl.ir.affine import AffineMap
+
+from mx.lowering import build
+from mx.lowering.llvm import build as llvm_build
+
+_block = Block(
+    arg_types=[
+        i64,
+        i64,
+        VectorType(f32, [4]),
+        VectorType(f32, [4]),
+        MemRefType(f32, [4, 4]),
+        IndexType(),
+        IndexType(),
+        f32,
+        VectorType(i64, [2]),
+    ]
+)
+X, Y, U, V, M, I, J, S, W = _block.args
+MAP = AffineMapAttr(AffineMap.identity(2))
+MASK = DenseArrayBase.from_list(i32, [0, 4, 1, 5])
+FAST = arith.FastMathFlagsAttr("fast")
+
+CASES: dict[str, tuple[Callable[[], Operation], Callable[[], Operation]]] = {
+    "index_constant": (
+        lambda: build.index_constant(-3),
+        lambda: arith.ConstantOp(IntegerAttr(-3, IndexType())),
+    ),
+    "addf": (lambda: build.binary(arith.AddfOp, U, V), lambda: arith.AddfOp(U, V)),
+    "mulf fast": (
+        lambda: build.binary(arith.MulfOp, U, V, FAST),
+        lambda: arith.MulfOp(U, V, FAST),
+    ),
+    "addi": (lambda: build.binary(arith.AddiOp, I, J), lambda: arith.AddiOp(I, J)),
+    "divsi": (lambda: build.binary(arith.DivSIOp, X, Y), lambda: arith.DivSIOp(X, Y)),
+    "vector.load": (
+        lambda: build.vector_load(M, [I, J], VectorType(f32, [4])),
+        lambda: vector.LoadOp(M, [I, J], VectorType(f32, [4])),
+    ),
+    "vector.store": (
+        lambda: build.vector_store(U, M, [I, J]),
+        lambda: vector.StoreOp(U, M, [I, J]),
+    ),
+    "vector.broadcast": (
+        lambda: build.broadcast(S, VectorType(f32, [4])),
+        lambda: vector.BroadcastOp(S, VectorType(f32, [4])),
+    ),
+    "affine.load": (
+        lambda: build.affine_load(M, [I, J], MAP),
+        lambda: affine.LoadOp(M, [I, J], MAP),
+    ),
+    "affine.store": (
+        lambda: build.affine_store(S, M, [I, J], MAP),
+        lambda: affine.StoreOp(S, M, [I, J], MAP),
+    ),
+    "cast": (
+        lambda: llvm_build.cast(I, i64),
+        lambda: UnrealizedConversionCastOp.get([I], [i64]),
+    ),
+    "icmp": (
+        lambda: llvm_build.icmp(X, Y, "slt"),
+        lambda: llvm.ICmpOp(X, Y, IntegerAttr(2, 64)),
+    ),
+    "icmp vector": (
+        lambda: llvm_build.icmp(W, W, "eq"),
+        lambda: llvm.ICmpOp(W, W, IntegerAttr(0, 64)),
+    ),
+    "llvm.add": (
+        lambda: llvm_build.integer_binary(llvm.AddOp, X, Y),
+        lambda: llvm.AddOp(X, Y),
+    ),
+    "llvm.mul nsw": (
+        lambda: llvm_build.integer_binary(
+            llvm.MulOp, X, Y, llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+        ),
+        lambda: llvm.MulOp(
+            X, Y, overflow=llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+        ),
+    ),
+    "llvm.mlir.constant": (
+        lambda: llvm_build.constant(IntegerAttr(7, i64), i64),
+        lambda: llvm.ConstantOp(IntegerAttr(7, i64), i64),
+    ),
+    "llvm.mlir.undef": (
+        lambda: llvm_build.undef(VectorType(f32, [4])),
+        lambda: llvm.UndefOp(VectorType(f32, [4])),
+    ),
+    "llvm.insertelement": (
+        lambda: llvm_build.insert_element(U, S, X),
+        lambda: llvm.InsertElementOp(U, S, X),
+    ),
+    "llvm.shufflevector": (
+        lambda: llvm_build.shuffle_vector(U, V, MASK, VectorType(f32, [4])),
+        lambda: llvm.ShuffleVectorOp(U, V, MASK, VectorType(f32, [4])),
+    ),
+    "llvm.alloca": (
+        lambda: llvm_build.alloca(X, f32, 64),
+        lambda: llvm.AllocaOp(X, f32, 64),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_builder_makes_the_constructors_op(name: str) -> None:
+    built, constructed = (make() for make in CASES[name])
+    assert type(built) is type(constructed)
+    assert list(built.operands) == list(constructed.operands)
+    assert list(built.result_types) == list(constructed.result_types)
+    assert built.properties == constructed.properties
+    assert built.attributes == constructed.attributes
+    assert str(built) == str(constructed)
+    built.verify()
