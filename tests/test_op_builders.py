@@ -37,7 +37,7 @@ _block = Block(
         VectorType(i64, [2]),
     ]
 )
-X, Y, U, V, M, I, J, S, W = _block.args
+X, Y, U, V, M, IDX_I, IDX_J, S, W = _block.args
 MAP = AffineMapAttr(AffineMap.identity(2))
 MASK = DenseArrayBase.from_list(i32, [0, 4, 1, 5])
 FAST = arith.FastMathFlagsAttr("fast")
@@ -52,31 +52,34 @@ CASES: dict[str, tuple[Callable[[], Operation], Callable[[], Operation]]] = {
         lambda: build.binary(arith.MulfOp, U, V, FAST),
         lambda: arith.MulfOp(U, V, FAST),
     ),
-    "addi": (lambda: build.binary(arith.AddiOp, I, J), lambda: arith.AddiOp(I, J)),
+    "addi": (
+        lambda: build.binary(arith.AddiOp, IDX_I, IDX_J),
+        lambda: arith.AddiOp(IDX_I, IDX_J),
+    ),
     "divsi": (lambda: build.binary(arith.DivSIOp, X, Y), lambda: arith.DivSIOp(X, Y)),
     "vector.load": (
-        lambda: build.vector_load(M, [I, J], VectorType(f32, [4])),
-        lambda: vector.LoadOp(M, [I, J], VectorType(f32, [4])),
+        lambda: build.vector_load(M, [IDX_I, IDX_J], VectorType(f32, [4])),
+        lambda: vector.LoadOp(M, [IDX_I, IDX_J], VectorType(f32, [4])),
     ),
     "vector.store": (
-        lambda: build.vector_store(U, M, [I, J]),
-        lambda: vector.StoreOp(U, M, [I, J]),
+        lambda: build.vector_store(U, M, [IDX_I, IDX_J]),
+        lambda: vector.StoreOp(U, M, [IDX_I, IDX_J]),
     ),
     "vector.broadcast": (
         lambda: build.broadcast(S, VectorType(f32, [4])),
         lambda: vector.BroadcastOp(S, VectorType(f32, [4])),
     ),
     "affine.load": (
-        lambda: build.affine_load(M, [I, J], MAP),
-        lambda: affine.LoadOp(M, [I, J], MAP),
+        lambda: build.affine_load(M, [IDX_I, IDX_J], MAP),
+        lambda: affine.LoadOp(M, [IDX_I, IDX_J], MAP),
     ),
     "affine.store": (
-        lambda: build.affine_store(S, M, [I, J], MAP),
-        lambda: affine.StoreOp(S, M, [I, J], MAP),
+        lambda: build.affine_store(S, M, [IDX_I, IDX_J], MAP),
+        lambda: affine.StoreOp(S, M, [IDX_I, IDX_J], MAP),
     ),
     "cast": (
-        lambda: llvm_build.cast(I, i64),
-        lambda: UnrealizedConversionCastOp.get([I], [i64]),
+        lambda: llvm_build.cast(IDX_I, i64),
+        lambda: UnrealizedConversionCastOp.get([IDX_I], [i64]),
     ),
     "icmp": (
         lambda: llvm_build.icmp(X, Y, "slt"),
