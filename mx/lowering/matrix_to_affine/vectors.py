@@ -20,6 +20,7 @@ scalar element. The `i4`/`i6` containers keep the scalar loop nests.
 
 from collections.abc import Callable
 from functools import cache
+from typing import overload
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
@@ -105,8 +106,18 @@ def segments(size: int, width: int) -> list[Segment]:
     return out
 
 
-def block_start(e: Emitter, start: int, width: int, block: SSAValue) -> SSAValue:
+@overload
+def block_start(e: Emitter, start: int, width: int, block: SSAValue) -> SSAValue: ...
+
+
+@overload
+def block_start(e: Emitter, start: int, width: int, block: int) -> int: ...
+
+
+def block_start(e: Emitter, start: int, width: int, block: Index) -> Index:
     """`start + block * width` as an index."""
+    if isinstance(block, int):
+        return start + block * width
     scaled = e.emit(build.binary(arith.MuliOp, block, e.index(width)))
     if start == 0:
         return scaled
@@ -129,17 +140,26 @@ def for_each_segment(
     """Calls `body(e, start, width)` for every block of `segments(size, width)`;
     a run of several blocks becomes one affine.for."""
     for start, w, count in segments(size, width):
-        if count == 1:
-            body(e, start, w)
-            continue
 
-        def one(
-            f: Emitter, b: SSAValue, _: object, start: int = start, w: int = w
-        ) -> list[SSAValue]:
+        def one(f: Emitter, b: Index, start: int = start, w: int = w) -> None:
             body(f, block_start(f, start, w, b), w)
-            return []
 
-        e.loop(0, count, [], one)
+        for_each_index(e, count, one)
+
+
+def for_each_index(e: Emitter, count: int, body: Callable[[Emitter, Index], None]):
+    """Calls `body(e, i)` for every `i < count`: in one affine.for, or with the
+    literal 0 when `count` is 1 (a loop of one trip would be carried, as
+    blocks, branches and induction arithmetic, through every later pass)."""
+    if count == 1:
+        body(e, 0)
+        return
+
+    def one(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        body(f, i)
+        return []
+
+    e.loop(0, count, [], one)
 
 
 def for_each_block(
@@ -426,8 +446,8 @@ def _copy_transposed(
     t = value.type
     assert isinstance(t, MatrixType)
 
-    def tiles(f: Emitter, rb: SSAValue, _: object) -> list[SSAValue]:
-        def one(g: Emitter, cb: SSAValue, _: object) -> list[SSAValue]:
+    def tiles(f: Emitter, rb: Index) -> None:
+        def one(g: Emitter, cb: Index) -> None:
             r0 = block_start(g, 0, tile, rb)
             c0 = block_start(g, 0, tile, cb)
             # Line i of the tile is read across, line j of its transpose
@@ -445,9 +465,7 @@ def _copy_transposed(
             ]
             for (r, c), line in zip(along, transpose_tile(g, lines), strict=True):
                 write_block(g, line, target, r, c)
-            return []
 
-        f.loop(0, t.cols // tile, [], one)
-        return []
+        for_each_index(f, t.cols // tile, one)
 
-    e.loop(0, t.rows // tile, [], tiles)
+    for_each_index(e, t.rows // tile, tiles)

@@ -151,9 +151,11 @@ func.func @half_contract(%a: !matrix.matrix<8x8xf16>, %b: !matrix.matrix<8x8xf16
 
 // A row-major factor of a product is copied into a column-major buffer in
 // 4x4 tiles: four rows loaded as vectors, transposed in registers by two
-// rounds of interleaving shuffles, stored as four columns.
+// rounds of interleaving shuffles, stored as four columns. One tile is
+// copied without a loop (a loop of one trip is left to no later pass).
 // CHECK-LABEL: func.func @row_major_factor
 // CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4xf32>
+// CHECK-NOT: affine.for
 // CHECK: %[[R0:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
 // CHECK: %[[R1:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
 // CHECK: %[[R2:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
@@ -176,4 +178,20 @@ func.func @row_major_factor(%mem: memref<?xf32>) -> !matrix.matrix<4x4xf32> {
   %b = matrix.column_major_load %mem[16] : memref<?xf32> -> !matrix.matrix<4x4xf32>
   %c = matrix.matmul %a, %b : !matrix.matrix<4x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>
   return %c : !matrix.matrix<4x4xf32>
+}
+
+// Two tiles down the rows: a loop of two trips (one tile across the columns:
+// no inner loop).
+// CHECK-LABEL: func.func @row_major_factor_8x4
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x8xf32>
+// CHECK-NEXT: affine.for %[[TILE:.*]] = 0 to 2 {
+// CHECK-NEXT: %[[R0:.*]] = arith.muli %[[TILE]], %{{.*}} : index
+// CHECK-NOT: affine.for
+// CHECK: vector.shuffle
+// CHECK: affine.yield
+func.func @row_major_factor_8x4(%mem: memref<?xf32>) -> !matrix.matrix<8x4xf32> {
+  %a = matrix.row_major_load %mem[0] : memref<?xf32> -> !matrix.matrix<8x4xf32>
+  %b = matrix.column_major_load %mem[32] : memref<?xf32> -> !matrix.matrix<4x4xf32>
+  %c = matrix.matmul %a, %b : !matrix.matrix<8x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<8x4xf32>
+  return %c : !matrix.matrix<8x4xf32>
 }
