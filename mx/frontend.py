@@ -501,6 +501,10 @@ def dominance_diag(module: ModuleOp) -> Diag | None:
     """The first use of a value its definition does not dominate, or the first
     empty block of a region of several blocks (xDSL checks single blocks only)."""
     checker = _DominanceChecker()
+    # The values defined so far in each block, in walk order (its arguments,
+    # then its ops' results): a use of one of them is dominated, the common
+    # case, answered without locating the definition.
+    defined: dict[Block | None, set[SSAValue]] = {}
     for op in module.walk():
         for region in op.regions:
             if (
@@ -509,9 +513,14 @@ def dominance_diag(module: ModuleOp) -> Diag | None:
                 and any(block.first_op is None for block in region.blocks)
             ):
                 return op_diag(op, "empty block: expect at least a terminator")
+        block = op.parent
+        before = defined.get(block)
+        if before is None:
+            before = defined[block] = set(block.args) if block is not None else set()
         for index, operand in enumerate(op.operands):
-            if not checker.dominates(operand, op):
+            if operand not in before and not checker.dominates(operand, op):
                 return op_diag(op, f"operand #{index} does not dominate this use")
+        before.update(op.results)
     return None
 
 

@@ -357,6 +357,42 @@ def test_fix_checks_a_repeated_op_signature_once(
     assert checked.count("arith.addi") == 1
 
 
+def test_fix_knows_a_signature_by_its_attribute_objects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Ops built with the same type objects (a lowering's cached types) are
+    # known without building and hashing their signature; an equal type that
+    # is another object takes the signature path, and is not checked again.
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerType
+
+    shared = IntegerType(32)
+    block = Block(arg_types=[shared, IntegerType(32)])
+    same = [arith.AddiOp(block.args[0], block.args[0]) for _ in range(4)]
+    equal = arith.AddiOp(block.args[1], block.args[1])
+    assert equal.result.type is not shared and equal.result.type == shared
+    signatures: list[Operation] = []
+    checked: list[Operation] = []
+    xdsl_signature = fixes._signature  # pyright: ignore[reportPrivateUsage]
+    xdsl_check = fixes._xdsl_op_def_verify  # pyright: ignore[reportPrivateUsage]
+
+    def signature(op: Operation) -> tuple[object, ...]:
+        signatures.append(op)
+        return xdsl_signature(op)
+
+    def check(op_def: OpDef, op: Operation) -> None:
+        checked.append(op)
+        xdsl_check(op_def, op)
+
+    monkeypatch.setattr(fixes, "_signature", signature)
+    monkeypatch.setattr(fixes, "_xdsl_op_def_verify", check)
+    with fixes.xdsl_fixes():
+        for op in [*same, equal]:
+            op.verify()
+    assert signatures == [same[0], equal]
+    assert checked == [same[0]]
+
+
 def test_fix_remembers_trait_answers_until_the_traits_change() -> None:
     # Same answers as xDSL's own lookups, for every op class and trait asked;
     # a trait added to a class afterwards is seen.

@@ -51,6 +51,9 @@ not reused), during the outermost `Operation.verify` only."""
 _verified_signatures: set[tuple[object, ...]] = set()
 """The signatures (`_signature`) of the region-less ops that verified, within
 the outermost `xdsl_fixes()` block only."""
+_verified_identities: dict[tuple[object, ...], tuple[object, ...]] = {}
+"""The same, by `_identity`: a known one needs no signature to be built and
+hashed. Each maps to its signature, which keeps its attributes alive."""
 MAX_VERIFIED_SIGNATURES = 1 << 16
 """Beyond this many, the remembered signatures are forgotten (a bound on the
 memory they keep alive in a long-lived process)."""
@@ -90,20 +93,44 @@ def _signature(op: Operation) -> tuple[object, ...]:
     )
 
 
+def _identity(op: Operation) -> tuple[object, ...]:
+    """The signature with each attribute replaced by its `id`: equal for ops
+    built with the same attribute objects (a lowering's cached types), and
+    hashed without hashing the attributes (~20 nested hashes per op)."""
+    return (
+        type(op),
+        len(op.successors),
+        *[id(t) for t in op.operand_types],
+        None,
+        *[id(t) for t in op.result_types],
+        None,
+        *[(name, id(value)) for name, value in op.properties.items()],
+        None,
+        *[(name, id(value)) for name, value in op.attributes.items()],
+    )
+
+
 def _op_def_verify(self: OpDef, op: Operation) -> None:
     if op.regions:
         return _xdsl_op_def_verify(self, op)
-    signature = _signature(op)
-    try:
-        known = signature in _verified_signatures
-    except TypeError:  # an unhashable attribute
-        return _xdsl_op_def_verify(self, op)
-    if not known:
-        _xdsl_op_def_verify(self, op)
-        if len(_verified_signatures) >= MAX_VERIFIED_SIGNATURES:
-            _verified_signatures.clear()
-        _verified_signatures.add(signature)
-        return
+    identity = _identity(op)
+    if identity not in _verified_identities:
+        signature = _signature(op)
+        try:
+            known = signature in _verified_signatures
+        except TypeError:  # an unhashable attribute
+            return _xdsl_op_def_verify(self, op)
+        if len(_verified_identities) >= MAX_VERIFIED_SIGNATURES:
+            _verified_identities.clear()
+        if not known:
+            _xdsl_op_def_verify(self, op)
+            if len(_verified_signatures) >= MAX_VERIFIED_SIGNATURES:
+                _verified_signatures.clear()
+            _verified_signatures.add(signature)
+            # The signature keeps the attributes alive: their ids are not reused.
+            _verified_identities[identity] = signature
+            return
+        _verified_identities[identity] = signature
     for trait in self.traits:
         if not isinstance(trait, SIGNATURE_TRAITS):
             trait.verify(op)
@@ -229,6 +256,7 @@ def xdsl_fixes() -> Generator[None]:
             _depth -= 1
             if _depth == 0:
                 _verified_signatures.clear()
+                _verified_identities.clear()
                 _trait_answers.clear()
                 for (owner, name, _), original in zip(
                     _PATCHES, _originals, strict=True
