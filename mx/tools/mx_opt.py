@@ -527,6 +527,17 @@ class MxOptMain(xDSLOptMain):
 
         target = LLVMIRTarget.from_spec(parse_spec(self.args.target))
         self._between_passes(None, module, self.pipeline.passes[0])
+
+        def after_each_pass(
+            previous: ModulePass | None, part: ModuleOp, following: ModulePass | None
+        ) -> None:
+            if previous is None:  # a function of `module`, verified above
+                self.current_pass = following
+                self.pass_start = time.perf_counter()
+            else:
+                self._between_passes(previous, part, following)
+
+        pipeline = PassPipeline(self.pipeline.passes, after_each_pass)
         writer = LLVMIRWriter()
         thresholds = gc.get_threshold()
         gc.set_threshold(*PYTHON_GC_THRESHOLDS)
@@ -534,7 +545,7 @@ class MxOptMain(xDSLOptMain):
             for function in list(module.ops):
                 function.detach()
                 part = ModuleOp([function])
-                self.pipeline.apply(self.ctx, part)
+                pipeline.apply(self.ctx, part)
                 self.current_pass = None
                 try:
                     writer.add(part)
