@@ -5,7 +5,7 @@ properties and attributes (and the same printed form)."""
 from collections.abc import Callable
 
 import pytest
-from xdsl.dialects import affine, arith, llvm, vector
+from xdsl.dialects import affine, arith, llvm, memref, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, Region
 from xdsl.ir.affine import AffineMap
 
 from mx.lowering import build
@@ -41,6 +41,14 @@ X, Y, U, V, M, IDX_I, IDX_J, S, W = _block.args
 MAP = AffineMapAttr(AffineMap.identity(2))
 MASK = DenseArrayBase.from_list(i32, [0, 4, 1, 5])
 FAST = arith.FastMathFlagsAttr("fast")
+
+
+def _loop_body() -> Region:
+    """A loop body carrying one vector: `affine.yield` of the carried value."""
+    block = Block(arg_types=[IndexType(), U.type])
+    block.add_op(affine.YieldOp.get(block.args[1]))
+    return Region(block)
+
 
 CASES: dict[str, tuple[Callable[[], Operation], Callable[[], Operation]]] = {
     "index_constant": (
@@ -77,8 +85,20 @@ CASES: dict[str, tuple[Callable[[], Operation], Callable[[], Operation]]] = {
         lambda: build.affine_store(S, M, [IDX_I, IDX_J], MAP),
         lambda: affine.StoreOp(S, M, [IDX_I, IDX_J], MAP),
     ),
+    "memref.alloca": (
+        lambda: build.stack_buffer(MemRefType(f32, [4, 4]), IntegerAttr(64, 64)),
+        lambda: memref.AllocaOp.build(
+            operands=[[], []],
+            result_types=[MemRefType(f32, [4, 4])],
+            properties={"alignment": IntegerAttr(64, 64)},
+        ),
+    ),
+    "affine.for": (
+        lambda: build.affine_for(0, 4, [U], _loop_body()),
+        lambda: affine.ForOp.from_region([], [], [U], [U.type], 0, 4, _loop_body()),
+    ),
     "cast": (
-        lambda: llvm_build.cast(IDX_I, i64),
+        lambda: build.cast(IDX_I, i64),
         lambda: UnrealizedConversionCastOp.get([IDX_I], [i64]),
     ),
     "icmp": (

@@ -10,12 +10,68 @@ compares each with its constructor (and `mx.lowering.llvm.build`'s).
 """
 
 from collections.abc import Sequence
+from functools import cache
 
-from xdsl.dialects import affine, arith, vector
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, MemRefType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects import affine, arith, memref, vector
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    UnrealizedConversionCastOp,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 _INDEX = IndexType()
+
+
+def cast(value: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
+    """`builtin.unrealized_conversion_cast %value : T to type_`."""
+    return UnrealizedConversionCastOp.create(operands=[value], result_types=[type_])
+
+
+@cache
+def _segments(*sizes: int) -> DenseArrayBase[IntegerType]:
+    """The `operandSegmentSizes` of an op with variadic operand groups."""
+    return DenseArrayBase.from_list(i32, sizes)
+
+
+def stack_buffer(type_: MemRefType, alignment: IntegerAttr) -> memref.AllocaOp:
+    """`memref.alloca() {alignment} : type_` (static shape)."""
+    return memref.AllocaOp.create(
+        result_types=[type_],
+        properties={"alignment": alignment, "operandSegmentSizes": _segments(0, 0)},
+    )
+
+
+@cache
+def _constant_map(value: int) -> AffineMapAttr:
+    return AffineMapAttr(AffineMap(0, 0, (AffineExpr.constant(value),)))
+
+
+_STEP_ONE = IntegerAttr(1, _INDEX)
+
+
+def affine_for(
+    lower: int, upper: int, inits: Sequence[SSAValue], body: Region
+) -> affine.ForOp:
+    """`affine.for %i = lower to upper iter_args(inits)` over `body` (whose
+    block takes the induction variable and the carried values)."""
+    return affine.ForOp.create(
+        operands=inits,
+        result_types=[v.type for v in inits],
+        properties={
+            "lowerBoundMap": _constant_map(lower),
+            "upperBoundMap": _constant_map(upper),
+            "step": _STEP_ONE,
+            "operandSegmentSizes": _segments(0, 0, len(inits)),
+        },
+        regions=[body],
+    )
 
 
 def index_constant(value: int) -> arith.ConstantOp:

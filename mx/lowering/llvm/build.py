@@ -3,7 +3,7 @@
 Each function returns the op its xDSL constructor builds (same operands,
 result types and properties), without the generic argument handling of
 IRDL's `__init__`, which costs about three times as much as the op itself
-and is paid for every op of the lowered module. `tests/test_llvm_build.py`
+and is paid for every op of the lowered module. `tests/test_op_builders.py`
 compares each with its constructor.
 """
 
@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerAttr,
     IntegerType,
-    UnrealizedConversionCastOp,
     VectorType,
     i1,
 )
@@ -24,11 +23,6 @@ POINTER = llvm.LLVMPointerType()
 """The one type of every lowered memref: an opaque pointer."""
 
 _NO_OVERFLOW_FLAGS = IntegerAttr(0, 32)
-
-
-def cast(value: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
-    """`builtin.unrealized_conversion_cast %value : T to type_`."""
-    return UnrealizedConversionCastOp.create(operands=[value], result_types=[type_])
 
 
 @cache

@@ -25,7 +25,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from mx.diagnostics import OpDiagnostic
-from mx.lowering.llvm.build import cast, undef
+from mx.lowering.build import cast
+from mx.lowering.llvm.build import undef
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,

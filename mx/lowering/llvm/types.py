@@ -29,7 +29,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from mx.lowering.llvm.build import POINTER, cast, constant
+from mx.lowering.build import cast
+from mx.lowering.llvm.build import POINTER, constant
 
 
 def convert_type(type_: Attribute) -> Attribute:

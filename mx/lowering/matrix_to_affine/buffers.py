@@ -39,6 +39,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.matrix import MatrixType
+from mx.lowering import build
 from mx.lowering.matrix_to_affine.lifetimes import Interval, Numbering
 
 STACK_LIMIT_BYTES = 64 * 1024
@@ -155,9 +156,7 @@ class Allocator:
 def _allocation(t: MemRefType, on_heap: bool) -> Operation:
     if on_heap:
         return memref.AllocOp([], [], t, _ALIGNMENT)
-    return memref.AllocaOp.build(
-        operands=[[], []], result_types=[t], properties={"alignment": _ALIGNMENT}
-    )
+    return build.stack_buffer(t, _ALIGNMENT)
 
 
 _ALIGNMENT = IntegerAttr(64, 64)

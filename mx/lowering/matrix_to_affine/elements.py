@@ -69,7 +69,7 @@ def buffer_of(value: SSAValue) -> SSAValue | None:
 
 def as_matrix(buffer: SSAValue, t: MatrixType) -> UnrealizedConversionCastOp:
     """The cast that stands for the matrix value held in `buffer`."""
-    return UnrealizedConversionCastOp.get([buffer], [t])
+    return build.cast(buffer, t)
 
 
 def _is_affine_index(value: Index) -> bool:
@@ -362,9 +362,7 @@ class Emitter:
         """`affine.for %i = lower to upper iter_args(inits)`; `body` returns the
         values to yield."""
         block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
-        op = affine.ForOp.from_region(
-            [], [], inits, [v.type for v in inits], lower, upper, Region(block)
-        )
+        op = build.affine_for(lower, upper, inits, Region(block))
         # The body is built inside the loop so that the induction variable is
         # recognized as an affine index.
         yielded = body(self.at_end(block), block.args[0], block.args[1:])
