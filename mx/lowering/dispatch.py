@@ -98,7 +98,13 @@ def rewrite_once(
     were just inserted. Ops erased or moved out of `root` before their turn
     are skipped.
     """
-    ops = list(walk(root, last_first=reverse))[1:]
+    # An op of a class no pattern rewrites is not queued: its visit would do
+    # nothing (most ops a conversion visits are the ones it inserted).
+    ops = [
+        op for op in walk(root, last_first=reverse) if applier.patterns_for(type(op))
+    ]
+    if ops and ops[0] is root:
+        del ops[0]
     ops.reverse()
     inserted: list[Operation] = []
     rewriter: PatternRewriter | None = None
@@ -118,7 +124,7 @@ def rewrite_once(
         except Exception as err:
             op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
         if inserted:
-            ops += reversed(inserted)
+            ops += (o for o in reversed(inserted) if applier.patterns_for(type(o)))
             inserted.clear()
 
 

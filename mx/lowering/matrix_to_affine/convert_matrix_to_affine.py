@@ -1086,13 +1086,15 @@ def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
             not r.uses for r in op.results
         ):
             Rewriter.erase_op(op)
+    # Every value is a result or a block argument, defined before its uses in
+    # this order: the first op defining a matrix value is the first to have
+    # a matrix operand or result.
     for op in walk(module):
-        arguments = [a for r in op.regions for b in r.blocks for a in b.args]
-        for value in (*op.operands, *op.results, *arguments):
-            if _is_matrix(value):
-                raise OpDiagnostic(
-                    op, f"'{op.name}' with a matrix operand or result cannot be lowered"
-                )
+        defined = [a for r in op.regions for b in r.blocks for a in b.args]
+        if any(_is_matrix(v) for v in (*op.results, *defined)):
+            raise OpDiagnostic(
+                op, f"'{op.name}' with a matrix operand or result cannot be lowered"
+            )
 
 
 @dataclass(frozen=True)
