@@ -67,8 +67,25 @@ def llvm_symbol(name: str) -> str:
 # ---------------------------------------------------------------- types
 
 
+_type_strs: dict[int, tuple[Attribute, str]] = {}
+"""`type_str` by the `id` of the type, with the type (kept alive, so that its
+id is not reused): a lowered module spells a few type objects thousands of
+times."""
+
+
 def type_str(type_: Attribute) -> str:
     """The LLVM IR spelling of a type."""
+    known = _type_strs.get(id(type_))
+    if known is not None:
+        return known[1]
+    spelled = _spell_type(type_)
+    if len(_type_strs) >= 4096:  # a bound on what a long-lived process keeps
+        _type_strs.clear()
+    _type_strs[id(type_)] = (type_, spelled)
+    return spelled
+
+
+def _spell_type(type_: Attribute) -> str:
     match type_:
         case IntegerType():
             return f"i{type_.width.data}"
