@@ -51,9 +51,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -66,6 +64,7 @@ from mx.dialects.arbfp import (
 )
 from mx.lowering.bf16 import extf_bf16_to_f32
 from mx.lowering.bitwise import BitwiseEmitter, integer_width
+from mx.lowering.dispatch import OpTypeDispatchApplier, erase_dead_ops, rewrite_once
 from mx.semantics.arbfp import (
     FORMATS,
     SCALE_NAN,
@@ -598,6 +597,18 @@ class LowerConvertTo(RewritePattern):
             rewriter.replace(op, ops, [value])
 
 
+# Applied once to each conversion, and to the conversions a scaled one emits
+# (built once: the dispatcher caches its patterns by op class).
+_CONVERSIONS = OpTypeDispatchApplier(
+    (
+        LowerConvertFrom(),
+        LowerConvertTo(),
+        LowerScaledConvertFrom(),
+        LowerScaledConvertTo(),
+    )
+)
+
+
 @dataclass(frozen=True)
 class ConvertArbfpToArithPass(ModulePass):
     """Lowers arbfp conversions of scalars and vectors (block-scaled ones of
@@ -606,13 +617,6 @@ class ConvertArbfpToArithPass(ModulePass):
     name = "convert-arbfp-to-arith"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    LowerConvertFrom(),
-                    LowerConvertTo(),
-                    LowerScaledConvertFrom(),
-                    LowerScaledConvertTo(),
-                ]
-            )
-        ).rewrite_module(op)
+        rewrite_once(op, _CONVERSIONS)
+        # The expansions compute fields some formats do not use.
+        erase_dead_ops(op)
