@@ -24,7 +24,7 @@ from xdsl.pattern_rewriter import (
 
 from mx.dialects.llvm_ext import ExtractElementOp, FPToSIOp, FPToUIOp, UIToFPOp
 from mx.lowering.llvm import build
-from mx.lowering.llvm.build import icmp, integer_binary, undef
+from mx.lowering.llvm.build import icmp, integer_binary
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -32,6 +32,7 @@ from mx.lowering.llvm.types import (
     integer_width,
     require_1d_vector,
     to_llvm,
+    undef_value,
     wrap_index,
 )
 
@@ -268,7 +269,7 @@ class CmpfLowering(RewritePattern):
             rewriter.replace(op, [], [compare(op.lhs, op.rhs)])
             return
         lanes = require_1d_vector(type_, op.name)
-        result = rewriter.insert(undef(op.result.type)).res
+        result = undef_value(op.result.type, rewriter)
         for lane in range(lanes):
             bit = compare(
                 extract_element(op.lhs, lane, rewriter),

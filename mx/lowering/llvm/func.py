@@ -26,13 +26,13 @@ from xdsl.rewriter import InsertPoint
 
 from mx.diagnostics import OpDiagnostic
 from mx.lowering.build import cast
-from mx.lowering.llvm.build import undef
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
     memory_type,
     narrowed,
     to_llvm,
+    undef_value,
     widened,
 )
 
@@ -157,7 +157,7 @@ class ReturnLowering(RewritePattern):
         values = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
         if len(values) > 1:
             struct_type = _result_type([a.type for a in op.arguments])
-            struct = rewriter.insert(undef(struct_type)).res
+            struct = undef_value(struct_type, rewriter)
             for i, value in enumerate(values):
                 struct = rewriter.insert(
                     llvm.InsertValueOp(

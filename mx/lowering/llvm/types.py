@@ -11,7 +11,7 @@ convert operands with `to_llvm` and hand results back with `from_llvm`; the
 the end of the pass.
 """
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 
 from xdsl.dialects import func, llvm
@@ -30,7 +30,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from mx.lowering.build import cast
-from mx.lowering.llvm.build import POINTER, constant
+from mx.lowering.llvm.build import POINTER, constant, undef
 
 
 def convert_type(type_: Attribute) -> Attribute:
@@ -129,14 +129,15 @@ def require_1d_vector(type_: VectorType, op_name: str) -> int:
     return type_.get_shape()[0]
 
 
-_pools: list[dict[tuple[Block, int, Attribute], llvm.ConstantOp]] = []
+_pools: list[dict[tuple[Block, int | None, Attribute], Operation]] = []
 
 
 @contextmanager
 def constant_pool() -> Generator[None]:
-    """While active, `integer_constant` shares each integer constant of a
-    function: one `llvm.mlir.constant` at the start of its entry block instead
-    of one per use (a quarter of the ops `convert-to-llvm` built)."""
+    """While active, `integer_constant` and `undef_value` share each value of
+    a function: one `llvm.mlir.constant` (or `llvm.mlir.undef`) at the start
+    of its entry block instead of one per use (a quarter of the ops
+    `convert-to-llvm` built)."""
     _pools.append({})
     try:
         yield
@@ -152,18 +153,39 @@ def _entry_block(op: Operation | None) -> Block | None:
     return op.regions[0].blocks.first
 
 
+def _shared(
+    value: int | None,
+    type_: Attribute,
+    make: Callable[[], Operation],
+    rewriter: PatternRewriter,
+) -> SSAValue:
+    """The result of `make()`, the op of `value` (None: undef) and `type_`:
+    one per function at the start of its entry block while a
+    `constant_pool` is active, else inserted where the rewriter is."""
+    entry = _entry_block(rewriter.insertion_point.block.parent_op()) if _pools else None
+    if entry is None:
+        return rewriter.insert(make()).results[0]
+    key = (entry, value, type_)
+    shared = _pools[-1].get(key)
+    if shared is None or shared.parent is not entry:  # new, or erased as dead
+        shared = make()
+        rewriter.insert(shared, InsertPoint.at_start(entry))
+        _pools[-1][key] = shared
+    return shared.results[0]
+
+
 def integer_constant(
     value: int, type_: IntegerType, rewriter: PatternRewriter
 ) -> SSAValue:
     """An `llvm.mlir.constant` of `type_`, shared within the function of the
     op being rewritten when a `constant_pool` is active."""
-    entry = _entry_block(rewriter.insertion_point.block.parent_op()) if _pools else None
-    if entry is None:
-        return rewriter.insert(constant(IntegerAttr(value, type_), type_)).result
-    key = (entry, value, type_)
-    shared = _pools[-1].get(key)
-    if shared is None or shared.parent is not entry:  # new, or erased as dead
-        shared = constant(IntegerAttr(value, type_), type_)
-        rewriter.insert(shared, InsertPoint.at_start(entry))
-        _pools[-1][key] = shared
-    return shared.result
+    return _shared(
+        value, type_, lambda: constant(IntegerAttr(value, type_), type_), rewriter
+    )
+
+
+def undef_value(type_: Attribute, rewriter: PatternRewriter) -> SSAValue:
+    """An `llvm.mlir.undef` of `type_` (a vector to insert lanes into, say),
+    shared like `integer_constant`'s constants: each use of it in LLVM IR is
+    the literal `undef`."""
+    return _shared(None, type_, lambda: undef(type_), rewriter)

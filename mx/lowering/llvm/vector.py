@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mx.dialects.llvm_ext import ExtractElementOp
 from mx.lowering.llvm.arith import llvm_fastmath
-from mx.lowering.llvm.build import insert_element, shuffle_vector, undef
+from mx.lowering.llvm.build import insert_element, shuffle_vector
 from mx.lowering.llvm.memref import (
     element_pointer,
     load_value,
@@ -39,6 +39,7 @@ from mx.lowering.llvm.types import (
     integer_constant,
     require_1d_vector,
     to_llvm,
+    undef_value,
 )
 
 
@@ -80,7 +81,7 @@ class BroadcastLowering(RewritePattern):
             return
         if isinstance(source.type, VectorType):
             raise VerifyException(f"'{op.name}': only scalar sources lower to LLVM")
-        empty = rewriter.insert(undef(type_)).res
+        empty = undef_value(type_, rewriter)
         zero = integer_constant(0, i32, rewriter)
         lane0 = rewriter.insert(insert_element(empty, source, zero)).res
         splat = rewriter.insert(
@@ -250,7 +251,7 @@ class ReductionLowering(RewritePattern):
 
 def _pair(a: SSAValue, b: SSAValue, rewriter: PatternRewriter) -> SSAValue:
     type_ = VectorType(a.type, [2])
-    empty = rewriter.insert(undef(type_)).res
+    empty = undef_value(type_, rewriter)
     zero = integer_constant(0, i32, rewriter)
     one = integer_constant(1, i32, rewriter)
     first = rewriter.insert(insert_element(empty, a, zero)).res

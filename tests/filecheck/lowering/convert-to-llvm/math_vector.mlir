@@ -15,15 +15,17 @@ func.func @math(%x: f64, %y: f64, %i: i32) -> f64 {
 
 // -----
 
+// An undef is shared by the function, like constants: at its entry.
 // CHECK-LABEL: llvm.func @vector
 // CHECK-SAME: (%[[M:.*]]: !llvm.ptr, %[[S:.*]]: f32)
+// CHECK: %[[U:.*]] = llvm.mlir.undef : vector<4xf32>
 func.func @vector(%m: memref<16xf32>, %s: f32) -> f32 {
   %c4 = arith.constant 4 : index
   // A constant index is the GEP's own.
   // CHECK: %[[P:.*]] = llvm.getelementptr inbounds %[[M]][4] : (!llvm.ptr) -> !llvm.ptr, f32
   // CHECK: %[[V:.*]] = llvm.load %[[P]] {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
   %v = vector.load %m[%c4] : memref<16xf32>, vector<4xf32>
-  // CHECK: %[[U:.*]] = llvm.mlir.undef : vector<4xf32>
+  // CHECK-NOT: llvm.mlir.undef
   // CHECK: %[[L0:.*]] = llvm.insertelement %[[S]], %[[U]][%{{.*}} : i32] : vector<4xf32>
   // CHECK: %[[B:.*]] = llvm.shufflevector %[[L0]], %[[U]] [0, 0, 0, 0] : vector<4xf32>
   %b = vector.broadcast %s : f32 to vector<4xf32>
