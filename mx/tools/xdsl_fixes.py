@@ -54,6 +54,11 @@ the outermost `xdsl_fixes()` block only."""
 _verified_identities: dict[tuple[object, ...], tuple[object, ...]] = {}
 """The same, by `_identity`: a known one needs no signature to be built and
 hashed. Each maps to its signature, which keeps its attributes alive."""
+MAX_VERIFIED_IDENTITIES = 1 << 12
+"""Beyond this many, the remembered identities are forgotten: ops holding
+attributes of their own (a constant's value) each have one, and keep those
+attributes alive (18 k identities, ~6 MB, for the 10 k-op bench module); the
+shared ones that pay are back after their next verification."""
 MAX_VERIFIED_SIGNATURES = 1 << 16
 """Beyond this many, the remembered signatures are forgotten (a bound on the
 memory they keep alive in a long-lived process)."""
@@ -120,7 +125,7 @@ def _op_def_verify(self: OpDef, op: Operation) -> None:
             known = signature in _verified_signatures
         except TypeError:  # an unhashable attribute
             return _xdsl_op_def_verify(self, op)
-        if len(_verified_identities) >= MAX_VERIFIED_SIGNATURES:
+        if len(_verified_identities) >= MAX_VERIFIED_IDENTITIES:
             _verified_identities.clear()
         if not known:
             _xdsl_op_def_verify(self, op)
