@@ -1,5 +1,5 @@
-"""The `arith`, `vector` and `affine` ops the matrix lowering builds most often,
-made with `Operation.create`.
+"""The ops the lowerings build most often outside the `llvm` dialect (`arith`,
+`vector`, `affine`, `memref.alloca`, casts), made with `Operation.create`.
 
 Each function returns the op its xDSL constructor builds (same operands,
 result types and properties; defaults are filled in by the op's
