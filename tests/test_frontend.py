@@ -441,6 +441,65 @@ def test_fix_remembers_trait_answers_until_the_traits_change() -> None:
         assert MarkedOp.get_traits_of_type(IsTerminator) == [IsTerminator()]
 
 
+def test_fix_remembers_whether_an_op_class_is_dead_if_unused() -> None:
+    # The same answers as xDSL's `would_be_trivially_dead` for every op of a
+    # module mixing pure, reading, writing, allocating, recursive-effect,
+    # terminator, symbol and unregistered ops, before and after its lowering,
+    # asked twice (the second time remembered where the class decides it).
+    from xdsl.dialects import arith, scf
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.transforms import dead_code_elimination
+    from xdsl.universe import Universe
+
+    text = (
+        "func.func @f(%m: memref<4xf32>, %i: index, %a: !matrix.matrix<4x4xf32>)"
+        " -> !matrix.matrix<4x4xf32> {\n"
+        "  %x = memref.load %m[%i] : memref<4xf32>\n"
+        "  %y = arith.addf %x, %x : f32\n"
+        "  memref.store %y, %m[%i] : memref<4xf32>\n"
+        "  %b = memref.alloc() : memref<4xf32>\n"
+        "  memref.dealloc %b : memref<4xf32>\n"
+        '  "test.unknown"() : () -> ()\n'
+        "  %c0 = arith.constant 0 : index\n"
+        "  %c4 = arith.constant 4 : index\n"
+        "  %c1 = arith.constant 1 : index\n"
+        "  scf.for %k = %c0 to %c4 step %c1 {\n"
+        "    %z = arith.mulf %y, %y : f32\n"
+        "  }\n"
+        "  scf.for %k = %c0 to %c4 step %c1 {\n"
+        "    memref.store %y, %m[%k] : memref<4xf32>\n"
+        "  }\n"
+        "  %t = matrix.transpose %a : !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>\n"
+        "  %p = matrix.matmul %t, %a : !matrix.matrix<4x4xf32>,"
+        " !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>\n"
+        "  func.return %p : !matrix.matrix<4x4xf32>\n"
+        "}\n"
+    )
+    xdsl_answer = dead_code_elimination.would_be_trivially_dead
+
+    def answers(module: ModuleOp) -> list[tuple[str, bool]]:
+        return [
+            (op.name, dead_code_elimination.would_be_trivially_dead(op))
+            for op in module.walk()
+        ]
+
+    ctx = mx_context()
+    ctx.allow_unregistered = True
+    module = parse_and_verify(text, ctx=ctx)
+    lowered = parse_and_verify(text.replace('  "test.unknown"() : () -> ()\n', ""))
+    with fixes.xdsl_fixes():
+        Universe.get_multiverse().all_passes["mx-lower-to-llvm"]()().apply(ctx, lowered)
+    for m in (module, lowered):
+        expected = [(op.name, xdsl_answer(op)) for op in m.walk()]
+        assert {a for _, a in expected} == {True, False}
+        with fixes.xdsl_fixes():
+            assert answers(m) == expected
+            assert answers(m) == expected  # remembered
+            remembered = fixes._dead_if_unused  # pyright: ignore[reportPrivateUsage]
+            if m is module:  # decided by the class, or not (nested effects)
+                assert arith.AddfOp in remembered and scf.ForOp not in remembered
+
+
 def test_fix_still_checks_traits_of_a_repeated_op_signature() -> None:
     # @g's inner `func.return` has the signature of @f's, which verified: its
     # parent, a trait's check, is still checked.

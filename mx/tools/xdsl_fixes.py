@@ -14,7 +14,17 @@ from typing import cast
 
 from xdsl.ir import Attribute, Block, Operation, Region, RegionBlocks
 from xdsl.irdl import OpDef
-from xdsl.traits import OpTrait, SameOperandsAndResultType
+from xdsl.traits import (
+    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoMemoryEffect,
+    OpTrait,
+    SameOperandsAndResultType,
+)
+from xdsl.transforms import dead_code_elimination
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
@@ -213,6 +223,49 @@ def _get_traits_of_type(cls: type[Operation], trait_type: object) -> list[OpTrai
     return list(cast(tuple[OpTrait, ...], found))
 
 
+# `would_be_trivially_dead` (dead code elimination, the greedy rewriter, and
+# `canonicalize`'s `region_dce` for every op of every sweep) asks an op for
+# its traits and memory effects each time. For an op class whose effect traits
+# all return a fixed set (`Pure`, `MemoryReadEffect`, ...: not
+# `RecursiveMemoryEffect` or a trait computing effects from the op), the answer
+# depends on the class alone: it is remembered per class while the class's
+# trait set is the same.
+_xdsl_would_be_trivially_dead = dead_code_elimination.would_be_trivially_dead
+
+
+def _effects_function(trait_class: type[OpTrait]) -> object:
+    """The function behind a memory-effect trait class's `get_effects`."""
+    return getattr(getattr(trait_class, "get_effects", None), "__func__", None)
+
+
+_FIXED_EFFECTS = frozenset(
+    _effects_function(trait)
+    for trait in (
+        NoMemoryEffect,
+        MemoryReadEffect,
+        MemoryWriteEffect,
+        MemoryAllocEffect,
+        MemoryFreeEffect,
+    )
+)
+_dead_if_unused: dict[type[Operation], tuple[frozenset[OpTrait], bool]] = {}
+
+
+def _would_be_trivially_dead(op: Operation) -> bool:
+    cls = type(op)
+    current = cls.traits.traits
+    known = _dead_if_unused.get(cls)
+    if known is not None and known[0] is current:
+        return known[1]
+    answer = _xdsl_would_be_trivially_dead(op)
+    if all(
+        _effects_function(type(trait)) in _FIXED_EFFECTS
+        for trait in cls.get_traits_of_type(MemoryEffect)
+    ):
+        _dead_if_unused[cls] = (current, answer)
+    return answer
+
+
 # Python refuses to convert an integer literal of more than 4300 digits
 # (`ValueError: Exceeds the limit ...`), which xDSL lets escape from its lexer.
 # Such a literal is bad input: a parse error at the literal.
@@ -237,6 +290,7 @@ _PATCHES: tuple[tuple[object, str, object], ...] = (
     (MLIRTokenKind, "get_int_value", _int_value),
     (Operation, "get_trait", classmethod(_get_trait)),
     (Operation, "get_traits_of_type", classmethod(_get_traits_of_type)),
+    (dead_code_elimination, "would_be_trivially_dead", _would_be_trivially_dead),
 )
 
 _lock = threading.Lock()
@@ -263,6 +317,7 @@ def xdsl_fixes() -> Generator[None]:
                 _verified_signatures.clear()
                 _verified_identities.clear()
                 _trait_answers.clear()
+                _dead_if_unused.clear()
                 for (owner, name, _), original in zip(
                     _PATCHES, _originals, strict=True
                 ):
