@@ -252,33 +252,3 @@ def test_use_before_definition_is_reported(
     path.write_text(text)
     assert mx_opt([str(path), "-p", "convert-matrix-to-affine"]) == 1
     assert f"{path}:2:" in capsys.readouterr().err
-
-
-def test_branch_builders_build_the_ops_xdsl_constructors_build() -> None:
-    # `branch`/`cond_branch` skip xDSL's IRDL constructors (for speed): the same
-    # ops, operand segments included, for every count of successor operands.
-    import io
-
-    from xdsl.dialects import llvm, test
-    from xdsl.dialects.builtin import i1, i64
-    from xdsl.ir import Block
-    from xdsl.printer import Printer
-
-    from mx.lowering.llvm.func import branch, cond_branch
-
-    def generic(op: llvm.BrOp | llvm.CondBrOp) -> str:
-        out = io.StringIO()
-        Printer(stream=out, print_generic_format=True).print_op(op)
-        return out.getvalue()
-
-    values = test.TestOp(result_types=[i1, i64, i64, i64])
-    flag, *args = values.results
-    then, other = Block(arg_types=[i64] * 3), Block(arg_types=[i64] * 3)
-    for n in range(4):
-        assert generic(branch(then, args[:n])) == generic(llvm.BrOp(then, *args[:n]))
-        for m in range(4):
-            built = cond_branch(flag, then, args[:n], other, args[:m])
-            expected = llvm.CondBrOp(flag, then, args[:n], other, args[:m])
-            assert generic(built) == generic(expected)
-            assert built.then_arguments == expected.then_arguments
-            assert built.else_arguments == expected.else_arguments

@@ -2,10 +2,11 @@
 the ops xDSL's constructors make: same class, operands, result types,
 properties and attributes (and the same printed form)."""
 
+import io
 from collections.abc import Callable
 
 import pytest
-from xdsl.dialects import affine, arith, llvm, memref, vector
+from xdsl.dialects import affine, arith, llvm, memref, test, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
@@ -15,11 +16,13 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     VectorType,
     f32,
+    i1,
     i32,
     i64,
 )
 from xdsl.ir import Block, Operation, Region
 from xdsl.ir.affine import AffineMap
+from xdsl.printer import Printer
 
 from mx.lowering import build
 from mx.lowering.llvm import build as llvm_build
@@ -137,6 +140,12 @@ CASES: dict[str, tuple[Callable[[], Operation], Callable[[], Operation]]] = {
         lambda: llvm_build.shuffle_vector(U, V, MASK, VectorType(f32, [4])),
         lambda: llvm.ShuffleVectorOp(U, V, MASK, VectorType(f32, [4])),
     ),
+    "llvm.fadd": (
+        lambda: llvm_build.fastmath_op(
+            llvm.FAddOp, [U, V], U.type, llvm.FastMathAttr("fast")
+        ),
+        lambda: llvm.FAddOp(U, V, llvm.FastMathAttr("fast")),
+    ),
     "llvm.alloca": (
         lambda: llvm_build.alloca(X, f32, 64),
         lambda: llvm.AllocaOp(X, f32, 64),
@@ -154,3 +163,26 @@ def test_builder_makes_the_constructors_op(name: str) -> None:
     assert built.attributes == constructed.attributes
     assert str(built) == str(constructed)
     built.verify()
+
+
+def test_branch_builders_build_the_ops_xdsl_constructors_build() -> None:
+    # The same ops, operand segments included, for every count of successor
+    # operands (printed generically: the successors' operands by segment).
+    def generic(op: llvm.BrOp | llvm.CondBrOp) -> str:
+        out = io.StringIO()
+        Printer(stream=out, print_generic_format=True).print_op(op)
+        return out.getvalue()
+
+    values = test.TestOp(result_types=[i1, i64, i64, i64])
+    flag, *args = values.results
+    then, other = Block(arg_types=[i64] * 3), Block(arg_types=[i64] * 3)
+    for n in range(4):
+        assert generic(llvm_build.branch(then, args[:n])) == generic(
+            llvm.BrOp(then, *args[:n])
+        )
+        for m in range(4):
+            built = llvm_build.cond_branch(flag, then, args[:n], other, args[:m])
+            expected = llvm.CondBrOp(flag, then, args[:n], other, args[:m])
+            assert generic(built) == generic(expected)
+            assert built.then_arguments == expected.then_arguments
+            assert built.else_arguments == expected.else_arguments

@@ -35,8 +35,9 @@ def cast(value: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
 
 
 @cache
-def _segments(*sizes: int) -> DenseArrayBase[IntegerType]:
-    """The `operandSegmentSizes` of an op with variadic operand groups."""
+def segment_sizes(*sizes: int) -> DenseArrayBase[IntegerType]:
+    """The `operandSegmentSizes` of an op with variadic operand groups (one
+    attribute per list of sizes)."""
     return DenseArrayBase.from_list(i32, sizes)
 
 
@@ -44,7 +45,7 @@ def stack_buffer(type_: MemRefType, alignment: IntegerAttr) -> memref.AllocaOp:
     """`memref.alloca() {alignment} : type_` (static shape)."""
     return memref.AllocaOp.create(
         result_types=[type_],
-        properties={"alignment": alignment, "operandSegmentSizes": _segments(0, 0)},
+        properties={"alignment": alignment, "operandSegmentSizes": segment_sizes(0, 0)},
     )
 
 
@@ -68,7 +69,7 @@ def affine_for(
             "lowerBoundMap": _constant_map(lower),
             "upperBoundMap": _constant_map(upper),
             "step": _STEP_ONE,
-            "operandSegmentSizes": _segments(0, 0, len(inits)),
+            "operandSegmentSizes": segment_sizes(0, 0, len(inits)),
         },
         regions=[body],
     )

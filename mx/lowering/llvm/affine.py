@@ -30,8 +30,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
 
-from mx.lowering.llvm.build import icmp, integer_binary
-from mx.lowering.llvm.func import branch, cond_branch, convert_block_arguments
+from mx.lowering.llvm.build import branch, cond_branch, icmp, integer_binary
+from mx.lowering.llvm.func import convert_block_arguments
 from mx.lowering.llvm.memref import (
     constant_value,
     element_pointer,

@@ -142,11 +142,8 @@ class FloatBinaryLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, self.source):
             return
-        # The op `self.target(lhs, rhs, flags)` builds, in a third of the time.
-        new = self.target.create(
-            operands=[op.lhs, op.rhs],
-            result_types=[op.lhs.type],
-            properties={"fastmathFlags": llvm_fastmath(op.fastmath)},
+        new = build.fastmath_op(
+            self.target, [op.lhs, op.rhs], op.lhs.type, llvm_fastmath(op.fastmath)
         )
         _replace(op, [new], rewriter)
 
@@ -161,10 +158,8 @@ class FloatIntrinsicLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, self.source):
             return
-        new = self.target.create(
-            operands=[op.lhs, op.rhs],
-            result_types=[op.result.type],
-            properties={"fastmathFlags": llvm_fastmath(op.fastmath)},
+        new = build.fastmath_op(
+            self.target, [op.lhs, op.rhs], op.result.type, llvm_fastmath(op.fastmath)
         )
         _replace(op, [new], rewriter)
 

@@ -7,6 +7,7 @@ and is paid for every op of the lowered module. `tests/test_op_builders.py`
 compares each with its constructor.
 """
 
+from collections.abc import Sequence
 from functools import cache
 
 from xdsl.dialects import llvm
@@ -17,7 +18,9 @@ from xdsl.dialects.builtin import (
     VectorType,
     i1,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from mx.lowering.build import segment_sizes
 
 POINTER = llvm.LLVMPointerType()
 """The one type of every lowered memref: an opaque pointer."""
@@ -97,4 +100,43 @@ def alloca(count: SSAValue, element: Attribute, alignment: int) -> llvm.AllocaOp
         operands=[count],
         result_types=[POINTER],
         properties={"alignment": _alignment(alignment), "elem_type": element},
+    )
+
+
+def fastmath_op(
+    op_class: type[Operation],
+    operands: Sequence[SSAValue],
+    result_type: Attribute,
+    fastmath: llvm.FastMathAttr,
+) -> Operation:
+    """An `llvm` float op (arithmetic, intrinsic) of one result with the
+    `fastmath` flags given."""
+    return op_class.create(
+        operands=operands,
+        result_types=[result_type],
+        properties={"fastmathFlags": fastmath},
+    )
+
+
+def branch(dest: Block, arguments: Sequence[SSAValue]) -> llvm.BrOp:
+    """`llvm.br ^dest(arguments)`."""
+    return llvm.BrOp.create(operands=arguments, successors=[dest])
+
+
+def cond_branch(
+    condition: SSAValue,
+    then_block: Block,
+    then_arguments: Sequence[SSAValue],
+    else_block: Block,
+    else_arguments: Sequence[SSAValue],
+) -> llvm.CondBrOp:
+    """`llvm.cond_br %condition, ^then_block(...), ^else_block(...)`."""
+    return llvm.CondBrOp.create(
+        operands=[condition, *then_arguments, *else_arguments],
+        successors=[then_block, else_block],
+        properties={
+            "operandSegmentSizes": segment_sizes(
+                1, len(then_arguments), len(else_arguments)
+            )
+        },
     )

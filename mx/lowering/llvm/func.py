@@ -7,13 +7,11 @@ callee ignores the high bits, results have them zero), `vector<8xi4>` as
 MLIR's lowering does."""
 
 from collections.abc import Sequence
-from functools import cache
 
 from xdsl.dialects import cf, func, llvm
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FunctionType,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -26,6 +24,7 @@ from xdsl.rewriter import InsertPoint
 
 from mx.diagnostics import OpDiagnostic
 from mx.lowering.build import cast
+from mx.lowering.llvm.build import branch, cond_branch
 from mx.lowering.llvm.types import (
     convert_type,
     from_llvm,
@@ -166,37 +165,6 @@ class ReturnLowering(RewritePattern):
                 ).res
             values = [struct]
         rewriter.replace(op, llvm.ReturnOp(values[0] if values else None))
-
-
-def branch(dest: Block, arguments: Sequence[SSAValue]) -> llvm.BrOp:
-    """`llvm.br ^dest(arguments)`: the op `llvm.BrOp(dest, *arguments)` builds,
-    through `Operation.create` (a third of the time: the verifier after the
-    pass checks what xDSL's constructor would)."""
-    return llvm.BrOp.create(operands=arguments, successors=[dest])
-
-
-def cond_branch(
-    condition: SSAValue,
-    then_block: Block,
-    then_arguments: Sequence[SSAValue],
-    else_block: Block,
-    else_arguments: Sequence[SSAValue],
-) -> llvm.CondBrOp:
-    """`llvm.cond_br`: the op `llvm.CondBrOp(...)` builds, as `branch` does."""
-    return llvm.CondBrOp.create(
-        operands=[condition, *then_arguments, *else_arguments],
-        successors=[then_block, else_block],
-        properties={
-            "operandSegmentSizes": _segment_sizes(
-                len(then_arguments), len(else_arguments)
-            )
-        },
-    )
-
-
-@cache
-def _segment_sizes(then_count: int, else_count: int) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i32, [1, then_count, else_count])
 
 
 class BranchLowering(RewritePattern):

@@ -14,6 +14,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from mx.lowering.llvm.arith import llvm_fastmath
+from mx.lowering.llvm.build import fastmath_op
 from mx.lowering.llvm.types import integer_constant
 
 
@@ -29,10 +30,9 @@ class IntrinsicOpLowering(RewritePattern):
             return
         fastmath = op.properties.get("fastmath")
         assert isinstance(fastmath, FastMathFlagsAttr)
-        new = self.target.create(
-            operands=list(op.operands),
-            result_types=[r.type for r in op.results],
-            properties={"fastmathFlags": llvm_fastmath(fastmath)},
+        (result,) = op.results
+        new = fastmath_op(
+            self.target, list(op.operands), result.type, llvm_fastmath(fastmath)
         )
         rewriter.replace(op, new)
 
