@@ -45,8 +45,10 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
+    FloatAttr,
     IndexType,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     RankedStructure,
@@ -126,6 +128,10 @@ class FrontendError(Exception):
 
 _OP_NAME = re.compile(r'(?:[%\w#:,\s]*=\s*)?"?([A-Za-z_][\w$.]*)')
 """The name of the op whose text starts at a position: after its results."""
+
+_NUMBER = re.compile(r"(-?)\s*((0[xX])?[0-9a-fA-F.eE+-]*)")
+"""A number literal at a position: its sign, its digits (with `0x`), its `0x`."""
+_INTEGER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
 
 
 class LocatingParser(Parser):
@@ -214,6 +220,36 @@ class LocatingParser(Parser):
                 # before it was defined, and fails with a KeyError on the second.
                 self.raise_error(f"re-declaration of block '{name}'", token.span)
         return super()._parse_block()
+
+    def parse_optional_builtin_int_or_float_attr(
+        self,
+    ) -> IntegerAttr | FloatAttr | None:
+        """A scalar literal (`42 : index`, `0x7fc00000 : f32`) with MLIR's
+        checks, which xDSL's parser lacks: an `index` literal must fit in 64
+        signed bits (xDSL kept 2^64 + 5, which the lowering wrapped to 5; the
+        attribute now wraps, see `xdsl_fixes`, so the literal's own digits are
+        checked), and a hexadecimal float takes no minus sign (xDSL read
+        `-0x7fc00000` as the integer -2143289344 converted to float)."""
+        number = _NUMBER.match(self.lexer.input.content, self.pos)
+        attr = super().parse_optional_builtin_int_or_float_attr()
+        if attr is None or number is None:
+            return attr
+        sign, digits, hex_prefix = number.groups()
+        at = number.start(2), number.end(2)
+        if isinstance(attr, FloatAttr) and sign and hex_prefix:
+            self.raise_error(
+                "hexadecimal float literal should not have a leading minus", *at
+            )
+        if isinstance(attr, IntegerAttr) and isinstance(attr.type, IndexType):
+            integer = _INTEGER.match(digits)
+            assert integer is not None  # xDSL read an integer there
+            value = int(integer.group(), 0 if hex_prefix else 10)
+            value = -value if sign else value
+            if not -(1 << 63) <= value < 1 << 63:
+                self.raise_error(
+                    f"integer value {value} is out of range for type index", *at
+                )
+        return attr
 
     def parse_dense_int_or_fp_elements_attr(
         self, type: RankedStructure[AnyDenseElement] | None

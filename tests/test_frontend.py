@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ml_dtypes
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,11 +17,14 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IndexType,
+    IntegerAttr,
     IntegerType,
 )
 from xdsl.ir import Block, Operation, RegionBlocks
 from xdsl.irdl import IRDLOperation, OpDef, irdl_op_definition, traits_def
 from xdsl.printer import Printer
+from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
@@ -27,10 +32,12 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 from mx.diagnostics import EXCERPT_WIDTH, Diag, Source, located_message
 from mx.dialects.matrix import ConstantOp
 from mx.frontend import FrontendError, mx_context, parse_and_verify
+from mx.jit import compile_module
 from mx.tools import xdsl_fixes as fixes
 from mx.tools.mx_opt import main
 
 BIN = Path(sys.executable).parent
+BF16 = ml_dtypes.bfloat16
 
 FLOAT_TYPES = {
     "f16": (Float16Type(), 5, 10),
@@ -59,9 +66,11 @@ def special_bits(draw: st.DrawFn, exponent_bits: int, fraction_bits: int) -> int
 
 
 def _round_trip(text: str) -> str:
+    """`text` parsed and printed as mx-opt does (within the xDSL fixes)."""
     module = parse_and_verify(text)
     out = io.StringIO()
-    Printer(stream=out).print_op(module)
+    with fixes.xdsl_fixes():
+        Printer(stream=out).print_op(module)
     return out.getvalue()
 
 
@@ -98,6 +107,107 @@ def test_float_constants_round_trip_bit_exactly(data: st.DataObject, name: str) 
 def _rows(bits: list[int], width: int) -> str:
     row = [f"0x{b:0{width}x}" for b in bits]
     return f"[[{row[0]}, {row[1]}], [{row[2]}, {row[3]}]]"
+
+
+def _scalar_text(bits: int, name: str) -> str:
+    width = FLOAT_TYPES[name][0].bitwidth // 4
+    return (
+        f"func.func @f() -> {name} {{\n"
+        f"  %c = arith.constant 0x{bits:0{width}x} : {name}\n"
+        f"  func.return %c : {name}\n}}\n"
+    )
+
+
+def _vector_text(bits: list[int], name: str) -> str:
+    width = FLOAT_TYPES[name][0].bitwidth // 4
+    t = f"vector<{len(bits)}x{name}>"
+    elements = ", ".join(f"0x{b:0{width}x}" for b in bits)
+    return (
+        f"func.func @f() -> {t} {{\n"
+        f"  %c = arith.constant dense<[{elements}]> : {t}\n"
+        f"  func.return %c : {t}\n}}\n"
+    )
+
+
+def _exponent_all_ones(bits: int, name: str) -> bool:
+    _, exponent_bits, fraction_bits = FLOAT_TYPES[name]
+    ones = (1 << exponent_bits) - 1
+    return (bits >> fraction_bits) & ones == ones
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), name=st.sampled_from(sorted(FLOAT_TYPES)))
+def test_scalar_and_vector_float_constants_keep_their_bits(
+    data: st.DataObject, name: str
+) -> None:
+    """`arith.constant` scalars and builtin `dense` vectors: a NaN or an
+    infinity prints as the bits it was written with (xDSL's conversions quieted
+    signalling NaNs of f16, bf16 and f32: 0x7fa00001 -> 0x7fe00001), and every
+    value re-parses to the same printed form."""
+    _, exponent_bits, fraction_bits = FLOAT_TYPES[name]
+    strategy = special_bits(exponent_bits, fraction_bits)
+    width = FLOAT_TYPES[name][0].bitwidth // 4
+    bits = [data.draw(strategy) for _ in range(3)]
+    for text in (_scalar_text(bits[0], name), _vector_text(bits, name)):
+        printed = _round_trip(text)
+        assert _round_trip(printed) == printed
+        for b in bits if "vector" in text else bits[:1]:
+            if _exponent_all_ones(b, name):
+                assert f"0x{b:0{width}x}" in printed, (hex(b), printed)
+
+
+def test_nan_constants_keep_their_bits_in_compiled_code() -> None:
+    """Signalling and quiet NaNs with payloads, as scalar and vector
+    constants, reach memory with the bits written (LLVM IR spells an f32
+    constant as the double of the same value, a payload shifted by 29 bits)."""
+    bits = {
+        "f16": [0x7C01, 0xFC01, 0x7D55, 0x7E01],
+        "bf16": [0x7F81, 0xFF81, 0x7FA5, 0x7FC1],
+        "f32": [0x7FA00001, 0xFF800001, 0x7F800F00, 0x7FC00001],
+        "f64": [0x7FF0000000000001, 0xFFF4000000000000, 0x7FF8000000000001, 1],
+    }
+    views = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32, "f64": np.uint64}
+    dtypes = {"f16": np.float16, "bf16": BF16, "f32": np.float32, "f64": np.float64}
+    for name, patterns in bits.items():
+        width = FLOAT_TYPES[name][0].bitwidth // 4
+        hexes = [f"0x{b:0{width}x}" for b in patterns]
+        stores = "".join(
+            f"  %s{i} = arith.constant {h} : {name}\n"
+            f"  %i{i} = arith.constant {i} : index\n"
+            f"  memref.store %s{i}, %out[%i{i}] : memref<8x{name}>\n"
+            for i, h in enumerate(hexes)
+        )
+        module = compile_module(
+            f"func.func @k(%out: memref<8x{name}>) {{\n{stores}"
+            f"  %v = arith.constant dense<[{', '.join(hexes)}]> : vector<4x{name}>\n"
+            f"  %four = arith.constant 4 : index\n"
+            f"  vector.store %v, %out[%four] : memref<8x{name}>, vector<4x{name}>\n"
+            "  func.return\n}\n"
+        )
+        out = np.zeros(8, dtypes[name])
+        module.k(out)
+        assert out.view(views[name]).tolist() == patterns * 2, name
+
+
+def test_fix_float_conversions_keep_nan_bits() -> None:
+    """Outside the fixes xDSL's f16/bf16/f32 conversions quiet a signalling
+    NaN (the behaviour replaced); inside, every NaN keeps its bits."""
+    f32, bf16 = Float32Type(), BFloat16Type()
+    signalling = (0x7FA00001).to_bytes(4, "little")
+    assert f32.pack(f32.unpack(signalling, 1)) == (0x7FE00001).to_bytes(4, "little")
+    with fixes.xdsl_fixes():
+        for type_, raw in ((f32, signalling), (bf16, (0xFF81).to_bytes(2, "little"))):
+            (value,) = type_.unpack(raw, 1)
+            assert type_.pack((value,)) == raw
+            assert type_.pack(list(type_.iter_unpack(raw))) == raw
+            buffer = bytearray(len(raw))
+            type_.pack_into(buffer, 0, value)
+            assert bytes(buffer) == raw
+        # A NaN a narrower type cannot hold exactly is quieted, as hardware does.
+        wide = struct.unpack("<d", (0x7FF0000000000001).to_bytes(8, "little"))[0]
+        assert f32.pack((wide,)) == (0x7FC00000).to_bytes(4, "little")
+        assert f32.unpack((0x3F800000).to_bytes(4, "little"), 1) == (1.0,)
+    assert "unpack" not in Float32Type.__dict__
 
 
 @settings(max_examples=100, deadline=None)
@@ -277,6 +387,48 @@ def test_xdsl_fixes_are_scoped() -> None:
         MLIRTokenKind.get_int_value,
         MLIRLexer.__dict__["_unescaped_characters_regex"],
     ) == originals
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(["addi", "subi", "muli"]),
+    lhs=st.integers(-(2**63), 2**63 - 1),
+    rhs=st.integers(-(2**63), 2**63 - 1),
+)
+def test_folded_index_arithmetic_is_64_bit(op: str, lhs: int, rhs: int) -> None:
+    """canonicalize folds `index` arithmetic as NumPy's int64 computes it
+    (xDSL's folds were unbounded: 2^62 + 2^62 gave 2^63), and its output
+    re-parses."""
+    text = (
+        "func.func @f() -> index {\n"
+        f"  %a = arith.constant {lhs} : index\n"
+        f"  %b = arith.constant {rhs} : index\n"
+        f"  %c = arith.{op} %a, %b : index\n"
+        "  func.return %c : index\n}\n"
+    )
+    module = parse_and_verify(text)
+    with fixes.xdsl_fixes():
+        CanonicalizePass().apply(mx_context(), module)
+    folded = str(module)
+    with np.errstate(over="ignore"):
+        expected = {"addi": np.add, "subi": np.subtract, "muli": np.multiply}[op](
+            np.int64(lhs), np.int64(rhs)
+        )
+    assert f"arith.constant {int(expected)} : index" in folded, folded
+    parse_and_verify(folded)
+
+
+def test_fix_index_attributes_wrap_to_64_bits() -> None:
+    """Outside the fixes xDSL keeps an `index` attribute's value unbounded
+    (the behaviour replaced); inside, it wraps as an i64 result does."""
+    assert IntegerAttr(2**63, IndexType()).value.data == 2**63
+    with fixes.xdsl_fixes():
+        assert IntegerAttr(2**63, IndexType()).value.data == -(2**63)
+        assert IntegerAttr(2**64 + 5, IndexType()).value.data == 5
+        assert IntegerAttr(-1, IndexType()).value.data == -1
+        assert IntegerAttr(2**63 - 1, IndexType()).value.data == 2**63 - 1
+    assert "__init__" in IntegerAttr.__dict__
+    assert IntegerAttr.__init__ is not fixes._integer_attr_init  # pyright: ignore[reportPrivateUsage]
 
 
 def test_fix_long_integer_literal() -> None:

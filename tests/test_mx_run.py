@@ -126,3 +126,24 @@ def test_version_comes_from_the_package_metadata() -> None:
 
     assert mx.__version__ == version("mx")
     assert (Path(mx.__file__).parent / "py.typed").is_file()
+
+
+def test_signalling_nan_result_prints_without_warnings(tmp_path: Path) -> None:
+    """A signalling NaN constant (kept bit-exactly since the front end reads
+    it so) prints as nan, without NumPy's cast warning on stderr."""
+    source = tmp_path / "snan.mlir"
+    source.write_text(
+        "func.func @h() -> vector<2xf32> {\n"
+        "  %c = arith.constant dense<[0x7fa00001, 1.0]> : vector<2xf32>\n"
+        "  func.return %c : vector<2xf32>\n}\n"
+    )
+    result = subprocess.run(
+        [Path(sys.executable).parent / "mx-run", str(source), "--entry", "h"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "[nan, 1.0]" in result.stdout
+    assert result.stderr == ""

@@ -36,6 +36,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
+from mx.semantics.nan_bits import nan_bits
+
 Array = npt.NDArray[Any]
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -106,6 +108,11 @@ def scalar(value: int | float, dtype: npt.DTypeLike) -> Any:
     Floats must already be representable in `dtype` (values of that type)."""
     dtype = np.dtype(dtype)
     if is_float_dtype(dtype):
+        if value != value and dtype.itemsize < 8:
+            # Exactly (a conversion would quiet a signalling NaN).
+            precision, _, _ = _float_format(dtype)
+            bits = nan_bits(float(value), precision - 1, dtype.itemsize * 8)
+            return np.array(bits, dtype=_unsigned_dtype(dtype)).view(dtype)[()]
         return np.array(value, dtype=np.float64).astype(dtype)[()]
     bits = dtype.itemsize * 8
     wrapped = int(value) % (1 << bits)

@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from mx.dialects import llvm_ext
+from mx.tools.xdsl_fixes import xdsl_fixes
 
 # ---------------------------------------------------------------- names
 
@@ -135,16 +136,15 @@ def _mangle(type_: Attribute) -> str:
 
 
 def float_literal(value: float, type_: Attribute) -> str:
-    """A float constant in LLVM's exact hexadecimal notation."""
-    if isinstance(type_, Float16Type):
-        return "0xH{:04X}".format(struct.unpack("<H", struct.pack("<e", value))[0])
-    if isinstance(type_, BFloat16Type):
-        bits = struct.unpack("<I", struct.pack("<f", value))[0]
-        # The attribute holds a value representable in bf16: its high half.
-        return "0xR%04X" % (bits >> 16)
+    """A float constant in LLVM's exact hexadecimal notation. NaN payloads
+    and signalling NaNs are kept: within `xdsl_fixes()` the float types'
+    conversions are exact (see `module_to_llvm_ir`)."""
+    if isinstance(type_, Float16Type | BFloat16Type):
+        bits = int.from_bytes(type_.pack((value,)), "little")
+        return f"0x{'H' if isinstance(type_, Float16Type) else 'R'}{bits:04X}"
     if isinstance(type_, Float32Type):
         # A float constant is written as the double of the same value.
-        value = struct.unpack("<f", struct.pack("<f", value))[0]
+        value = type_.round(value)
     return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", value))[0])
 
 
@@ -649,7 +649,8 @@ def module_to_llvm_ir(
 ) -> str:
     """LLVM IR text of an `llvm`-dialect module (host triple and layout by default)."""
     writer = LLVMIRWriter()
-    writer.add(module)
+    with xdsl_fixes():
+        writer.add(module)
     return writer.text(triple, data_layout)
 
 

@@ -128,7 +128,8 @@ def format_element(value: Any, element_type: Attribute) -> str:
     dtype = element_dtype(element_type)
     if dtype == BF16:
         dtype = np.dtype(np.float32)
-    element = cast(np.floating[Any], np.asarray(value).astype(dtype)[()])
+    with np.errstate(invalid="ignore"):  # a signalling NaN is printed as nan
+        element = cast(np.floating[Any], np.asarray(value).astype(dtype)[()])
     digits = np.format_float_scientific(element)
     return repr(float(digits))
 

@@ -8,10 +8,20 @@ Nested uses are cheap: only the outermost one patches and restores.
 
 import re
 import threading
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import cast
 
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StructPackableType,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, RegionBlocks
 from xdsl.irdl import OpDef
 from xdsl.traits import (
@@ -28,6 +38,8 @@ from xdsl.transforms import dead_code_elimination
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+from mx.semantics.nan_bits import nan_bits, nan_to_double
 
 # xDSL lexes string literals with `"(?:[^"...]+|escape)*"`: the nested `+`/`*`
 # backtracks exponentially when the closing quote is missing, so an unterminated
@@ -281,6 +293,122 @@ def _int_value(self: MLIRTokenKind, span: Span) -> int:
     return _xdsl_int_value(self, span)
 
 
+# xDSL converts f16, bf16 and f32 values to and from Python floats (doubles)
+# with the hardware's conversions, which quiet a signalling NaN: the f32
+# literal 0x7fa00001 was read, printed and compiled as 0x7fe00001, where MLIR
+# keeps every bit. The conversions below move NaNs exactly (`mx.semantics.
+# nan_bits`) and leave every other value to xDSL.
+_xdsl_bf16_encode = BFloat16Type._encode  # pyright: ignore[reportPrivateUsage]
+_xdsl_bf16_decode = BFloat16Type._decode  # pyright: ignore[reportPrivateUsage]
+_FRACTION_BITS = {"f16": 10, "bf16": 7, "f32": 23}
+
+
+def _exact_values(
+    type_: StructPackableType[float], values: Iterable[float], buffer: memoryview
+) -> Iterator[float]:
+    size = type_.compile_time_size
+    bits = _FRACTION_BITS[type_.name]
+    for index, value in enumerate(values):
+        if value != value:
+            raw = buffer[index * size : (index + 1) * size]
+            value = nan_to_double(int.from_bytes(raw, "little"), bits, size * 8)
+        yield value
+
+
+def _unpack(
+    self: StructPackableType[float], buffer: bytes, num: int, /
+) -> tuple[float, ...]:
+    values = StructPackableType.unpack(self, buffer, num)
+    if all(v == v for v in values):
+        return values
+    return tuple(_exact_values(self, values, memoryview(buffer)))
+
+
+def _iter_unpack(self: StructPackableType[float], buffer: bytes, /) -> Iterator[float]:
+    return _exact_values(
+        self, StructPackableType.iter_unpack(self, buffer), memoryview(buffer)
+    )
+
+
+def _nan_bytes(type_: StructPackableType[float], value: float) -> bytes:
+    size = type_.compile_time_size
+    return nan_bits(value, _FRACTION_BITS[type_.name], size * 8).to_bytes(
+        size, "little"
+    )
+
+
+def _pack(self: StructPackableType[float], values: Sequence[float]) -> bytes:
+    if all(v == v for v in values):
+        return StructPackableType.pack(self, values)
+    return b"".join(
+        StructPackableType.pack(self, (v,)) if v == v else _nan_bytes(self, v)
+        for v in values
+    )
+
+
+def _pack_into(
+    self: StructPackableType[float], buffer: bytearray, offset: int, value: float
+) -> None:
+    StructPackableType.pack_into(self, buffer, offset, value)
+    if value != value:
+        size = self.compile_time_size
+        memoryview(buffer)[offset : offset + size] = _nan_bytes(self, value)
+
+
+def _bf16_encode(value: float) -> bytes:
+    if value != value:
+        return nan_bits(value, 7, 16).to_bytes(2, "little")
+    return _xdsl_bf16_encode(value)
+
+
+def _bf16_decode(raw: bytes) -> float:
+    value = _xdsl_bf16_decode(raw)
+    if value != value:
+        return nan_to_double(int.from_bytes(raw, "little"), 7, 16)
+    return value
+
+
+_EXACT_NAN_CONVERSIONS: tuple[tuple[object, str, object], ...] = (
+    *(
+        (float_type, name, fix)
+        for float_type in (Float16Type, Float32Type)
+        for name, fix in (
+            ("unpack", _unpack),
+            ("iter_unpack", _iter_unpack),
+            ("pack", _pack),
+            ("pack_into", _pack_into),
+        )
+    ),
+    (BFloat16Type, "_encode", staticmethod(_bf16_encode)),
+    (BFloat16Type, "_decode", staticmethod(_bf16_decode)),
+)
+
+
+# xDSL's `IntegerAttr` bounds the value of an integer type but not of `index`:
+# its folds computed index arithmetic unbounded (2^62 + 2^62 gave the constant
+# 2^63, which re-parses as an error and compares as positive), where MLIR
+# computes it in 64 bits. An `index` value wraps to 64 bits (two's complement)
+# here, as xDSL wraps an `i64` result; literals are checked before, by the
+# front end.
+_xdsl_integer_attr_init = IntegerAttr.__init__
+INDEX_BITS = 64
+
+
+def _integer_attr_init(
+    self: IntegerAttr,
+    value: int | IntAttr,
+    value_type: int | IntegerType | IndexType,
+    *,
+    truncate_bits: bool = False,
+) -> None:
+    if isinstance(value_type, IndexType):
+        data = value if isinstance(value, int) else value.data
+        half = 1 << (INDEX_BITS - 1)
+        if not -half <= data < half:
+            value = (data + half) % (2 * half) - half
+    _xdsl_integer_attr_init(self, value, value_type, truncate_bits=truncate_bits)  # pyright: ignore[reportArgumentType]
+
+
 _PATCHES: tuple[tuple[object, str, object], ...] = (
     (MLIRLexer, "_unescaped_characters_regex", _STRING_LITERAL),
     (Operation, "verify", _verify),
@@ -291,11 +419,16 @@ _PATCHES: tuple[tuple[object, str, object], ...] = (
     (Operation, "get_trait", classmethod(_get_trait)),
     (Operation, "get_traits_of_type", classmethod(_get_traits_of_type)),
     (dead_code_elimination, "would_be_trivially_dead", _would_be_trivially_dead),
+    *_EXACT_NAN_CONVERSIONS,
+    (IntegerAttr, "__init__", _integer_attr_init),
 )
 
 _lock = threading.Lock()
 _depth = 0
 _originals: list[object] = []
+_INHERITED = object()
+"""Stands for a patched name the class did not define itself (it inherits
+xDSL's method): restoring deletes the patch."""
 
 
 @contextmanager
@@ -304,7 +437,10 @@ def xdsl_fixes() -> Generator[None]:
     global _depth
     with _lock:
         if _depth == 0:
-            _originals[:] = [owner.__dict__[name] for owner, name, _ in _PATCHES]  # pyright: ignore
+            _originals[:] = [
+                owner.__dict__.get(name, _INHERITED)  # pyright: ignore
+                for owner, name, _ in _PATCHES
+            ]
             for owner, name, fix in _PATCHES:
                 setattr(owner, name, fix)
         _depth += 1
@@ -321,4 +457,7 @@ def xdsl_fixes() -> Generator[None]:
                 for (owner, name, _), original in zip(
                     _PATCHES, _originals, strict=True
                 ):
-                    setattr(owner, name, original)
+                    if original is _INHERITED:
+                        delattr(owner, name)
+                    else:
+                        setattr(owner, name, original)

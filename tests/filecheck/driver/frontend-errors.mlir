@@ -34,6 +34,38 @@ func.func @negative_hex() -> !matrix.matrix<1x1xf32> {
 
 // -----
 
+func.func @negative_hex_scalar() -> f32 {
+  // expected-error@+1 {{hexadecimal float literal should not have a leading minus}}
+  %a = arith.constant -0x7fc00000 : f32
+  func.return %a : f32
+}
+
+// -----
+
+// index is 64 bits: a literal beyond 2^63 - 1 was kept and then wrapped by the lowering.
+func.func @index_above_range() -> index {
+  // expected-error@+1 {{integer value 9223372036854775808 is out of range for type index}}
+  %a = arith.constant 9223372036854775808 : index
+  func.return %a : index
+}
+
+// -----
+
+func.func @index_below_range() -> index {
+  // expected-error@+1 {{integer value -9223372036854775809 is out of range for type index}}
+  %a = arith.constant -9223372036854775809 : index
+  func.return %a : index
+}
+
+// -----
+
+func.func @index_attribute_out_of_range() attributes {bound = 18446744073709551621 : index} {
+  // expected-error@-1 {{integer value 18446744073709551621 is out of range for type index}}
+  func.return
+}
+
+// -----
+
 func.func @raw_data_size() -> !matrix.matrix<1x2xf32> {
   // expected-error@+1 {{hexadecimal dense literal of 6 bytes does not hold 2 elements of f32 (8 bytes)}}
   %a = matrix.constant dense<"0x0000803F0000"> : !matrix.matrix<1x2xf32>
