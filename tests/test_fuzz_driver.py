@@ -2,7 +2,8 @@
 
 Mutated inputs run through mx-opt with every pipeline of mx's registry must
 end with exit status 0 or 1, no traceback, no `internal error`, within
-`mx.testing.fuzz.TIMEOUT` seconds of CPU time. A fixed-seed sample runs here in-process
+`mx.testing.fuzz.TIMEOUT` seconds of CPU time, and MLIR they print must read
+back. A fixed-seed sample runs here in-process
 (`MX_FUZZ_COUNT=<n>` for more) plus a few through the real console script;
 `python -m mx.testing.fuzz --count 5000` runs many (docs/long-runs.md).
 Every crashing input found is kept in tests/fuzz_regressions/.
@@ -16,13 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from mx.testing import fuzz
 from mx.testing.fuzz import (
+    REPARSE,
     VALID_MARK,
+    Result,
     cases,
     corpus,
     mutate,
     pipelines,
     regression_args,
+    run_case,
     run_in_process,
     run_subprocess,
 )
@@ -42,7 +47,7 @@ def _describe(args: list[str], data: bytes, stderr: str) -> str:
 def test_fuzz_in_process(batch: int) -> None:
     all_cases = list(cases(seed=batch, count=BATCH))
     for case in all_cases:
-        r = run_in_process(case.data, case.args)
+        r = run_case(case.data, case.args)
         assert not case.failed(r), _describe(
             case.args, case.data, f"{r.status}\n{r.stderr}"
         )
@@ -104,13 +109,37 @@ def test_packed_mutations() -> None:
 
 def test_detector_sees_internal_errors() -> None:
     """The oracle itself: exit status 2, a traceback or a timeout are bugs."""
-    from mx.testing.fuzz import Result
 
     assert Result(2, "mx-opt: internal error: KeyError: 'x'", 0.1).is_bug
     assert Result(1, "Traceback (most recent call last):", 0.1).is_bug
     assert Result("timeout", "", 10.0).is_bug
     assert Result(-11, "", 0.1).is_bug
     assert not Result(1, "f.mlir:1:1: error: bad", 0.1).is_bug
+
+
+def test_printed_mlir_that_does_not_read_back_is_a_bug(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The re-parse oracle: mx-opt's printed output is read back; text that
+    does not parse is a bug (`no-reparse`); LLVM IR output is not read."""
+    fine = b"func.func @f() -> index {\n  %c = arith.constant 5 : index\n  func.return %c : index\n}\n"
+    assert run_case(fine, ["-p", "canonicalize"]).status == 0
+    assert run_case(fine, ["-p", "mx-lower-to-llvm", "-t", "llvm"]).status == 0
+    # mx-opt printing what a folded 2^63 index constant once printed as.
+    printed = "func.func @f() {\n  %c = arith.constant 9223372036854775808 : index\n}\n"
+
+    def printing_bad_output(data: bytes, args: list[str]) -> Result:
+        if args:
+            return Result(0, "", 0.1, printed)
+        return run_in_process(data, args)
+
+    monkeypatch.setattr(fuzz, "run_in_process", printing_bad_output)
+    broken = run_case(fine, ["-p", "canonicalize"])
+    assert broken.status == REPARSE and broken.is_bug
+    assert broken.signature().startswith(
+        "no-reparse:integer value 9223372036854775808 is out of range"
+    )
+    assert run_case(fine, ["-p", "canonicalize", "-t", "llvm"]).status == 0
 
 
 def test_progress_lines_are_throttled_and_end_with_the_total() -> None:

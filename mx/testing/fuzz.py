@@ -6,7 +6,8 @@ deletion, duplication, substitution and swaps, wrong types, wrong and huge
 shapes and integers, deep nesting, invalid UTF-8, empty and enormous files —
 and run through `mx-opt` with every pipeline of mx's pass registry. Any Python
 traceback, hang (> `TIMEOUT` s of CPU time), exit status other than 0/1 or
-`internal error` is a bug. Some `matrix_dags` programs (matrices carried by
+`internal error` is a bug, and so is printed MLIR that does not read back
+(`run_case`). Some `matrix_dags` programs (matrices carried by
 `arith.select`, `scf.if`, `affine.for` and `cf` branches, long dependent
 chains) also run unmutated: valid input, so anything but exit status 0 is a
 bug; the run reports which ops and structures they covered.
@@ -406,9 +407,11 @@ class _Timeout(BaseException):
 @dataclass(frozen=True)
 class Result:
     status: int | str
-    """Exit status, or 'timeout'."""
+    """Exit status, or 'timeout', or 'no-reparse' (see `run_case`)."""
     stderr: str
     seconds: float
+    output: str = ""
+    """What mx-opt printed (in-process runs)."""
 
     @property
     def is_bug(self) -> bool:
@@ -422,6 +425,9 @@ class Result:
         """What identifies the bug: the exception and the innermost frame."""
         if self.status == "timeout":
             return "timeout"
+        if self.status == REPARSE:
+            message = re.search(r"error: (.*)", self.stderr)
+            return f"{REPARSE}:{message.group(1) if message else '?'}"
         kind = re.search(r"internal error: (\w+)", self.stderr)
         frames = re.findall(r'File "([^"]+)", line (\d+), in (\w+)', self.stderr)
         where = f"{Path(frames[-1][0]).name}:{frames[-1][2]}" if frames else ""
@@ -439,15 +445,15 @@ def run_in_process(data: bytes, args: list[str], timeout: float = TIMEOUT) -> Re
     with tempfile.NamedTemporaryFile(suffix=".mlir", delete=False) as f:
         f.write(data)
         path = f.name
-    err = io.StringIO()
+    err, out = io.StringIO(), io.StringIO()
     start = time.perf_counter()
     old = signal.signal(signal.SIGPROF, _on_alarm)
     signal.setitimer(signal.ITIMER_PROF, timeout)
     status: int | str
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             try:
-                status = main([path, *args, "-o", os.devnull])
+                status = main([path, *args])
             except SystemExit as exit_:
                 status = exit_.code if isinstance(exit_.code, int) else 1
     except _Timeout:
@@ -456,7 +462,25 @@ def run_in_process(data: bytes, args: list[str], timeout: float = TIMEOUT) -> Re
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, old)
         os.unlink(path)
-    return Result(status, err.getvalue(), time.perf_counter() - start)
+    return Result(status, err.getvalue(), time.perf_counter() - start, out.getvalue())
+
+
+REPARSE = "no-reparse"
+
+
+def run_case(data: bytes, args: list[str]) -> Result:
+    """`run_in_process`, and for a run that printed MLIR (exit status 0, no
+    `-t`), its output read back by `mx-opt`: every module mx-opt prints must
+    parse and verify again (a folded NaN printed as bits that read back as an
+    integer, an index fold beyond 64 bits were such bugs). A module that does
+    not is reported as status `REPARSE`, with the error."""
+    result = run_in_process(data, args)
+    if result.status != 0 or "-t" in args or not result.output.strip():
+        return result
+    again = run_in_process(result.output.encode(), [])
+    if again.status == 0:
+        return result
+    return Result(REPARSE, again.stderr, result.seconds + again.seconds)
 
 
 def run_subprocess(data: bytes, args: list[str], timeout: float = TIMEOUT) -> Result:
@@ -529,7 +553,7 @@ def minimize(data: bytes, args: list[str], signature: str) -> bytes:
     """Delta debugging over lines, then tokens, keeping the bug signature."""
 
     def still(candidate: bytes) -> bool:
-        r = run_in_process(candidate, args)
+        r = run_case(candidate, args)
         return r.is_bug and r.signature() == signature
 
     for split in (_lines, _byte_tokens):
@@ -601,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress("fuzz", args.count, "inputs")
     progress.update(0, 0)
     for index, case in enumerate(cases(args.seed, args.count), 1):
-        result = run_in_process(case.data, case.args)
+        result = run_case(case.data, case.args)
         kinds[case.mutation] += 1
         covered.update(case.covered)
         statuses[str(result.status)] += 1
