@@ -54,7 +54,8 @@ def printed_bits(printed: str, type_: str) -> int:
         return printed_integer(printed) % 2 ** INTEGER_TYPES[type_]
     if printed.lower().startswith("0x"):
         return int(printed, 16)
-    scalar = np.array(float(printed), np.float64).astype(FLOAT_TYPES[type_][0])
+    with np.errstate(over="ignore"):  # beyond the type's range: infinity
+        scalar = np.array(float(printed), np.float64).astype(FLOAT_TYPES[type_][0])
     return int(scalar.view(f"uint{scalar.itemsize * 8}"))
 
 

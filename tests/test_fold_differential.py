@@ -17,8 +17,18 @@ What is compared grows with xDSL: today its folders cover `addi`, `subi`,
 (MLIR 16 folds them, except `extf` and the float min/max), and are compared
 once an xDSL upgrade folds them.
 
+The same cases also run compiled: each op becomes a function taking its
+constants as arguments, JIT-compiled (one module), and called with them; the
+result equals what mlir-opt-16 folds the constant case to. Not compared: shifts
+by the width or more (poison in `arith`; MLIR 16 folds them to 0), and for
+`ceildivsi`/`floordivsi` the reference is exact integer arithmetic (MLIR 16's
+`ceildivsi` fold overflows on the most negative dividend: -128 ceildiv 2 gives
+64).
+
 Found when written: `index` additions folded beyond 64 bits (2^62 + 2^62 gave
-2^63, not -2^63). More cases: MX_FOLD_CASES=<n> (docs/long-runs.md).
+2^63, not -2^63); `ceildivui`, `ceildivsi` and `floordivsi` on `i1` lowered
+to a `zext` from i1 to i1, invalid LLVM IR. More cases: MX_FOLD_CASES=<n>
+(docs/long-runs.md).
 
 Needs mlir-opt-16 (Debian: mlir-16-tools); skipped without it, failed under CI.
 """
@@ -26,7 +36,13 @@ Needs mlir-opt-16 (Debian: mlir-16-tools); skipped without it, failed under CI.
 import os
 import random
 import re
+from collections import defaultdict
+from typing import cast
 
+import ml_dtypes
+import numpy as np
+
+from mx.jit import compile_module
 from tests.printed_constants import (
     CONSTANT,
     INTEGER_TYPES,
@@ -224,3 +240,104 @@ def test_folds_match_upstream() -> None:
     assert not mismatches, "\n".join(mismatches[:20])
     # Today xDSL folds about a sixth of the cases (see the module docstring).
     assert compared > COUNT // 8
+
+
+_DTYPES = {
+    "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32), "i64": np.dtype(np.int64), "index": np.dtype(np.int64),
+    "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+}  # fmt: skip
+_OPERATION = re.compile(r"%c = (arith\.(\w+)[^\n]*)")
+_OPERAND = re.compile(r"%\w = arith\.constant (\S+) : (\S+)")
+
+
+def _signed(value: int, type_: str) -> int:
+    width = INTEGER_TYPES[type_]
+    value %= 1 << width
+    return value - (1 << width) if width > 1 and value >> (width - 1) else value
+
+
+def _argument(printed: str, type_: str) -> object:
+    """The NumPy scalar a printed constant stands for."""
+    dtype = _DTYPES[type_]
+    if type_ == "i1":
+        return np.bool_(printed_integer(printed) & 1)
+    if type_ in INTEGER_TYPES:
+        return dtype.type(_signed(printed_integer(printed), type_))
+    bits = np.array(printed_bits(printed, type_), f"uint{dtype.itemsize * 8}")
+    return bits.view(dtype)[()]
+
+
+def _result_bits(value: object, type_: str) -> int:
+    if type_ in INTEGER_TYPES:
+        return int(cast(int, value)) % 2 ** INTEGER_TYPES[type_]
+    dtype = _DTYPES[type_]
+    return int(np.array(value, dtype).view(f"uint{dtype.itemsize * 8}"))
+
+
+def _exact_division(op: str, a: int, b: int, type_: str) -> int:
+    """floordivsi / ceildivsi as exact integer arithmetic (arith's definition)."""
+    a, b = _signed(a, type_), _signed(b, type_)
+    quotient = a // b if op == "floordivsi" else -((-a) // b)
+    return quotient % 2 ** INTEGER_TYPES[type_]
+
+
+def test_compiled_arith_matches_upstream_folds() -> None:
+    rng = random.Random(SEED)
+    cases = [_case(rng) for _ in range(COUNT)]
+    upstream = upstream_outputs([source for source, _ in cases], "--canonicalize")
+    # One function per distinct operation and types; its cases as calls.
+    calls: defaultdict[str, list[tuple[list[str], str]]] = defaultdict(list)
+    for (source, type_), theirs_text in zip(cases, upstream, strict=True):
+        theirs = _folded(theirs_text)
+        operation = _OPERATION.search(source)
+        assert operation is not None
+        operands = _OPERAND.findall(source)
+        op = operation.group(2)
+        if theirs is None:
+            continue  # MLIR does not fold it: undefined, or not folded in MLIR 16
+        if op in ("shli", "shrsi", "shrui"):
+            width = INTEGER_TYPES[type_]
+            if printed_integer(operands[1][0]) % 2**width >= width:
+                continue  # poison
+        signature = f"{operation.group(1)} -> {type_}|" + ",".join(
+            t for _, t in operands
+        )
+        calls[signature].append(([v for v, _ in operands], theirs))
+    functions: list[str] = []
+    for index, signature in enumerate(calls):
+        line, types = signature.split("|")
+        line, result = line.split(" -> ")
+        params = ", ".join(
+            f"%{n}: {t}" for n, t in zip("ab", types.split(","), strict=False)
+        )
+        functions.append(
+            f"func.func @s{index}({params}) -> {result} {{\n"
+            f"  %c = {line}\n  func.return %c : {result}\n}}\n"
+        )
+    module = compile_module("".join(functions))
+    mismatches: list[str] = []
+    for index, (signature, items) in enumerate(calls.items()):
+        line, types = signature.split("|")
+        result = line.split(" -> ")[1]
+        op = line.split()[0].removeprefix("arith.")
+        function = getattr(module, f"s{index}")
+        for values, theirs in items:
+            arguments = [
+                _argument(v, t) for v, t in zip(values, types.split(","), strict=True)
+            ]
+            got = _result_bits(function(*arguments), result)
+            if op in ("floordivsi", "ceildivsi"):
+                a, b = (printed_integer(v) for v in values)
+                expected = _exact_division(op, a, b, result)
+            else:
+                expected = printed_bits(theirs, result)
+            if got != expected and not (
+                is_nan(got, result) and is_nan(expected, result)
+            ):
+                mismatches.append(
+                    f"{line} on {values}: expected {expected:#x}, got {got:#x}"
+                )
+    assert not mismatches, "\n".join(mismatches[:20])
+    assert sum(len(items) for items in calls.values()) > COUNT // 2

@@ -386,7 +386,7 @@ def _signed_div_adjusted(
         ).res
     adjust = rewriter.insert(llvm.AndOp(inexact, signs_differ)).res
     # zext(i1 true) is 1; floor subtracts it, ceil adds it.
-    step = rewriter.insert(llvm.ZExtOp(adjust, type_)).res
+    step = _zext_flag(adjust, type_, rewriter)
     result_op = llvm.AddOp(quotient, step) if ceil else llvm.SubOp(quotient, step)
     result = rewriter.insert(result_op).res
     return from_llvm(result, op.result.type, rewriter)
@@ -404,9 +404,17 @@ class CeilDivUILowering(RewritePattern):
         inexact = rewriter.insert(
             icmp(remainder, constant(0, type_, rewriter), "ne")
         ).res
-        step = rewriter.insert(llvm.ZExtOp(inexact, type_)).res
+        step = _zext_flag(inexact, type_, rewriter)
         result = rewriter.insert(llvm.AddOp(quotient, step)).res
         rewriter.replace(op, [], [from_llvm(result, op.result.type, rewriter)])
+
+
+def _zext_flag(flag: SSAValue, type_: Attribute, rewriter: PatternRewriter) -> SSAValue:
+    """An `i1` flag (or vector of them) zero-extended to `type_`: the flag
+    itself for `i1` operands (LLVM has no `zext` to the same width)."""
+    if flag.type == type_:
+        return flag
+    return rewriter.insert(llvm.ZExtOp(flag, type_)).res
 
 
 ARITH_PATTERNS: tuple[RewritePattern, ...] = (

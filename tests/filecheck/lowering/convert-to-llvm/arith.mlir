@@ -76,3 +76,29 @@ func.func @vectors(%a: vector<4xf32>, %b: vector<4xf32>) -> vector<4xf32> {
   %0 = arith.addf %a, %c : vector<4xf32>
   func.return %0 : vector<4xf32>
 }
+
+// -----
+
+// The rounding divisions add or subtract their i1 "inexact" flag, zero-extended to
+// the operand type; for i1 operands the flag is already of that type (a zext from
+// i1 to i1 is invalid LLVM: the lowering's output did not verify).
+// CHECK-LABEL: llvm.func @rounding_divisions
+// CHECK:         %[[Q:.*]] = llvm.udiv %{{.*}}, %{{.*}} : i32
+// CHECK:         %[[R:.*]] = llvm.urem
+// CHECK:         %[[INEXACT:.*]] = llvm.icmp "ne" %[[R]], %{{.*}} : i32
+// CHECK:         %[[STEP:.*]] = llvm.zext %[[INEXACT]] : i1 to i32
+// CHECK:         llvm.add %[[Q]], %[[STEP]] : i32
+// CHECK:         %[[Q1:.*]] = llvm.udiv %{{.*}}, %{{.*}} : i1
+// CHECK-NOT:     llvm.zext
+// CHECK:         %[[INEXACT1:.*]] = llvm.icmp "ne" %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT:    llvm.add %[[Q1]], %[[INEXACT1]] : i1
+// CHECK-NOT:     llvm.zext {{.*}} : i1 to i1
+// CHECK:         llvm.return
+func.func @rounding_divisions(%a: i32, %b: i32, %p: i1, %q: i1, %v: vector<2xi1>) -> (i32, i1, i1, i1, vector<2xi1>) {
+  %0 = arith.ceildivui %a, %b : i32
+  %1 = arith.ceildivui %p, %q : i1
+  %2 = arith.ceildivsi %p, %q : i1
+  %3 = arith.floordivsi %p, %q : i1
+  %4 = arith.floordivsi %v, %v : vector<2xi1>
+  func.return %0, %1, %2, %3, %4 : i32, i1, i1, i1, vector<2xi1>
+}
