@@ -17,17 +17,20 @@ What is compared grows with xDSL: today its folders cover `addi`, `subi`,
 (MLIR 16 folds them, except `extf` and the float min/max), and are compared
 once an xDSL upgrade folds them.
 
-The same cases also run compiled: each op becomes a function taking its
-constants as arguments, JIT-compiled (one module), and called with them; the
-result equals what mlir-opt-16 folds the constant case to. Not compared: shifts
-by the width or more (poison in `arith`; MLIR 16 folds them to 0), and for
+The same cases also run compiled and interpreted: each op becomes a function
+taking its constants as arguments, JIT-compiled (one module) or run by mx's
+reference interpreter (`mx-run`), and called with them; the result equals
+what mlir-opt-16 folds the constant case to. Not compared: shifts by the
+width or more (poison in `arith`; MLIR 16 folds them to 0) and signed
+divisions of the most negative value by -1 (undefined), and for
 `ceildivsi`/`floordivsi` the reference is exact integer arithmetic (MLIR 16's
 `ceildivsi` fold overflows on the most negative dividend: -128 ceildiv 2 gives
 64).
 
 Found when written: `index` additions folded beyond 64 bits (2^62 + 2^62 gave
 2^63, not -2^63); `ceildivui`, `ceildivsi` and `floordivsi` on `i1` lowered
-to a `zext` from i1 to i1, invalid LLVM IR. More cases: MX_FOLD_CASES=<n>
+to a `zext` from i1 to i1, invalid LLVM IR; the interpreter had no
+`ceildivsi`/`ceildivui` and failed on `i1` divisions (internal errors). More cases: MX_FOLD_CASES=<n>
 (docs/long-runs.md).
 
 Needs mlir-opt-16 (Debian: mlir-16-tools); skipped without it, failed under CI.
@@ -37,12 +40,17 @@ import os
 import random
 import re
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import cast
 
 import ml_dtypes
 import numpy as np
 
+from mx.frontend import parse_and_verify
+from mx.interpreters import run_function
 from mx.jit import compile_module
+from mx.tools.xdsl_fixes import xdsl_fixes
 from tests.printed_constants import (
     CONSTANT,
     INTEGER_TYPES,
@@ -283,61 +291,114 @@ def _exact_division(op: str, a: int, b: int, type_: str) -> int:
     return quotient % 2 ** INTEGER_TYPES[type_]
 
 
-def test_compiled_arith_matches_upstream_folds() -> None:
+@dataclass(frozen=True)
+class _Signature:
+    """One function per distinct operation and types: `%c = line` on `%a`
+    (and `%b`) of `operand_types`, returning `result`."""
+
+    line: str
+    operand_types: tuple[str, ...]
+    result: str
+
+    @property
+    def op(self) -> str:
+        return self.line.split()[0].removeprefix("arith.")
+
+    def function(self, name: str) -> str:
+        params = ", ".join(
+            f"%{n}: {t}" for n, t in zip("ab", self.operand_types, strict=False)
+        )
+        return (
+            f"func.func @{name}({params}) -> {self.result} {{\n"
+            f"  %c = {self.line}\n  func.return %c : {self.result}\n}}\n"
+        )
+
+    def expected(self, values: list[str], theirs: str) -> int:
+        """The result's bits: MLIR's fold, or for floordivsi/ceildivsi exact
+        integer arithmetic (MLIR 16's ceildivsi fold overflows)."""
+        if self.op in ("floordivsi", "ceildivsi"):
+            a, b = (printed_integer(v) for v in values)
+            return _exact_division(self.op, a, b, self.result)
+        return printed_bits(theirs, self.result)
+
+
+def _upstream_calls() -> dict[_Signature, list[tuple[list[str], str]]]:
+    """The cases mlir-opt-16 folds and whose result is defined, grouped by
+    signature: the operands as printed, and MLIR's folded result."""
     rng = random.Random(SEED)
     cases = [_case(rng) for _ in range(COUNT)]
     upstream = upstream_outputs([source for source, _ in cases], "--canonicalize")
-    # One function per distinct operation and types; its cases as calls.
-    calls: defaultdict[str, list[tuple[list[str], str]]] = defaultdict(list)
+    calls: defaultdict[_Signature, list[tuple[list[str], str]]] = defaultdict(list)
     for (source, type_), theirs_text in zip(cases, upstream, strict=True):
         theirs = _folded(theirs_text)
         operation = _OPERATION.search(source)
         assert operation is not None
         operands = _OPERAND.findall(source)
-        op = operation.group(2)
-        if theirs is None:
-            continue  # MLIR does not fold it: undefined, or not folded in MLIR 16
-        if op in ("shli", "shrsi", "shrui"):
-            width = INTEGER_TYPES[type_]
-            if printed_integer(operands[1][0]) % 2**width >= width:
-                continue  # poison
-        signature = f"{operation.group(1)} -> {type_}|" + ",".join(
-            t for _, t in operands
-        )
-        calls[signature].append(([v for v, _ in operands], theirs))
-    functions: list[str] = []
-    for index, signature in enumerate(calls):
-        line, types = signature.split("|")
-        line, result = line.split(" -> ")
-        params = ", ".join(
-            f"%{n}: {t}" for n, t in zip("ab", types.split(","), strict=False)
-        )
-        functions.append(
-            f"func.func @s{index}({params}) -> {result} {{\n"
-            f"  %c = {line}\n  func.return %c : {result}\n}}\n"
-        )
-    module = compile_module("".join(functions))
+        values = [v for v, _ in operands]
+        signature = _Signature(operation.group(1), tuple(t for _, t in operands), type_)
+        if theirs is None or _undefined(signature, values):
+            continue
+        calls[signature].append((values, theirs))
+    assert sum(len(items) for items in calls.values()) > COUNT // 2
+    return calls
+
+
+def _undefined(signature: _Signature, values: list[str]) -> bool:
+    """Poison or undefined behaviour that MLIR 16 still folds: shifts by the
+    width or more, signed division of the most negative value by -1."""
+    operand_type = signature.operand_types[0]
+    if operand_type not in INTEGER_TYPES or len(values) < 2:
+        return False
+    width = INTEGER_TYPES[operand_type]
+    a, b = (printed_integer(v) % 2**width for v in values)
+    if signature.op in ("shli", "shrsi", "shrui"):
+        return b >= width
+    signed_division = ("divsi", "remsi", "floordivsi", "ceildivsi")
+    return (
+        signature.op in signed_division and a == 2 ** (width - 1) and b == 2**width - 1
+    )
+
+
+def _compare(
+    calls: dict[_Signature, list[tuple[list[str], str]]],
+    run: Callable[[int, _Signature, list[object]], object],
+) -> None:
     mismatches: list[str] = []
     for index, (signature, items) in enumerate(calls.items()):
-        line, types = signature.split("|")
-        result = line.split(" -> ")[1]
-        op = line.split()[0].removeprefix("arith.")
-        function = getattr(module, f"s{index}")
         for values, theirs in items:
             arguments = [
-                _argument(v, t) for v, t in zip(values, types.split(","), strict=True)
+                _argument(v, t)
+                for v, t in zip(values, signature.operand_types, strict=True)
             ]
-            got = _result_bits(function(*arguments), result)
-            if op in ("floordivsi", "ceildivsi"):
-                a, b = (printed_integer(v) for v in values)
-                expected = _exact_division(op, a, b, result)
-            else:
-                expected = printed_bits(theirs, result)
+            got = _result_bits(run(index, signature, arguments), signature.result)
+            expected = signature.expected(values, theirs)
             if got != expected and not (
-                is_nan(got, result) and is_nan(expected, result)
+                is_nan(got, signature.result) and is_nan(expected, signature.result)
             ):
                 mismatches.append(
-                    f"{line} on {values}: expected {expected:#x}, got {got:#x}"
+                    f"{signature.line} on {values}: expected {expected:#x}, got {got:#x}"
                 )
     assert not mismatches, "\n".join(mismatches[:20])
-    assert sum(len(items) for items in calls.values()) > COUNT // 2
+
+
+def test_compiled_arith_matches_upstream_folds() -> None:
+    calls = _upstream_calls()
+    module = compile_module(
+        "".join(signature.function(f"s{i}") for i, signature in enumerate(calls))
+    )
+    _compare(calls, lambda i, _, arguments: getattr(module, f"s{i}")(*arguments))
+
+
+def test_interpreted_arith_matches_upstream_folds() -> None:
+    """The reference interpreter (mx-run) on the same calls."""
+    calls = _upstream_calls()
+    module = parse_and_verify(
+        "".join(signature.function(f"s{i}") for i, signature in enumerate(calls))
+    )
+
+    def interpret(index: int, _: _Signature, arguments: list[object]) -> object:
+        with xdsl_fixes():
+            (result,) = run_function(module, f"s{index}", *arguments)
+        return result
+
+    _compare(calls, interpret)

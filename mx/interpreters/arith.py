@@ -8,8 +8,11 @@ with mx's reference semantics (`mx.semantics.matrix`) on 1x1 arrays:
 - `arith.constant` of a dense `vector` (a 1-D NumPy array, as the matrix
   interpreter represents vectors);
 - `divf`, `negf`, `extf`, `truncf`, the int <-> float casts (C semantics: UB
-  for NaN / out of range), `divsi`/`divui`/`remsi`/`remui` (UB on zero and
-  INT_MIN / -1 instead of xDSL's `assert`), and `math.fma` (one rounding).
+  for NaN / out of range), `math.fma` (one rounding);
+- the integer divisions `divsi`/`divui`/`remsi`/`remui`/`floordivsi` and the
+  `ceildivsi`/`ceildivui` xDSL lacks, on integers of any width (`i1` and
+  `index` too), with UB on zero and INT_MIN / -1 instead of xDSL's `assert`;
+- `maxnumf`/`minnumf` (a NaN operand is ignored).
 """
 
 from __future__ import annotations
@@ -64,10 +67,6 @@ def _convert(
     return _result(interpreter, op, sem.cast(source, target, unsigned=unsigned))
 
 
-def _remainder(a: sem.Array, b: sem.Array, unsigned: bool) -> sem.Array:
-    return sem.sub(a, sem.mul(sem.div(a, b, unsigned=unsigned), b))
-
-
 # Integer ops of any width (i1 masks, index) in Python integers.
 
 
@@ -95,6 +94,39 @@ def _operand_widths(interpreter: Interpreter, op: Operation) -> tuple[int, int]:
         _width(interpreter, op.operands[0].type),
         _width(interpreter, op.results[0].type),
     )
+
+
+def _dividend_divisor(
+    interpreter: Interpreter, op: Operation, args: PythonValues, signed: bool
+) -> tuple[int, int]:
+    """The operands of an integer division, signed or not; division by zero
+    and INT_MIN / -1 (signed) are undefined behaviour."""
+    width = _width(interpreter, op.results[0].type)
+    read = _signed if signed else _unsigned
+    a, b = read(args[0], width), read(args[1], width)
+    if b == 0:
+        raise sem.UndefinedBehaviorError("integer division by zero")
+    if signed and b == -1 and a == -(1 << (width - 1)):
+        raise sem.UndefinedBehaviorError(f"signed integer division overflow ({a} / -1)")
+    return a, b
+
+
+def _truncated(a: int, b: int) -> int:
+    """a / b rounded toward zero (C's division)."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+def _number_operand(args: PythonValues) -> PythonValues | None:
+    """`maxnumf`/`minnumf` ignore a NaN operand: the other one (a NaN if both
+    are), or None when neither is a NaN (then they are `maximumf`/`minimumf`;
+    LLVM leaves the order of +0 and -0 open, this takes maximumf's)."""
+    lhs, rhs = (float(scalar_value(a)) for a in args)
+    if lhs != lhs:
+        return (args[1],)
+    if rhs != rhs:
+        return (args[0],)
+    return None
 
 
 def _shift_amount(interpreter: Interpreter, op: Operation, args: PythonValues) -> int:
@@ -136,28 +168,66 @@ class MxArithFunctions(ArithFunctions):
     def run_divsi(
         self, interpreter: Interpreter, op: arith.DivSIOp, args: PythonValues
     ) -> PythonValues:
-        return _result(interpreter, op, sem.div(*_binary(interpreter, op, args)))
+        a, b = _dividend_divisor(interpreter, op, args, signed=True)
+        return _integer(interpreter, op, _truncated(a, b))
 
     @impl(arith.DivUIOp)
     def run_divui(
         self, interpreter: Interpreter, op: arith.DivUIOp, args: PythonValues
     ) -> PythonValues:
-        a, b = _binary(interpreter, op, args)
-        return _result(interpreter, op, sem.div(a, b, unsigned=True))
+        a, b = _dividend_divisor(interpreter, op, args, signed=False)
+        return _integer(interpreter, op, a // b)
 
     @impl(arith.RemSIOp)
     def run_remsi(
         self, interpreter: Interpreter, op: arith.RemSIOp, args: PythonValues
     ) -> PythonValues:
-        a, b = _binary(interpreter, op, args)
-        return _result(interpreter, op, _remainder(a, b, unsigned=False))
+        a, b = _dividend_divisor(interpreter, op, args, signed=True)
+        return _integer(interpreter, op, a - b * _truncated(a, b))
 
     @impl(arith.RemUIOp)
     def run_remui(
         self, interpreter: Interpreter, op: arith.RemUIOp, args: PythonValues
     ) -> PythonValues:
-        a, b = _binary(interpreter, op, args)
-        return _result(interpreter, op, _remainder(a, b, unsigned=True))
+        a, b = _dividend_divisor(interpreter, op, args, signed=False)
+        return _integer(interpreter, op, a % b)
+
+    @impl(arith.FloorDivSIOp)
+    def run_floordivsi(
+        self, interpreter: Interpreter, op: arith.FloorDivSIOp, args: PythonValues
+    ) -> PythonValues:
+        a, b = _dividend_divisor(interpreter, op, args, signed=True)
+        return _integer(interpreter, op, a // b)
+
+    @impl(arith.CeilDivSIOp)
+    def run_ceildivsi(
+        self, interpreter: Interpreter, op: arith.CeilDivSIOp, args: PythonValues
+    ) -> PythonValues:
+        a, b = _dividend_divisor(interpreter, op, args, signed=True)
+        return _integer(interpreter, op, -(-a // b))
+
+    @impl(arith.CeilDivUIOp)
+    def run_ceildivui(
+        self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues
+    ) -> PythonValues:
+        a, b = _dividend_divisor(interpreter, op, args, signed=False)
+        return _integer(interpreter, op, -(-a // b))
+
+    @impl(arith.MaxnumfOp)
+    def run_maxnumf(
+        self, interpreter: Interpreter, op: arith.MaxnumfOp, args: PythonValues
+    ) -> PythonValues:
+        if (number := _number_operand(args)) is not None:
+            return number
+        return super().run_maximumf(interpreter, op, args).values  # pyright: ignore
+
+    @impl(arith.MinnumfOp)
+    def run_minnumf(
+        self, interpreter: Interpreter, op: arith.MinnumfOp, args: PythonValues
+    ) -> PythonValues:
+        if (number := _number_operand(args)) is not None:
+            return number
+        return super().run_minimumf(interpreter, op, args).values  # pyright: ignore
 
     @impl(arith.ExtFOp)
     def run_extf(

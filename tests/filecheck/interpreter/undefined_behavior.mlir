@@ -13,6 +13,8 @@
 // RUN: not mx-run %s --entry memref_store_past_dimension --arg 1.0 2>&1 | filecheck %s --check-prefix=MEMREF-STORE
 // RUN: not mx-run %s --entry affine_load_negative 2>&1 | filecheck %s --check-prefix=AFFINE-LOAD
 // RUN: not mx-run %s --entry missing 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not mx-run %s --entry floordiv_zero --arg 7 --arg 0 2>&1 | filecheck %s --check-prefix=FLOORDIV-ZERO
+// RUN: not mx-run %s --entry ceildiv_overflow --arg -128 --arg -1 2>&1 | filecheck %s --check-prefix=CEILDIV-OVERFLOW
 
 func.func @div_zero() -> !matrix.matrix<2x2xi32> {
   %a = matrix.constant dense<[[1, 2], [3, 4]]> : !matrix.matrix<2x2xi32>
@@ -127,3 +129,16 @@ func.func @affine_load_negative() -> f32 {
 // AFFINE-LOAD: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'affine.load' op runtime error: undefined behaviour: memref index -1 is outside [0, 8) in dimension 0
 
 // MISSING: error: no function @missing to run
+
+// xDSL's floordivsi asserted on a zero divisor (an internal error).
+func.func @floordiv_zero(%a: i32, %b: i32) -> i32 {
+  %q = arith.floordivsi %a, %b : i32
+  func.return %q : i32
+}
+// FLOORDIV-ZERO: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'arith.floordivsi' op runtime error: undefined behaviour: integer division by zero
+
+func.func @ceildiv_overflow(%a: i8, %b: i8) -> i8 {
+  %q = arith.ceildivsi %a, %b : i8
+  func.return %q : i8
+}
+// CEILDIV-OVERFLOW: undefined_behavior.mlir:[[# @LINE - 3]]:3: error: 'arith.ceildivsi' op runtime error: undefined behaviour: signed integer division overflow (-128 / -1)
