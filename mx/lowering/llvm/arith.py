@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     VectorType,
+    i1,
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -176,12 +177,11 @@ class MinMaxFLowering(RewritePattern):
             return
         is_max = self.source is arith.MaximumfOp
         lhs, rhs, type_ = op.lhs, op.rhs, op.result.type
-        fm = arith.FastMathFlagsAttr("none")
         inserted: list[Operation] = [
-            pick := arith.CmpfOp(lhs, rhs, "ogt" if is_max else "olt", fm),
+            pick := _compare_floats(lhs, rhs, "ogt" if is_max else "olt"),
             chosen := arith.SelectOp(pick, lhs, rhs),
             # Equal operands may be +0 and -0: combine the sign bits.
-            equal := arith.CmpfOp(lhs, rhs, "oeq", fm),
+            equal := _compare_floats(lhs, rhs, "oeq"),
         ]
         width = _float_width(type_)
         int_type = _with_element(type_, IntegerType(width))
@@ -191,11 +191,31 @@ class MinMaxFLowering(RewritePattern):
             signs := (arith.AndIOp if is_max else arith.OrIOp)(lhs_bits, rhs_bits),
             zero_aware := arith.BitcastOp(signs, type_),
             ordered := arith.SelectOp(equal, zero_aware, chosen),
-            unordered := arith.CmpfOp(lhs, rhs, "uno", fm),
+            unordered := _compare_floats(lhs, rhs, "uno"),
             nan := arith.AddfOp(lhs, rhs),  # propagates the NaN operand
             arith.SelectOp(unordered, nan, ordered),
         ]
         rewriter.replace(op, inserted)
+
+
+_CMPF = (
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+)  # fmt: skip
+
+
+def _compare_floats(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
+    """`arith.cmpf` without fastmath flags, an i1 per lane of its operands
+    (xDSL's constructor types the result `i1` even for vectors: a vector
+    `maximumf` lowered to LLVM IR that did not verify)."""
+    return arith.CmpfOp.create(
+        operands=[lhs, rhs],
+        result_types=[_with_element(lhs.type, i1)],
+        properties={
+            "predicate": IntegerAttr(_CMPF.index(predicate), 64),
+            "fastmath": arith.FastMathFlagsAttr("none"),
+        },
+    )
 
 
 def _float_width(type_: Attribute) -> int:

@@ -102,3 +102,20 @@ func.func @rounding_divisions(%a: i32, %b: i32, %p: i1, %q: i1, %v: vector<2xi1>
   %4 = arith.floordivsi %v, %v : vector<2xi1>
   func.return %0, %1, %2, %3, %4 : i32, i1, i1, i1, vector<2xi1>
 }
+
+// -----
+
+// maximumf on vectors: its comparisons give an i1 per lane (they were built as
+// scalar i1 compares of vectors, and the lowering did not verify).
+// CHECK-LABEL: llvm.func @vector_maximumf
+// CHECK:         %[[UNDEF:.*]] = llvm.mlir.undef : vector<2xi1>
+// CHECK:         llvm.fcmp "ogt" %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    llvm.insertelement %{{.*}}, %[[UNDEF]][%{{.*}} : i32] : vector<2xi1>
+// CHECK:         llvm.sext %{{.*}} : vector<2xi1> to vector<2xi32>
+// CHECK:         llvm.fcmp "oeq" %{{.*}}, %{{.*}} : f32
+// CHECK:         llvm.fcmp "uno" %{{.*}}, %{{.*}} : f32
+// CHECK:         llvm.return %{{.*}} : vector<2xf32>
+func.func @vector_maximumf(%a: vector<2xf32>, %b: vector<2xf32>) -> vector<2xf32> {
+  %c = arith.maximumf %a, %b : vector<2xf32>
+  func.return %c : vector<2xf32>
+}
