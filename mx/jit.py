@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    SymbolRefAttr,
     VectorType,
 )
 from xdsl.ir import Attribute, BlockArgument
@@ -1020,6 +1021,7 @@ def _compile(
             )
             for name, op in definitions.items()
         }
+    _rename_definitions(module, definitions)
     called = {
         op.callee.string_value() for op in module.walk() if isinstance(op, func.CallOp)
     }
@@ -1032,10 +1034,10 @@ def _compile(
             isinstance(t, MatrixType) and (next(orders) == "C") != row_major_abi
             for t in (*op.function_type.inputs, *op.function_type.outputs)
         ]
-        entry_names[name] = name
+        entry_names[name] = op.sym_name.data
         if not any(flags):
             continue
-        if name in called:  # other functions call it as it is: an entry copy
+        if op.sym_name.data in called:  # others call it as it is: an entry copy
             op = op.clone()
             op.sym_name = StringAttr(f"_mx_entry_{name}")
             op.sym_visibility = None
@@ -1119,6 +1121,24 @@ def _compile(
         kernel = engine.get_function_address(entry_names[name])
         entries[name] = _Entry(fast, batch, kernel, tables.get(name), code)
     return _Compiled(full_ir, entries, params, results)
+
+
+DEFINITION_PREFIX = "_mx_fn_"
+"""The JIT's symbol for a function `@f` defined in the module: `_mx_fn_f`."""
+
+
+def _rename_definitions(module: ModuleOp, definitions: dict[str, func.FuncOp]) -> None:
+    """Gives the functions the module defines symbols of their own (`@exp` ->
+    `@_mx_fn_exp`), calls included. LLVM lowers math intrinsics to calls of
+    the C library (`llvm.exp` -> `exp`): a kernel named `exp` that used
+    `math.exp` called itself instead (a segfault). Declarations keep their
+    names: they are the C functions the module calls."""
+    renamed = {name: DEFINITION_PREFIX + name for name in definitions}
+    for op in module.walk():
+        if isinstance(op, func.CallOp) and op.callee.string_value() in renamed:
+            op.callee = SymbolRefAttr(renamed[op.callee.string_value()])
+    for name, op in definitions.items():
+        op.sym_name = StringAttr(renamed[name])
 
 
 def _module(text: str, pipeline: str) -> CompiledModule:

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Sequence
 from types import UnionType
 
+from xdsl.dialects.builtin import UnknownLoc
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -90,6 +91,7 @@ def rewrite_once(
     """Applies `applier` once to each op nested in `root`, each op before the
     ops of its regions, first op first (with `reverse`: last op first), and
     to each op a rewrite inserts, right after that rewrite, in insertion order.
+    Inserted ops without a location take the rewritten op's.
 
     xDSL's greedy `PatternRewriteWalker` (same orders) also re-visits the
     users of every replaced value and every modified op, then walks the whole
@@ -124,6 +126,11 @@ def rewrite_once(
         except Exception as err:
             op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
         if inserted:
+            # As in MLIR, the ops a rewrite creates take the rewritten op's
+            # location: a later diagnostic about them points at the source.
+            for new in inserted:
+                if isinstance(new.location, UnknownLoc):
+                    new.location = op.location
             ops += (o for o in reversed(inserted) if applier.patterns_for(type(o)))
             inserted.clear()
 

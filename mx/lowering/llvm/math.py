@@ -15,7 +15,7 @@ from xdsl.pattern_rewriter import (
 
 from mx.lowering.llvm.arith import llvm_fastmath
 from mx.lowering.llvm.build import fastmath_op
-from mx.lowering.llvm.types import integer_constant
+from mx.lowering.llvm.types import convert_type, from_llvm, integer_constant, to_llvm
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ class IntrinsicOpLowering(RewritePattern):
 
 @dataclass(frozen=True)
 class CallIntrinsicLowering(RewritePattern):
-    """math op -> `llvm.call_intrinsic` of the named overloaded intrinsic;
-    `poison_flag` appends the `i1 false` argument of abs/ctlz/cttz (a zero
+    """math op -> `llvm.call_intrinsic` of the named overloaded intrinsic
+    (`index` operands and results as i64); `poison_flag` appends the `i1 false` argument of abs/ctlz/cttz (a zero
     or INT_MIN input is defined)."""
 
     source: type[Operation]
@@ -50,14 +50,21 @@ class CallIntrinsicLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, self.source):
             return
-        args = list(op.operands)
+        args = [to_llvm(a, rewriter) for a in op.operands]
         if self.poison_flag:
             args.append(integer_constant(0, i1, rewriter))
-        new = llvm.CallIntrinsicOp(self.intrinsic, args, [r.type for r in op.results])
+        new = llvm.CallIntrinsicOp(
+            self.intrinsic, args, [convert_type(r.type) for r in op.results]
+        )
         fastmath = op.properties.get("fastmath")
         if isinstance(fastmath, FastMathFlagsAttr):
             new.fastmathFlags = llvm_fastmath(fastmath)
-        rewriter.replace(op, new)
+        rewriter.insert(new)
+        results = [
+            from_llvm(value, old.type, rewriter)
+            for old, value in zip(op.results, new.results, strict=True)
+        ]
+        rewriter.replace(op, [], results)
 
 
 class RsqrtLowering(RewritePattern):
@@ -101,6 +108,9 @@ MATH_PATTERNS: tuple[RewritePattern, ...] = (
     CallIntrinsicLowering(math.TruncOp, "llvm.trunc"),
     CallIntrinsicLowering(math.RoundOp, "llvm.round"),
     CallIntrinsicLowering(math.RoundEvenOp, "llvm.roundeven"),
+    CallIntrinsicLowering(math.Exp2Op, "llvm.exp2"),
+    CallIntrinsicLowering(math.Log2Op, "llvm.log2"),
+    CallIntrinsicLowering(math.Log10Op, "llvm.log10"),
     CallIntrinsicLowering(math.FPowIOp, "llvm.powi"),
     CallIntrinsicLowering(math.AbsIOp, "llvm.abs", poison_flag=True),
     CallIntrinsicLowering(math.CountLeadingZerosOp, "llvm.ctlz", poison_flag=True),

@@ -37,3 +37,22 @@ func.func @vector(%m: memref<16xf32>, %s: f32) -> f32 {
   %e = vector.extract %f[2] : f32 from vector<4xf32>
   func.return %e : f32
 }
+
+// -----
+
+// exp2/log2/log10 are LLVM intrinsics; the integer intrinsics take index as i64
+// (an index operand was left behind a type conversion).
+// CHECK-LABEL: llvm.func @intrinsics
+// CHECK:         llvm.call_intrinsic "llvm.exp2"(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
+// CHECK:         llvm.call_intrinsic "llvm.log2"(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
+// CHECK:         llvm.call_intrinsic "llvm.log10"(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
+// CHECK:         llvm.call_intrinsic "llvm.abs"(%{{.*}}, %{{.*}}) : (i64, i1) -> i64
+// CHECK:         llvm.call_intrinsic "llvm.ctpop"(%{{.*}}) : (i64) -> i64
+func.func @intrinsics(%x: vector<4xf32>, %i: index) -> (vector<4xf32>, index) {
+  %0 = math.exp2 %x : vector<4xf32>
+  %1 = math.log2 %0 : vector<4xf32>
+  %2 = math.log10 %1 : vector<4xf32>
+  %3 = math.absi %i : index
+  %4 = math.ctpop %3 : index
+  func.return %2, %4 : vector<4xf32>, index
+}
