@@ -8,7 +8,8 @@ with mx's reference semantics (`mx.semantics.matrix`) on 1x1 arrays:
 - `arith.constant` of a dense `vector` (a 1-D NumPy array, as the matrix
   interpreter represents vectors);
 - `divf`, `negf`, `extf`, `truncf`, the int <-> float casts (C semantics: UB
-  for NaN / out of range), `math.fma` (one rounding);
+  for NaN / out of range), `math.fma` (one rounding), the float `math` ops
+  (in f64, rounded once; IEEE results where Python's `math` raised);
 - the integer divisions `divsi`/`divui`/`remsi`/`remui`/`floordivsi` and the
   `ceildivsi`/`ceildivui` xDSL lacks, on integers of any width (`i1` and
   `index` too), with UB on zero and INT_MIN / -1 instead of xDSL's `assert`;
@@ -17,9 +18,11 @@ with mx's reference semantics (`mx.semantics.matrix`) on 1x1 arrays:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -345,8 +348,46 @@ class MxArithFunctions(ArithFunctions):
         return _result(interpreter, op, source.view(target))
 
 
+def _float_unary(
+    op_type: type[Operation], function: Callable[[npt.NDArray[np.float64]], Any]
+) -> Any:
+    """The implementation of a float `math` op computing `function` in f64 and
+    rounding once to the op's type, with IEEE results where xDSL's (Python's
+    `math`) raised: exp(1000) is inf, log(0) is -inf, log(-1) and sqrt(-1)
+    are NaN."""
+
+    @impl(op_type)
+    def run(
+        self: MathFunctions, interpreter: Interpreter, op: Operation, args: PythonValues
+    ) -> PythonValues:
+        cell = _cell(interpreter, args[0], op.results[0].type)
+        with np.errstate(all="ignore"):
+            value = np.asarray(function(cell.astype(np.float64))).astype(cell.dtype)
+        return _result(interpreter, op, value)
+
+    return run
+
+
 @register_impls
 class MxMathFunctions(MathFunctions):
+    run_exp = _float_unary(math.ExpOp, np.exp)
+    run_exp2 = _float_unary(math.Exp2Op, np.exp2)
+    run_log = _float_unary(math.LogOp, np.log)
+    run_log2 = _float_unary(math.Log2Op, np.log2)
+    run_log10 = _float_unary(math.Log10Op, np.log10)
+    run_sqrt = _float_unary(math.SqrtOp, np.sqrt)
+    run_sin = _float_unary(math.SinOp, np.sin)
+    run_cos = _float_unary(math.CosOp, np.cos)
+    run_tanh = _float_unary(math.TanhOp, np.tanh)
+    run_absf = _float_unary(math.AbsFOp, np.abs)
+    run_floor = _float_unary(math.FloorOp, np.floor)
+    run_ceil = _float_unary(math.CeilOp, np.ceil)
+    run_trunc = _float_unary(math.TruncOp, np.trunc)
+    run_roundeven = _float_unary(math.RoundEvenOp, np.rint)
+    run_round = _float_unary(
+        math.RoundOp, lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x)
+    )
+
     @impl(math.FmaOp)
     def run_fma(
         self, interpreter: Interpreter, op: math.FmaOp, args: PythonValues

@@ -100,7 +100,8 @@ ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
     arith.SIToFPOp, arith.UIToFPOp, arith.FPToSIOp, arith.FPToUIOp,
     arith.BitcastOp, arith.IndexCastOp,
     math.FmaOp, math.AbsFOp, math.AbsIOp, math.SqrtOp, math.ExpOp, math.LogOp,
-    math.RoundEvenOp,
+    math.RoundEvenOp, math.Exp2Op, math.Log2Op, math.Log10Op, math.SinOp,
+    math.CosOp, math.TanhOp, math.FloorOp, math.CeilOp, math.TruncOp, math.RoundOp,
 )  # fmt: skip
 """Ops computed lane by lane when their operands or results are vectors."""
 
