@@ -51,6 +51,7 @@ from mx.frontend import parse_and_verify
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.tools.xdsl_fixes import xdsl_fixes
+from tests.arith_ops import FLOAT_BINARIES, INTEGER_BINARIES
 from tests.printed_constants import (
     CONSTANT,
     INTEGER_TYPES,
@@ -65,38 +66,6 @@ COUNT = int(os.environ.get("MX_FOLD_CASES", "1200"))
 SEED = 20261202
 INTEGERS = ["i1", "i8", "i16", "i32", "i64", "index"]
 FLOATS = ["f16", "bf16", "f32", "f64"]
-INTEGER_BINARIES = [
-    "addi",
-    "subi",
-    "muli",
-    "divsi",
-    "divui",
-    "remsi",
-    "remui",
-    "ceildivsi",
-    "ceildivui",
-    "floordivsi",
-    "shli",
-    "shrsi",
-    "shrui",
-    "andi",
-    "ori",
-    "xori",
-    "maxsi",
-    "minsi",
-    "maxui",
-    "minui",
-]
-FLOAT_BINARIES = [
-    "addf",
-    "subf",
-    "mulf",
-    "divf",
-    "maximumf",
-    "minimumf",
-    "maxnumf",
-    "minnumf",
-]
 CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 CMPF = [
     "false",

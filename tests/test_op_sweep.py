@@ -13,42 +13,11 @@ import re
 import subprocess
 
 from mx.testing.fuzz import run_in_process
+from tests.arith_ops import FLOAT_BINARIES, INTEGER_BINARIES
 from tests.system_tools import required_tool
 
 INTEGERS = ["i1", "i4", "i8", "i16", "i32", "i64", "index"]
 FLOATS = ["f16", "bf16", "f32", "f64"]
-INTEGER_BINARIES = [
-    "addi",
-    "subi",
-    "muli",
-    "divsi",
-    "divui",
-    "remsi",
-    "remui",
-    "ceildivsi",
-    "ceildivui",
-    "floordivsi",
-    "shli",
-    "shrsi",
-    "shrui",
-    "andi",
-    "ori",
-    "xori",
-    "maxsi",
-    "minsi",
-    "maxui",
-    "minui",
-]
-FLOAT_BINARIES = [
-    "addf",
-    "subf",
-    "mulf",
-    "divf",
-    "maximumf",
-    "minimumf",
-    "maxnumf",
-    "minnumf",
-]
 FLOAT_UNARIES = [
     "math.sqrt",
     "math.rsqrt",
