@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import llvm, math
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, VectorType, i1
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -72,12 +72,6 @@ class RsqrtLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: math.RsqrtOp, rewriter: PatternRewriter, /):
-        from xdsl.dialects.builtin import (
-            DenseIntOrFPElementsAttr,
-            FloatAttr,
-            VectorType,
-        )
-
         type_ = op.result.type
         fastmath = llvm_fastmath(op.fastmath)
         if isinstance(type_, VectorType):
