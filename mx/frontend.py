@@ -69,7 +69,12 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from mx.diagnostics import Diag, Severity, Source, op_diag
-from mx.dialects.dense_literal import literal_bytes, parse_optional_hex_string
+from mx.dialects.dense_literal import (
+    NEGATIVE_HEX_FLOAT,
+    index_range_error,
+    literal_bytes,
+    parse_optional_hex_string,
+)
 from mx.dialects.llvm_ext import LLVMExt
 from mx.dialects.memref_ext import MemRefExt
 from mx.tools.xdsl_fixes import xdsl_fixes
@@ -237,18 +242,13 @@ class LocatingParser(Parser):
         sign, digits, hex_prefix = number.groups()
         at = number.start(2), number.end(2)
         if isinstance(attr, FloatAttr) and sign and hex_prefix:
-            self.raise_error(
-                "hexadecimal float literal should not have a leading minus", *at
-            )
+            self.raise_error(NEGATIVE_HEX_FLOAT, *at)
         if isinstance(attr, IntegerAttr) and isinstance(attr.type, IndexType):
             integer = _INTEGER.match(digits)
             assert integer is not None  # xDSL read an integer there
             value = int(integer.group(), 0 if hex_prefix else 10)
-            value = -value if sign else value
-            if not -(1 << 63) <= value < 1 << 63:
-                self.raise_error(
-                    f"integer value {value} is out of range for type index", *at
-                )
+            if (error := index_range_error(-value if sign else value)) is not None:
+                self.raise_error(error, *at)
         return attr
 
     def parse_dense_int_or_fp_elements_attr(

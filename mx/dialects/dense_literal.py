@@ -27,6 +27,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from mx.semantics.nan_bits import FRACTION_BITS
+
 Element = AttrParser._TensorLiteralElement  # pyright: ignore[reportPrivateUsage]
 ScalarType = AnyFloat | IntegerType | IndexType
 
@@ -35,15 +37,23 @@ def _is_hex(element: Element) -> bool:
     return element.span.text.lstrip("-")[:2] in ("0x", "0X")
 
 
+NEGATIVE_HEX_FLOAT = "hexadecimal float literal should not have a leading minus"
+"""MLIR's error for `-0x...` of a float type (a bit pattern takes no sign)."""
+
+
+def index_range_error(value: int) -> str | None:
+    """MLIR's error for an `index` literal outside 64 signed bits, or None."""
+    if -(1 << 63) <= value < 1 << 63:
+        return None
+    return f"integer value {value} is out of range for type index"
+
+
 def element_bytes(parser: AttrParser, element: Element, type: ScalarType) -> bytes:
     """The stored bytes (little-endian) of one literal element of `type`."""
     if isinstance(type, AnyFloat):
         if _is_hex(element) and isinstance(element.value, int):
             if element.is_negative:
-                parser.raise_error(
-                    "hexadecimal float literal should not have a leading minus",
-                    at_position=element.span,
-                )
+                parser.raise_error(NEGATIVE_HEX_FLOAT, at_position=element.span)
             if element.value.bit_length() > type.bitwidth:
                 parser.raise_error(
                     f"hexadecimal float constant out of range for type {type}",
@@ -54,11 +64,8 @@ def element_bytes(parser: AttrParser, element: Element, type: ScalarType) -> byt
         return type.pack((type.round(element.to_float(parser)),))
     if isinstance(type, IndexType):
         value = element.to_int(parser, allow_booleans=False)
-        if not -(1 << 63) <= value < 1 << 63:
-            parser.raise_error(
-                f"integer value {value} is out of range for type index",
-                at_position=element.span,
-            )
+        if (error := index_range_error(value)) is not None:
+            parser.raise_error(error, at_position=element.span)
         return type.pack((value,))
     value = element.to_int(
         parser, type.signedness.data != Signedness.UNSIGNED, type.width.data == 1
@@ -116,9 +123,7 @@ def parse_optional_hex_string(
 
 def _exponent_all_ones(bits: int, type: AnyFloat) -> bool:
     """True for NaN and the infinities (all exponent bits set)."""
-    fraction_bits = {16: 10, 32: 23, 64: 52}[type.bitwidth]
-    if type.name == "bf16":
-        fraction_bits = 7
+    fraction_bits = FRACTION_BITS[type.name]
     exponent_mask = ((1 << (type.bitwidth - 1 - fraction_bits)) - 1) << fraction_bits
     return bits & exponent_mask == exponent_mask
 

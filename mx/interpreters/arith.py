@@ -18,6 +18,7 @@ with mx's reference semantics (`mx.semantics.matrix`) on 1x1 arrays:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -120,6 +121,31 @@ def _truncated(a: int, b: int) -> int:
     return quotient if (a < 0) == (b < 0) else -quotient
 
 
+def _ceiling(a: int, b: int) -> int:
+    """a / b rounded toward +infinity."""
+    return -(-a // b)
+
+
+def _integer_division(
+    op_type: type[Operation], quotient: Callable[[int, int], int], signed: bool
+) -> Any:
+    """The implementation of an integer division or remainder op computing
+    `quotient(a, b)` on its operands read signed or not (`_dividend_divisor`),
+    wrapped to the result's width."""
+
+    @impl(op_type)
+    def run(
+        self: ArithFunctions,
+        interpreter: Interpreter,
+        op: Operation,
+        args: PythonValues,
+    ) -> PythonValues:
+        a, b = _dividend_divisor(interpreter, op, args, signed=signed)
+        return _integer(interpreter, op, quotient(a, b))
+
+    return run
+
+
 def _number_operand(args: PythonValues) -> PythonValues | None:
     """`maxnumf`/`minnumf` ignore a NaN operand: the other one (a NaN if both
     are), or None when neither is a NaN (then they are `maximumf`/`minimumf`;
@@ -167,54 +193,17 @@ class MxArithFunctions(ArithFunctions):
         cell = _cell(interpreter, args[0], op.result.type)
         return _result(interpreter, op, sem.neg(cell))
 
-    @impl(arith.DivSIOp)
-    def run_divsi(
-        self, interpreter: Interpreter, op: arith.DivSIOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = _dividend_divisor(interpreter, op, args, signed=True)
-        return _integer(interpreter, op, _truncated(a, b))
-
-    @impl(arith.DivUIOp)
-    def run_divui(
-        self, interpreter: Interpreter, op: arith.DivUIOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = _dividend_divisor(interpreter, op, args, signed=False)
-        return _integer(interpreter, op, a // b)
-
-    @impl(arith.RemSIOp)
-    def run_remsi(
-        self, interpreter: Interpreter, op: arith.RemSIOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = _dividend_divisor(interpreter, op, args, signed=True)
-        return _integer(interpreter, op, a - b * _truncated(a, b))
-
-    @impl(arith.RemUIOp)
-    def run_remui(
-        self, interpreter: Interpreter, op: arith.RemUIOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = _dividend_divisor(interpreter, op, args, signed=False)
-        return _integer(interpreter, op, a % b)
-
-    @impl(arith.FloorDivSIOp)
-    def run_floordivsi(
-        self, interpreter: Interpreter, op: arith.FloorDivSIOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = _dividend_divisor(interpreter, op, args, signed=True)
-        return _integer(interpreter, op, a // b)
-
-    @impl(arith.CeilDivSIOp)
-    def run_ceildivsi(
-        self, interpreter: Interpreter, op: arith.CeilDivSIOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = _dividend_divisor(interpreter, op, args, signed=True)
-        return _integer(interpreter, op, -(-a // b))
-
-    @impl(arith.CeilDivUIOp)
-    def run_ceildivui(
-        self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues
-    ) -> PythonValues:
-        a, b = _dividend_divisor(interpreter, op, args, signed=False)
-        return _integer(interpreter, op, -(-a // b))
+    run_divsi = _integer_division(arith.DivSIOp, _truncated, signed=True)
+    run_divui = _integer_division(arith.DivUIOp, operator.floordiv, signed=False)
+    run_remsi = _integer_division(
+        arith.RemSIOp, lambda a, b: a - b * _truncated(a, b), signed=True
+    )
+    run_remui = _integer_division(arith.RemUIOp, operator.mod, signed=False)
+    run_floordivsi = _integer_division(
+        arith.FloorDivSIOp, operator.floordiv, signed=True
+    )
+    run_ceildivsi = _integer_division(arith.CeilDivSIOp, _ceiling, signed=True)
+    run_ceildivui = _integer_division(arith.CeilDivUIOp, _ceiling, signed=False)
 
     @impl(arith.MaxnumfOp)
     def run_maxnumf(

@@ -9,6 +9,9 @@ that way, and are each other's inverse.
 
 import struct
 
+FRACTION_BITS = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52}
+"""Stored fraction bits of each IEEE-style float type, by its MLIR name."""
+
 
 def nan_to_double(bits: int, fraction_bits: int, width: int) -> float:
     """The double holding the NaN `bits` of a `width`-bit float exactly."""

@@ -39,7 +39,8 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
-from mx.semantics.nan_bits import nan_bits, nan_to_double
+from mx.lowering.llvm.types import wrap_index
+from mx.semantics.nan_bits import FRACTION_BITS, nan_bits, nan_to_double
 
 # xDSL lexes string literals with `"(?:[^"...]+|escape)*"`: the nested `+`/`*`
 # backtracks exponentially when the closing quote is missing, so an unterminated
@@ -300,14 +301,13 @@ def _int_value(self: MLIRTokenKind, span: Span) -> int:
 # nan_bits`) and leave every other value to xDSL.
 _xdsl_bf16_encode = BFloat16Type._encode  # pyright: ignore[reportPrivateUsage]
 _xdsl_bf16_decode = BFloat16Type._decode  # pyright: ignore[reportPrivateUsage]
-_FRACTION_BITS = {"f16": 10, "bf16": 7, "f32": 23}
 
 
 def _exact_values(
     type_: StructPackableType[float], values: Iterable[float], buffer: memoryview
 ) -> Iterator[float]:
     size = type_.compile_time_size
-    bits = _FRACTION_BITS[type_.name]
+    bits = FRACTION_BITS[type_.name]
     for index, value in enumerate(values):
         if value != value:
             raw = buffer[index * size : (index + 1) * size]
@@ -332,9 +332,7 @@ def _iter_unpack(self: StructPackableType[float], buffer: bytes, /) -> Iterator[
 
 def _nan_bytes(type_: StructPackableType[float], value: float) -> bytes:
     size = type_.compile_time_size
-    return nan_bits(value, _FRACTION_BITS[type_.name], size * 8).to_bytes(
-        size, "little"
-    )
+    return nan_bits(value, FRACTION_BITS[type_.name], size * 8).to_bytes(size, "little")
 
 
 def _pack(self: StructPackableType[float], values: Sequence[float]) -> bytes:
@@ -357,14 +355,14 @@ def _pack_into(
 
 def _bf16_encode(value: float) -> bytes:
     if value != value:
-        return nan_bits(value, 7, 16).to_bytes(2, "little")
+        return nan_bits(value, FRACTION_BITS["bf16"], 16).to_bytes(2, "little")
     return _xdsl_bf16_encode(value)
 
 
 def _bf16_decode(raw: bytes) -> float:
     value = _xdsl_bf16_decode(raw)
     if value != value:
-        return nan_to_double(int.from_bytes(raw, "little"), 7, 16)
+        return nan_to_double(int.from_bytes(raw, "little"), FRACTION_BITS["bf16"], 16)
     return value
 
 
@@ -391,7 +389,6 @@ _EXACT_NAN_CONVERSIONS: tuple[tuple[object, str, object], ...] = (
 # here, as xDSL wraps an `i64` result; literals are checked before, by the
 # front end.
 _xdsl_integer_attr_init = IntegerAttr.__init__
-INDEX_BITS = 64
 
 
 def _integer_attr_init(
@@ -402,10 +399,7 @@ def _integer_attr_init(
     truncate_bits: bool = False,
 ) -> None:
     if isinstance(value_type, IndexType):
-        data = value if isinstance(value, int) else value.data
-        half = 1 << (INDEX_BITS - 1)
-        if not -half <= data < half:
-            value = (data + half) % (2 * half) - half
+        value = wrap_index(value if isinstance(value, int) else value.data)
     _xdsl_integer_attr_init(self, value, value_type, truncate_bits=truncate_bits)  # pyright: ignore[reportArgumentType]
 
 
