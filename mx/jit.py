@@ -32,6 +32,7 @@ from typing import Any, Literal, cast
 import llvmlite.binding as binding
 import ml_dtypes
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects import affine, func, llvm, memref, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -70,11 +71,20 @@ from mx.jit_wrappers import (
     check_layouts,
     fast_entry,
 )
+from mx.lowering.llvm.func import llvm_function_type
 from mx.lowering.llvm.memref import constant_value
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
-from mx.targets.llvm_ir import host_target, llvm_symbol, module_to_llvm_ir, type_str
+from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+from mx.targets.direct_llvm_ir import NotCovered, translate_module
+from mx.targets.llvm_ir import (
+    LLVMIRWriter,
+    host_target,
+    llvm_symbol,
+    module_to_llvm_ir,
+    type_str,
+)
 from mx.tools.mx_opt import UsageError, _from_spec
 from mx.tools.pipeline import PipelineError, did_you_mean, spec_positions
 from mx.tools.xdsl_fixes import xdsl_fixes
@@ -896,22 +906,68 @@ def lower_to_llvm_ir(
         for op in module.walk()
         if isinstance(op, func.FuncOp)
     }
-    _run_passes(module, src, pipeline)
-    return _translate(module, src), module, signatures
+    ir, _ = _lower_and_translate(module, src, pipeline)
+    return ir, module, signatures
 
 
-def _run_passes(module: ModuleOp, source: Source, pipeline: str) -> None:
-    ctx = mx_context()
-    for p in _passes(pipeline):
+def _lower_and_translate(
+    module: ModuleOp, source: Source, pipeline: str
+) -> tuple[str, dict[str, llvm.LLVMFunctionType]]:
+    """Runs `pipeline` on `module`; returns the LLVM IR and the LLVM type of
+    each function defined. `mx-lower-to-llvm` stops before `convert-to-llvm`
+    where `mx.targets.direct_llvm_ir` translates what is left (the same
+    instructions, written directly); `module` is then left at that stage."""
+    passes = _passes(pipeline)
+    lowering = passes[0] if len(passes) == 1 else None
+    if isinstance(lowering, MxLowerToLLVMPass) and not lowering.remarks:
+        ctx = mx_context()
+        _apply(lowering, lowering.apply_structured, ctx, module, source)
         try:
             with xdsl_fixes():
-                p.apply(ctx, module)
-        except OpDiagnostic as err:
-            raise CompileError([source.render(op_diag(err.op, err.message))]) from None
-        except DiagnosticException as err:
-            raise CompileError(
-                [f"{source.name}: error: pass '{p.name}': {err}"]
-            ) from None
+                translation = translate_module(module)
+        except NotCovered:
+            _apply(lowering, lowering.apply_conversion, ctx, module, source)
+        else:
+            writer = LLVMIRWriter()
+            writer.add_functions(translation.functions, translation.declarations)
+            types = {
+                op.sym_name.data: llvm_function_type(op.function_type, op)
+                for op in module.ops
+                if isinstance(op, func.FuncOp)
+            }
+            return writer.text(), types
+    else:
+        _run_passes(module, source, passes)
+    types = {
+        op.sym_name.data: op.function_type
+        for op in module.ops
+        if isinstance(op, llvm.FuncOp)
+    }
+    return _translate(module, source), types
+
+
+def _run_passes(module: ModuleOp, source: Source, passes: list[ModulePass]) -> None:
+    ctx = mx_context()
+    for p in passes:
+        _apply(p, p.apply, ctx, module, source)
+
+
+def _apply(
+    p: ModulePass,
+    apply: Callable[[Context, ModuleOp], None],
+    ctx: Context,
+    module: ModuleOp,
+    source: Source,
+) -> None:
+    """`apply(ctx, module)` (pass `p`, or part of it); its diagnostics are a
+    CompileError."""
+    try:
+        with xdsl_fixes():
+            apply(ctx, module)
+    except OpDiagnostic as err:
+        raise CompileError([source.render(op_diag(err.op, err.message))]) from None
+    except DiagnosticException as err:
+        raise CompileError([f"{source.name}: error: pass '{p.name}': {err}"]) from None
 
 
 def _translate(module: ModuleOp, source: Source) -> str:
@@ -1045,12 +1101,10 @@ def _compile(
             entry_names[name] = op.sym_name.data
         inputs = len(op.function_type.inputs)
         _transpose_boundary(op, flags[:inputs], flags[inputs:])
-    _run_passes(module, source, pipeline)
-    ir = _translate(module, source)
-    lowered = {op.sym_name.data: op for op in module.ops if isinstance(op, llvm.FuncOp)}
+    ir, lowered = _lower_and_translate(module, source, pipeline)
     wrappers: list[str] = []
     for name, entry_name in entry_names.items():
-        function_type = lowered[entry_name].function_type
+        function_type = lowered[entry_name]
         signature = (
             type_str(function_type.output),
             [type_str(t) for t in function_type.inputs],

@@ -55,8 +55,25 @@ class MxLowerToLLVMPass(ModulePass):
     transpose counts and matrix-lowering-remarks' work per function."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for step in _passes(self.remarks):
+        self.apply_structured(ctx, op)
+        self.apply_conversion(ctx, op)
+
+    def apply_structured(self, ctx: Context, op: ModuleOp) -> None:
+        """The steps before `convert-to-llvm`: they leave affine loops and
+        standard ops, which `-t llvm` may translate to LLVM IR directly."""
+        passes = _passes(self.remarks)
+        for step in passes[: _conversion_start(passes)]:
             step.apply(ctx, op)
+
+    def apply_conversion(self, ctx: Context, op: ModuleOp) -> None:
+        """`convert-to-llvm` and the steps after it."""
+        passes = _passes(self.remarks)
+        for step in passes[_conversion_start(passes) :]:
+            step.apply(ctx, op)
+
+
+def _conversion_start(passes: tuple[ModulePass, ...]) -> int:
+    return next(i for i, p in enumerate(passes) if p.name == "convert-to-llvm")
 
 
 @cache

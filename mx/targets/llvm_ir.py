@@ -15,7 +15,7 @@ import re
 import struct
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import version
@@ -148,7 +148,7 @@ def float_literal(value: float, type_: Attribute) -> str:
     return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", value))[0])
 
 
-def _scalar_literal(value: int | float, type_: Attribute) -> str:
+def scalar_literal(value: int | float, type_: Attribute) -> str:
     if isinstance(type_, IntegerType):
         width = type_.width.data
         if width == 1:
@@ -161,7 +161,7 @@ def _scalar_literal(value: int | float, type_: Attribute) -> str:
 def constant_literal(attr: Attribute, type_: Attribute) -> str:
     """The LLVM IR constant (without its type) for an attribute value."""
     if isinstance(attr, IntegerAttr):
-        return _scalar_literal(attr.value.data, type_)
+        return scalar_literal(attr.value.data, type_)
     if isinstance(attr, FloatAttr):
         return float_literal(attr.value.data, type_)
     if isinstance(attr, DenseIntOrFPElementsAttr):
@@ -177,7 +177,7 @@ def constant_literal(attr: Attribute, type_: Attribute) -> str:
         if len(values) == 1:
             values = list(values) * count
         items = ", ".join(
-            f"{type_str(element)} {_scalar_literal(v, element)}" for v in values
+            f"{type_str(element)} {scalar_literal(v, element)}" for v in values
         )
         return f"{open_}{items}{close}"
     raise DiagnosticException(f"no LLVM IR constant for {attr}")
@@ -260,15 +260,20 @@ _CASTS: dict[type[Operation], str] = {
 _NO_INTRINSIC_OVERLOAD = ("llvm.intr.stacksave", "llvm.intr.stackrestore")
 
 
+def fastmath_text(flags: Iterable[object]) -> str:
+    """The fastmath flags of an instruction as LLVM IR writes them (`fast `
+    for all of them, else each followed by a space; "" for none)."""
+    names = {str(flag) for flag in flags}
+    if len(names) == len(_FASTMATH_ORDER):
+        return "fast "
+    return "".join(f"{f} " for f in _FASTMATH_ORDER if f in names)
+
+
 def _fastmath(op: Operation) -> str:
     flags = op.properties.get("fastmathFlags")
-    if not isinstance(flags, llvm.FastMathAttr) or not flags.data:
+    if not isinstance(flags, llvm.FastMathAttr):
         return ""
-    if len(flags.data) == len(_FASTMATH_ORDER):
-        return "fast "
-    return "".join(
-        f"{f} " for f in _FASTMATH_ORDER if f in {str(x) for x in flags.data}
-    )
+    return fastmath_text(flags.data)
 
 
 @dataclass
@@ -621,6 +626,20 @@ class LLVMIRWriter:
                     )
                 self.symbols.add(op.sym_name.data)
             self.body.append("\n".join(self.printer.top_level(op)))
+
+    def add_functions(
+        self, functions: Sequence[tuple[str, str]], declarations: Mapping[str, str]
+    ) -> None:
+        """Adds function definitions written elsewhere (`(name, text)` each)
+        and the intrinsic declarations they need (`name: declare ...`)."""
+        for name, text in functions:
+            if name in self.symbols:
+                raise DiagnosticException(
+                    f"-t llvm: {llvm_symbol(name)} is defined twice"
+                )
+            self.symbols.add(name)
+            self.body.append("\n" + text)
+        self.printer.declarations.update(declarations)
 
     def text(self, triple: str | None = None, data_layout: str | None = None) -> str:
         """The whole text (host triple and layout by default: `host_target`)."""

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import IO, ClassVar, NoReturn, TypeVar, cast
+from typing import IO, TYPE_CHECKING, ClassVar, NoReturn, TypeVar, cast
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
@@ -63,6 +63,9 @@ from mx.tools.pipeline import (
     spec_positions,
 )
 from mx.tools.xdsl_fixes import xdsl_fixes
+
+if TYPE_CHECKING:
+    from mx.targets.llvm_ir import LLVMIRWriter
 
 
 class UsageError(Exception):
@@ -542,18 +545,48 @@ class MxOptMain(xDSLOptMain):
         thresholds = gc.get_threshold()
         gc.set_threshold(*PYTHON_GC_THRESHOLDS)
         try:
-            for function in list(module.ops):
+            # Not `for function in list(module.ops)`: the list would keep every
+            # function, lowered in place, alive to the end.
+            while (function := module.body.block.first_op) is not None:
                 function.detach()
                 part = ModuleOp([function])
+                if len(pipeline.passes) == 1:
+                    self._lower_and_translate(part, writer)
+                    continue
                 pipeline.apply(self.ctx, part)
                 self.current_pass = None
-                try:
-                    writer.add(part)
-                except DiagnosticException as err:
-                    raise FrontendError([self._target_diag(part, err)]) from None
+                self._write(part, writer)
         finally:
             gc.set_threshold(*thresholds)
         return writer.text(target.triple or None, target.data_layout or None)
+
+    def _lower_and_translate(self, part: ModuleOp, writer: LLVMIRWriter) -> None:
+        """`mx-lower-to-llvm` and `-t llvm` of `part`: up to `convert-to-llvm`,
+        then LLVM IR written directly where `mx.targets.direct_llvm_ir`
+        covers the IR, else `convert-to-llvm`, verification and the printer."""
+        from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+        from mx.targets.direct_llvm_ir import NotCovered, translate_module
+
+        (lowering,) = self.pipeline.passes
+        assert isinstance(lowering, MxLowerToLLVMPass)
+        self.current_pass = lowering
+        self.pass_start = time.perf_counter()
+        lowering.apply_structured(self.ctx, part)
+        try:
+            translation = translate_module(part)
+        except NotCovered:
+            lowering.apply_conversion(self.ctx, part)
+            self._between_passes(lowering, part, None)
+            self._write(part, writer)
+            return
+        self.current_pass = None
+        writer.add_functions(translation.functions, translation.declarations)
+
+    def _write(self, part: ModuleOp, writer: LLVMIRWriter) -> None:
+        try:
+            writer.add(part)
+        except DiagnosticException as err:
+            raise FrontendError([self._target_diag(part, err)]) from None
 
     def process_chunk(
         self, text: str, line_offset: int

@@ -77,7 +77,9 @@ def _result_type(outputs: Sequence[Attribute]) -> Attribute:
     return llvm.LLVMStructType.from_type_list([memory_type(t) for t in outputs])
 
 
-def _function_type(function_type: FunctionType, at: Operation) -> llvm.LLVMFunctionType:
+def llvm_function_type(
+    function_type: FunctionType, at: Operation
+) -> llvm.LLVMFunctionType:
     """The LLVM type of a function (or call) `at`; a type that LLVM cannot
     pass is a diagnostic at `at`."""
     inputs, outputs = function_type.inputs.data, function_type.outputs.data
@@ -106,7 +108,7 @@ class FuncLowering(RewritePattern):
             op,
             llvm.FuncOp(
                 op.sym_name,
-                _function_type(op.function_type, op),
+                llvm_function_type(op.function_type, op),
                 linkage=llvm.LinkageAttr("external"),
                 body=body,
             ),

@@ -1,0 +1,763 @@
+"""Affine-level functions -> LLVM IR text, without the `llvm` dialect.
+
+`mx-lower-to-llvm` ends with `convert-to-llvm`, which builds, rewrites and
+verifies ~17 `llvm` ops per input op for the LLVM IR printer to walk: most of
+the time `-t llvm` takes. This translation writes the LLVM IR of the IR that
+the steps before `convert-to-llvm` leave (affine loops, `memref`/`vector`
+loads and stores, `arith`/`math`/`vector` arithmetic, calls) directly, one
+instruction per op as `convert-to-llvm` lowers it: the same instructions,
+flags, alignments and addresses (constant indices folded as
+`element_pointer` folds them), so the two texts differ only in value and
+block names and in the order of the blocks.
+
+It covers what matrices of `f32`, `f64` and byte-wide integers lower to. A
+module with anything else (f16/bf16 arithmetic, `i1`/`i4`/`i6` values in
+memory, conditionals, branches, heap buffers, globals, strided memrefs, ...)
+raises `NotCovered` and is lowered by `convert-to-llvm` instead, which
+handles (or diagnoses) every op; `tests/test_direct_llvm_ir.py` runs both
+on the same programs and compares their results.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias, cast
+
+from xdsl.dialects import affine, arith, func, llvm, math, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+
+from mx.dialects.memref_ext import is_row_major
+from mx.lowering.llvm.memref import store_size
+from mx.lowering.llvm.types import convert_type, wrap_index
+from mx.targets.llvm_ir import (
+    constant_literal,
+    fastmath_text,
+    float_literal,
+    intrinsic_name,
+    llvm_symbol,
+    scalar_literal,
+    type_str,
+)
+
+
+class NotCovered(Exception):
+    """An op or type that the direct translation leaves to `convert-to-llvm`."""
+
+
+Index: TypeAlias = str | int
+"""An `i64` operand: the name of a value, or a constant."""
+
+_INTEGER_WIDTHS = frozenset((1, 8, 16, 32, 64))
+"""Widths whose values this translation handles (in registers; `i1` never
+goes to memory here, where it takes a byte)."""
+
+
+def _scalar_ok(type_: Attribute, in_memory: bool) -> bool:
+    if isinstance(type_, Float32Type | Float64Type | IndexType):
+        return True
+    return (
+        isinstance(type_, IntegerType)
+        and type_.signedness.data == Signedness.SIGNLESS
+        and type_.width.data in _INTEGER_WIDTHS
+        and not (in_memory and type_.width.data == 1)
+    )
+
+
+def _value_type(type_: Attribute, in_memory: bool = False) -> str:
+    """The LLVM IR type of a scalar or 1-D vector value of `type_`."""
+    if isinstance(type_, VectorType):
+        if type_.get_num_dims() != 1 or any(type_.get_scalable_dims()):
+            raise NotCovered(f"vector type {type_}")
+        element = type_.element_type
+    else:
+        element = type_
+    if not _scalar_ok(element, in_memory):
+        raise NotCovered(f"type {type_}")
+    return type_str(convert_type(type_))
+
+
+def _memref_type(value: SSAValue) -> MemRefType:
+    """The type of a memref that lowers to a bare pointer of whole bytes."""
+    type_ = value.type
+    if (
+        not isinstance(type_, MemRefType)
+        or not is_row_major(type_)
+        or DYNAMIC_INDEX in type_.get_shape()[1:]
+        or not _scalar_ok(type_.element_type, in_memory=True)
+    ):
+        raise NotCovered(f"memref type {type_}")
+    return type_
+
+
+def _boundary_type(type_: Attribute) -> str:
+    """The LLVM IR type of a function argument or result of `type_`."""
+    if isinstance(type_, MemRefType):
+        return "ptr"
+    return _value_type(type_, in_memory=True)
+
+
+_RAW_MIN, _RAW_MAX = -(2**31), 2**31 - 1
+"""The constant GEP indices `convert-to-llvm` writes as `i32` (its
+`llvm.getelementptr` holds them as raw i32 values; -2^31 marks an SSA index)."""
+
+_INTEGER_BINARY: dict[type[Operation], str] = {
+    arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul",
+    arith.DivUIOp: "udiv", arith.DivSIOp: "sdiv", arith.RemUIOp: "urem",
+    arith.RemSIOp: "srem", arith.AndIOp: "and", arith.OrIOp: "or",
+    arith.XOrIOp: "xor", arith.ShLIOp: "shl", arith.ShRUIOp: "lshr",
+    arith.ShRSIOp: "ashr",
+}  # fmt: skip
+_FLOAT_BINARY: dict[type[Operation], str] = {
+    arith.AddfOp: "fadd", arith.SubfOp: "fsub", arith.MulfOp: "fmul",
+    arith.DivfOp: "fdiv",
+}  # fmt: skip
+_INTEGER_INTRINSICS: dict[type[Operation], str] = {
+    arith.MinSIOp: "llvm.smin", arith.MaxSIOp: "llvm.smax",
+    arith.MinUIOp: "llvm.umin", arith.MaxUIOp: "llvm.umax",
+}  # fmt: skip
+_FLOAT_INTRINSICS: dict[type[Operation], str] = {
+    arith.MaxnumfOp: "llvm.maxnum", arith.MinnumfOp: "llvm.minnum",
+    math.AbsFOp: "llvm.fabs", math.SqrtOp: "llvm.sqrt", math.FmaOp: "llvm.fma",
+    math.CeilOp: "llvm.ceil", math.FloorOp: "llvm.floor", math.ExpOp: "llvm.exp",
+    math.LogOp: "llvm.log", math.SinOp: "llvm.sin", math.CosOp: "llvm.cos",
+    math.PowFOp: "llvm.pow", math.CopySignOp: "llvm.copysign",
+    math.TruncOp: "llvm.trunc", math.RoundOp: "llvm.round",
+    math.RoundEvenOp: "llvm.roundeven", math.Exp2Op: "llvm.exp2",
+    math.Log2Op: "llvm.log2", math.Log10Op: "llvm.log10",
+}  # fmt: skip
+_CASTS: dict[type[Operation], str] = {
+    arith.BitcastOp: "bitcast", arith.ExtFOp: "fpext", arith.TruncFOp: "fptrunc",
+    arith.ExtSIOp: "sext", arith.ExtUIOp: "zext", arith.TruncIOp: "trunc",
+    arith.SIToFPOp: "sitofp", arith.UIToFPOp: "uitofp", arith.FPToSIOp: "fptosi",
+    arith.FPToUIOp: "fptoui", vector.BitcastOp: "bitcast", llvm.TruncOp: "trunc",
+    llvm.ZExtOp: "zext", llvm.SExtOp: "sext",
+}  # fmt: skip
+_ICMP = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+_FCMP = (
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+)  # fmt: skip
+
+
+def _fastmath(op: Operation) -> str:
+    flags = op.properties.get("fastmath")
+    return (
+        fastmath_text(flags.data) if isinstance(flags, arith.FastMathFlagsAttr) else ""
+    )
+
+
+def _overflow(op: Operation) -> str:
+    flags = op.properties.get("overflowFlags")
+    if not isinstance(flags, arith.IntegerOverflowAttr):
+        return ""
+    names = {str(flag) for flag in flags.data}
+    return ("nuw " if "nuw" in names else "") + ("nsw " if "nsw" in names else "")
+
+
+def _array_type(dims: Sequence[int], element: str) -> str:
+    for size in reversed(dims):
+        element = f"[{size} x {element}]"
+    return element
+
+
+@dataclass
+class _FunctionWriter:
+    """The LLVM IR of one `func.func`, written op by op."""
+
+    declarations: dict[str, str]
+    """Intrinsic declarations by name (shared by the module's functions)."""
+    names: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
+    """Each value's operand text: `%vN`, or a constant's literal."""
+    constants: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
+    """The integer and index constants (they fold into addresses)."""
+    lines: list[str] = field(default_factory=list[str])
+    values: int = 0
+    blocks: int = 0
+    block: str = ""
+    """The label of the block being written."""
+
+    # ------------------------------------------------------------ values
+
+    def fresh(self) -> str:
+        self.values += 1
+        return f"%v{self.values - 1}"
+
+    def label(self) -> str:
+        self.blocks += 1
+        return f"bb{self.blocks - 1}"
+
+    def define(self, value: SSAValue, text: str) -> None:
+        """Emits `%name = text` for `value` (checking its type)."""
+        _value_type(value.type)
+        name = self.fresh()
+        self.names[value] = name
+        self.lines.append(f"  {name} = {text}")
+
+    def operand(self, value: SSAValue) -> str:
+        name = self.names.get(value)
+        if name is None:  # defined by an op translated later: not ours to order
+            raise NotCovered(
+                f"a use of {value.name_hint or 'a value'} before its definition"
+            )
+        return name
+
+    def typed(self, value: SSAValue) -> str:
+        return f"{_value_type(value.type)} {self.operand(value)}"
+
+    def index(self, value: SSAValue) -> Index:
+        known = self.constants.get(value)
+        return known if known is not None else self.operand(value)
+
+    def intrinsic(self, op: Operation, base: str, args: Sequence[SSAValue]) -> None:
+        (result,) = op.results
+        types = [a.type for a in args]
+        name = intrinsic_name(
+            base, [convert_type(t) for t in types], convert_type(result.type)
+        )
+        result_type = _value_type(result.type)
+        self.declarations[name] = (
+            f"declare {result_type} {llvm_symbol(name)}"
+            f"({', '.join(_value_type(t) for t in types)})"
+        )
+        operands = ", ".join(self.typed(a) for a in args)
+        self.define(
+            result,
+            f"call {_fastmath(op)}{result_type} {llvm_symbol(name)}({operands})",
+        )
+
+    # ----------------------------------------------------------- function
+
+    def function(self, op: func.FuncOp) -> list[str]:
+        inputs, outputs = op.function_type.inputs.data, op.function_type.outputs.data
+        if not op.body.blocks or len(op.body.blocks) != 1 or len(outputs) > 1:
+            raise NotCovered("a declaration, several blocks or several results")
+        result = _boundary_type(outputs[0]) if outputs else "void"
+        params = [_boundary_type(t) for t in inputs]
+        entry = op.body.block
+        args: list[str] = []
+        for arg, type_ in zip(entry.args, params, strict=True):
+            self.names[arg] = self.fresh()
+            args.append(f"{type_} {self.names[arg]}")
+        self.lines.append(
+            f"define {result} {llvm_symbol(op.sym_name.data)}({', '.join(args)}) {{"
+        )
+        self.block = self.label()
+        self.lines.append(f"{self.block}:")
+        self.ops(entry)
+        self.lines.append("}")
+        return self.lines
+
+    def ops(self, block: Block) -> None:
+        for op in block.ops:
+            translate = _TRANSLATIONS.get(type(op))
+            if translate is None:
+                raise NotCovered(f"'{op.name}'")
+            translate(self, op)
+
+    # ------------------------------------------------------------- loops
+
+    def loop(
+        self,
+        lower: Index,
+        upper: Index,
+        step: Index,
+        inits: Sequence[SSAValue],
+        body: Block,
+        results: Sequence[SSAValue],
+    ) -> None:
+        """A header block with the induction variable and carried values as
+        phis, `iv < upper` to the body or the end; the body's end adds
+        `step` and branches back (as `convert-to-llvm` lowers loops)."""
+        initial = [self.operand(v) for v in inits]
+        entry = self.block
+        header, first, end = self.label(), self.label(), self.label()
+        self.lines.append(f"  br label %{header}")
+        self.lines.append(f"{header}:")
+        iv, *carried = body.args
+        iv_type = _value_type(iv.type)
+        for arg in body.args:
+            self.names[arg] = self.fresh()
+        phis = len(self.lines)
+        self.lines.extend([""] * len(body.args))  # known once the body is written
+        condition = self.fresh()
+        self.lines.append(
+            f"  {condition} = icmp slt {iv_type} {self.names[iv]}, {upper}"
+        )
+        self.lines.append(f"  br i1 {condition}, label %{first}, label %{end}")
+        self.lines.append(f"{first}:")
+        self.block = first
+        terminator = body.last_op
+        assert isinstance(terminator, affine.YieldOp | scf.YieldOp)
+        for op in body.ops:
+            if op is terminator:
+                break
+            translate = _TRANSLATIONS.get(type(op))
+            if translate is None:
+                raise NotCovered(f"'{op.name}'")
+            translate(self, op)
+        stepped = self.fresh()
+        self.lines.append(f"  {stepped} = add {iv_type} {self.names[iv]}, {step}")
+        yielded = [self.operand(v) for v in terminator.operands]
+        self.lines.append(f"  br label %{header}")
+        latch = self.block
+        for i, (arg, start, again) in enumerate(
+            zip(body.args, [lower, *initial], [stepped, *yielded], strict=True)
+        ):
+            type_ = iv_type if arg is iv else _value_type(arg.type)
+            self.lines[phis + i] = (
+                f"  {self.names[arg]} = phi {type_} "
+                f"[ {start}, %{entry} ], [ {again}, %{latch} ]"
+            )
+        self.lines.append(f"{end}:")
+        self.block = end
+        for result, arg in zip(results, carried, strict=True):
+            self.names[result] = self.names[arg]
+
+    def affine_for(self, op: affine.ForOp) -> None:
+        lower = self.reduce(
+            self.affine_map(op.lowerBoundMap.data, op.lowerBoundOperands), "llvm.smax"
+        )
+        upper = self.reduce(
+            self.affine_map(op.upperBoundMap.data, op.upperBoundOperands), "llvm.smin"
+        )
+        step = op.step.value.data
+        self.loop(lower, upper, step, op.inits, op.body.block, op.results)
+
+    def scf_for(self, op: scf.ForOp) -> None:
+        self.loop(
+            self.operand(op.lb),
+            self.operand(op.ub),
+            self.operand(op.step),
+            op.iter_args,
+            op.body.block,
+            op.results,
+        )
+
+    # ---------------------------------------------------- affine indices
+
+    def affine_map(self, map_: AffineMap, operands: Sequence[SSAValue]) -> list[Index]:
+        values: list[Index] = []
+        for value in operands:
+            known = self.constants.get(value)
+            values.append(
+                wrap_index(known) if known is not None else self.operand(value)
+            )
+        dims, symbols = values[: map_.num_dims], values[map_.num_dims :]
+        return [self.affine_expr(e, dims, symbols) for e in map_.results]
+
+    def affine_expr(
+        self, expr: AffineExpr, dims: Sequence[Index], symbols: Sequence[Index]
+    ) -> Index:
+        match expr:
+            case AffineConstantExpr(value=value):
+                return wrap_index(value)
+            case AffineDimExpr(position=position):
+                return dims[position]
+            case AffineSymExpr(position=position):
+                return symbols[position]
+            case AffineBinaryOpExpr(kind=kind, lhs=lhs_expr, rhs=rhs_expr):
+                lhs = self.affine_expr(lhs_expr, dims, symbols)
+                rhs = self.affine_expr(rhs_expr, dims, symbols)
+                if kind == AffineBinaryOpKind.Add:
+                    if isinstance(lhs, int) and isinstance(rhs, int):
+                        return wrap_index(lhs + rhs)
+                    if lhs == 0 or rhs == 0:
+                        return rhs if lhs == 0 else lhs
+                    instruction = "add"
+                elif kind == AffineBinaryOpKind.Mul:
+                    if isinstance(lhs, int) and isinstance(rhs, int):
+                        return wrap_index(lhs * rhs)
+                    if lhs == 1 or rhs == 1:
+                        return rhs if lhs == 1 else lhs
+                    instruction = "mul"
+                else:
+                    raise NotCovered("a rounding division in an affine map")
+                name = self.fresh()
+                self.lines.append(f"  {name} = {instruction} i64 {lhs}, {rhs}")
+                return name
+            case _:
+                raise NotCovered(f"affine expression {expr}")
+
+    def reduce(self, values: list[Index], intrinsic: str) -> Index:
+        """The signed max (`llvm.smax`) or min (`llvm.smin`) of `values`."""
+        if all(isinstance(v, int) for v in values):
+            pick = min if intrinsic == "llvm.smin" else max
+            return pick(cast(list[int], values))
+        if len(values) == 1:
+            return values[0]
+        name = f"{intrinsic}.i64"
+        self.declarations[name] = f"declare i64 {llvm_symbol(name)}(i64, i64)"
+        result = values[0]
+        for value in values[1:]:
+            combined = self.fresh()
+            self.lines.append(
+                f"  {combined} = call i64 {llvm_symbol(name)}(i64 {result}, i64 {value})"
+            )
+            result = combined
+        return result
+
+    def affine_result(self, op: Operation, value: Index) -> None:
+        (result,) = op.results
+        if isinstance(value, int):
+            self.constants[result] = value
+            self.names[result] = str(value)
+        else:
+            self.names[result] = value
+
+    def affine_apply(self, op: affine.ApplyOp) -> None:
+        (value,) = self.affine_map(op.map.data, op.mapOperands)
+        self.affine_result(op, value)
+
+    def affine_min(self, op: affine.MinOp) -> None:
+        self.affine_result(
+            op, self.reduce(self.affine_map(op.map.data, op.arguments), "llvm.smin")
+        )
+
+    # ------------------------------------------------------------ memory
+
+    def element_pointer(self, base: SSAValue, indices: Sequence[Index]) -> str:
+        """A pointer to `base[indices]`, row-major: one GEP over the array
+        type of the trailing dimensions, constants folded to one offset."""
+        type_ = _memref_type(base)
+        pointer = self.operand(base)
+        if not indices:
+            return pointer
+        shape = type_.get_shape()
+        element = _value_type(type_.element_type, in_memory=True)
+        if all(isinstance(i, int) for i in indices):
+            offset = 0
+            for index, size in zip(cast(list[int], indices), shape, strict=True):
+                offset = wrap_index(offset * size + index)
+            if not offset:
+                return pointer
+            source, indices = element, [offset]
+        else:
+            source = _array_type(shape[1:], element)
+        spelled = ", ".join(
+            f"i32 {i}"
+            if isinstance(i, int) and _RAW_MIN < i <= _RAW_MAX
+            else f"i64 {i}"
+            for i in indices
+        )
+        name = self.fresh()
+        self.lines.append(
+            f"  {name} = getelementptr inbounds {source}, ptr {pointer}, {spelled}"
+        )
+        return name
+
+    def load(self, result: SSAValue, pointer: str, aligned: bool) -> None:
+        type_ = _value_type(result.type, in_memory=True)
+        align = f", align {store_size(self._element(result.type))}" if aligned else ""
+        self.define(result, f"load {type_}, ptr {pointer}{align}")
+
+    def store(self, value: SSAValue, pointer: str, aligned: bool) -> None:
+        type_ = _value_type(value.type, in_memory=True)
+        align = f", align {store_size(self._element(value.type))}" if aligned else ""
+        self.lines.append(
+            f"  store {type_} {self.operand(value)}, ptr {pointer}{align}"
+        )
+
+    @staticmethod
+    def _element(type_: Attribute) -> Attribute:
+        return type_.element_type if isinstance(type_, VectorType) else type_
+
+    def affine_load(self, op: affine.LoadOp) -> None:
+        indices = self.affine_map(op.map.data, op.indices)
+        self.load(op.result, self.element_pointer(op.memref, indices), False)
+
+    def affine_store(self, op: affine.StoreOp) -> None:
+        indices = self.affine_map(op.map.data, op.indices)
+        self.store(op.value, self.element_pointer(op.memref, indices), False)
+
+    def memref_load(self, op: memref.LoadOp) -> None:
+        indices = [self.index(i) for i in op.indices]
+        self.load(op.res, self.element_pointer(op.memref, indices), False)
+
+    def memref_store(self, op: memref.StoreOp) -> None:
+        indices = [self.index(i) for i in op.indices]
+        self.store(op.value, self.element_pointer(op.memref, indices), False)
+
+    def vector_load(self, op: vector.LoadOp) -> None:
+        indices = [self.index(i) for i in op.indices]
+        self.load(op.result, self.element_pointer(op.base, indices), True)
+
+    def vector_store(self, op: vector.StoreOp) -> None:
+        indices = [self.index(i) for i in op.indices]
+        self.store(op.vector, self.element_pointer(op.base, indices), True)
+
+    def alloca(self, op: memref.AllocaOp) -> None:
+        type_ = _memref_type(op.memref)
+        if op.dynamic_sizes:
+            raise NotCovered("a dynamically sized alloca")
+        count = 1
+        for size in type_.get_shape():
+            count *= size
+        element = _value_type(type_.element_type, in_memory=True)
+        alignment = op.alignment.value.data if op.alignment is not None else 16
+        name = self.fresh()
+        self.names[op.memref] = name
+        self.lines.append(
+            f"  {name} = alloca {element}, i64 {count}, align {alignment}"
+        )
+
+    def memref_cast(self, op: memref.CastOp) -> None:
+        _memref_type(op.dest)
+        self.names[op.dest] = self.operand(op.source)
+
+    # -------------------------------------------------------- arithmetic
+
+    def constant(self, op: arith.ConstantOp) -> None:
+        type_ = convert_type(op.result.type)
+        _value_type(op.result.type)
+        value = op.value
+        if isinstance(value, IntegerAttr):
+            data = value.value.data
+            if isinstance(value.type, IndexType):
+                data = wrap_index(data)
+            self.constants[op.result] = data
+            self.names[op.result] = scalar_literal(data, type_)
+        elif isinstance(value, FloatAttr):
+            self.names[op.result] = float_literal(value.value.data, type_)
+        elif isinstance(value, DenseIntOrFPElementsAttr):
+            if type_ != value.type:  # index elements, as i64
+                assert isinstance(type_, VectorType)
+                value = DenseIntOrFPElementsAttr.from_list(
+                    type_, [int(cast(int, v)) for v in value.get_values()]
+                )
+            self.names[op.result] = constant_literal(value, type_)
+        else:
+            raise NotCovered(f"constant {value}")
+
+    def integer_binary(self, op: Operation) -> None:
+        lhs, rhs = op.operands
+        text = _INTEGER_BINARY[type(op)]
+        self.define(
+            op.results[0],
+            f"{text} {_overflow(op)}{self.typed(lhs)}, {self.operand(rhs)}",
+        )
+
+    def float_binary(self, op: Operation) -> None:
+        lhs, rhs = op.operands
+        text = _FLOAT_BINARY[type(op)]
+        self.define(
+            op.results[0],
+            f"{text} {_fastmath(op)}{self.typed(lhs)}, {self.operand(rhs)}",
+        )
+
+    def negf(self, op: arith.NegfOp) -> None:
+        self.define(op.result, f"fneg {_fastmath(op)}{self.typed(op.operand)}")
+
+    def cmpi(self, op: arith.CmpiOp) -> None:
+        predicate = _ICMP[op.predicate.value.data]
+        self.define(
+            op.result, f"icmp {predicate} {self.typed(op.lhs)}, {self.operand(op.rhs)}"
+        )
+
+    def cmpf(self, op: arith.CmpfOp) -> None:
+        if isinstance(op.lhs.type, VectorType):
+            raise NotCovered("a vector cmpf")
+        predicate = _FCMP[op.predicate.value.data]
+        self.define(
+            op.result,
+            f"fcmp {_fastmath(op)}{predicate} {self.typed(op.lhs)}, "
+            f"{self.operand(op.rhs)}",
+        )
+
+    def select(self, op: arith.SelectOp) -> None:
+        if isinstance(op.cond.type, VectorType):
+            raise NotCovered("a select of vector conditions")
+        self.define(
+            op.result,
+            f"select {self.typed(op.cond)}, {self.typed(op.lhs)}, {self.typed(op.rhs)}",
+        )
+
+    def cast(self, op: Operation) -> None:
+        (operand,) = op.operands
+        (result,) = op.results
+        target = _value_type(result.type)
+        self.define(result, f"{_CASTS[type(op)]} {self.typed(operand)} to {target}")
+
+    def index_cast(self, op: arith.IndexCastOp) -> None:
+        source = self._width(op.input.type)
+        target = self._width(op.result.type)
+        if source == target:
+            self.names[op.result] = self.operand(op.input)
+            return
+        instruction = "sext" if source < target else "trunc"
+        self.define(
+            op.result,
+            f"{instruction} {self.typed(op.input)} to {_value_type(op.result.type)}",
+        )
+
+    @staticmethod
+    def _width(type_: Attribute) -> int:
+        element = convert_type(_FunctionWriter._element(type_))
+        assert isinstance(element, IntegerType)
+        return element.width.data
+
+    def integer_intrinsic(self, op: Operation) -> None:
+        self.intrinsic(op, _INTEGER_INTRINSICS[type(op)], op.operands)
+
+    def float_intrinsic(self, op: Operation) -> None:
+        self.intrinsic(op, _FLOAT_INTRINSICS[type(op)], op.operands)
+
+    # ------------------------------------------------------------ vectors
+
+    def broadcast(self, op: vector.BroadcastOp) -> None:
+        type_ = _value_type(op.vector.type)
+        if op.source.type == op.vector.type:
+            self.names[op.vector] = self.operand(op.source)
+            return
+        if isinstance(op.source.type, VectorType):
+            raise NotCovered("a broadcast of a vector")
+        lane0 = self.fresh()
+        self.lines.append(
+            f"  {lane0} = insertelement {type_} undef, {self.typed(op.source)}, i32 0"
+        )
+        (lanes,) = op.vector.type.get_shape()
+        mask = ", ".join(["i32 0"] * lanes)
+        self.define(
+            op.vector,
+            f"shufflevector {type_} {lane0}, {type_} undef, <{lanes} x i32> <{mask}>",
+        )
+
+    def shuffle(self, op: vector.ShuffleOp) -> None:
+        lanes = tuple(op.mask.iter_values())
+        mask = ", ".join("i32 undef" if m == -1 else f"i32 {m}" for m in lanes)
+        self.define(
+            op.result,
+            f"shufflevector {self.typed(op.v1)}, {self.typed(op.v2)}, "
+            f"<{len(lanes)} x i32> <{mask}>",
+        )
+
+    def position(
+        self, static: Sequence[int], dynamic: Sequence[SSAValue], vector_type: Attribute
+    ) -> str:
+        _value_type(vector_type)
+        if len(static) != 1:
+            raise NotCovered("a position in a vector of several dimensions")
+        if static[0] == DYNAMIC_INDEX:
+            return f"i64 {self.operand(dynamic[0])}"
+        return f"i64 {static[0]}"
+
+    def extract(self, op: vector.ExtractOp) -> None:
+        position = self.position(
+            tuple(op.static_position.iter_values()), op.dynamic_position, op.vector.type
+        )
+        self.define(op.result, f"extractelement {self.typed(op.vector)}, {position}")
+
+    def insert(self, op: vector.InsertOp) -> None:
+        position = self.position(
+            tuple(op.static_position.iter_values()), op.dynamic_position, op.dest.type
+        )
+        self.define(
+            op.result,
+            f"insertelement {self.typed(op.dest)}, {self.typed(op.source)}, {position}",
+        )
+
+    def vector_fma(self, op: vector.FMAOp) -> None:
+        self.intrinsic(op, "llvm.fma", [op.lhs, op.rhs, op.acc])
+
+    # ----------------------------------------------------------- calls
+
+    def call(self, op: func.CallOp) -> None:
+        if len(op.res) > 1:
+            raise NotCovered("a call with several results")
+        args = ", ".join(
+            f"{_boundary_type(a.type)} {self.operand(a)}" for a in op.arguments
+        )
+        callee = llvm_symbol(op.callee.string_value())
+        if not op.res:
+            self.lines.append(f"  call void {callee}({args})")
+            return
+        (result,) = op.res
+        self.define(result, f"call {_boundary_type(result.type)} {callee}({args})")
+
+    def return_(self, op: func.ReturnOp) -> None:
+        if not op.arguments:
+            self.lines.append("  ret void")
+            return
+        (value,) = op.arguments
+        self.lines.append(f"  ret {_boundary_type(value.type)} {self.operand(value)}")
+
+
+_TRANSLATIONS: dict[type[Operation], Callable[[_FunctionWriter, Operation], None]] = {
+    affine.ForOp: _FunctionWriter.affine_for,
+    scf.ForOp: _FunctionWriter.scf_for,
+    affine.ApplyOp: _FunctionWriter.affine_apply,
+    affine.MinOp: _FunctionWriter.affine_min,
+    affine.LoadOp: _FunctionWriter.affine_load,
+    affine.StoreOp: _FunctionWriter.affine_store,
+    memref.LoadOp: _FunctionWriter.memref_load,
+    memref.StoreOp: _FunctionWriter.memref_store,
+    memref.AllocaOp: _FunctionWriter.alloca,
+    memref.CastOp: _FunctionWriter.memref_cast,
+    vector.LoadOp: _FunctionWriter.vector_load,
+    vector.StoreOp: _FunctionWriter.vector_store,
+    vector.BroadcastOp: _FunctionWriter.broadcast,
+    vector.ShuffleOp: _FunctionWriter.shuffle,
+    vector.ExtractOp: _FunctionWriter.extract,
+    vector.InsertOp: _FunctionWriter.insert,
+    vector.FMAOp: _FunctionWriter.vector_fma,
+    arith.ConstantOp: _FunctionWriter.constant,
+    arith.NegfOp: _FunctionWriter.negf,
+    arith.CmpiOp: _FunctionWriter.cmpi,
+    arith.CmpfOp: _FunctionWriter.cmpf,
+    arith.SelectOp: _FunctionWriter.select,
+    arith.IndexCastOp: _FunctionWriter.index_cast,
+    func.CallOp: _FunctionWriter.call,
+    func.ReturnOp: _FunctionWriter.return_,
+    **{t: _FunctionWriter.integer_binary for t in _INTEGER_BINARY},
+    **{t: _FunctionWriter.float_binary for t in _FLOAT_BINARY},
+    **{t: _FunctionWriter.integer_intrinsic for t in _INTEGER_INTRINSICS},
+    **{t: _FunctionWriter.float_intrinsic for t in _FLOAT_INTRINSICS},
+    **{t: _FunctionWriter.cast for t in _CASTS},
+}  # pyright: ignore[reportAssignmentType]
+"""How each covered op is written (by its exact class)."""
+
+
+@dataclass
+class DirectTranslation:
+    """The LLVM IR of a module's functions: `(name, text)` of each, in order,
+    and the intrinsics they call (`name: declare ...`)."""
+
+    functions: list[tuple[str, str]]
+    declarations: dict[str, str]
+
+
+def translate_module(module: ModuleOp) -> DirectTranslation:
+    """The LLVM IR of an affine-level `module` (what `mx-lower-to-llvm` leaves
+    before `convert-to-llvm`); `NotCovered` if any of it is outside what
+    this translation writes."""
+    if module.attributes or module.properties:
+        raise NotCovered("module attributes")
+    declarations: dict[str, str] = {}
+    functions: list[tuple[str, str]] = []
+    for op in module.ops:
+        if not isinstance(op, func.FuncOp):
+            raise NotCovered(f"top-level '{op.name}'")
+        lines = _FunctionWriter(declarations).function(op)
+        functions.append((op.sym_name.data, "\n".join(lines)))
+    return DirectTranslation(functions, declarations)

@@ -1,0 +1,176 @@
+"""The direct LLVM IR translation (`mx.targets.direct_llvm_ir`) against the
+`llvm`-dialect path it stands in for.
+
+Each program is run through `mx-lower-to-llvm`'s steps before
+`convert-to-llvm`; where the direct translation covers the result, its text
+must be the text of `convert-to-llvm` + the LLVM IR printer up to the names
+of values and blocks (both renamed in order of first appearance, per
+function). `mx-lower-to-llvm` runs `cse` after `convert-to-llvm`, which the
+direct translation leaves to LLVM: the comparison is with `convert-to-llvm`
+alone. Programs: every chunk of the FileCheck tests that lowers, the
+bench kernels and examples, and random programs of the differential tests'
+generator (`MX_DIRECT_CASES`, default 120, for a longer run)."""
+
+import os
+import random
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from xdsl.utils.exceptions import DiagnosticException
+
+from mx.diagnostics import OpDiagnostic
+from mx.frontend import FrontendError, mx_context, parse_and_verify
+from mx.lowering.llvm.convert_to_llvm import ConvertToLLVMPass
+from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+from mx.targets.direct_llvm_ir import NotCovered, translate_module
+from mx.targets.llvm_ir import LLVMIRWriter, module_to_llvm_ir
+from mx.testing.fuzz import corpus, generated_program
+from mx.tools.xdsl_fixes import xdsl_fixes
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIPLE, LAYOUT = "x86_64-unknown-linux-gnu", "e-m:e-i64:64-n8:16:32:64-S128"
+MX_OPT = Path(sys.executable).parent / "mx-opt"
+CASES = int(os.environ.get("MX_DIRECT_CASES", "120"))
+LOWERING = MxLowerToLLVMPass()
+
+
+def _renamed(chunk: str, pattern: str, prefix: str) -> str:
+    """`chunk` with the names matching `pattern` renamed `prefix0`,
+    `prefix1`, ... in order of first appearance."""
+    names: dict[str, str] = {}
+    return re.sub(
+        pattern, lambda m: names.setdefault(m[0], f"{prefix}{len(names)}"), chunk
+    )
+
+
+def _alpha(text: str) -> str:
+    """`text` with each function's values and blocks renamed in order of
+    first appearance (`%v7` -> `%x0`, `bb3` -> `B0`)."""
+    return "\n".join(
+        _renamed(_renamed(chunk, r"%v\d+\b", "%x"), r"\bbb\d+\b", "B")
+        for chunk in re.split(r"\n(?=define )", text)
+    )
+
+
+def _both(text: str) -> tuple[str | None, str] | None:
+    """(direct translation or None if not covered, dialect path's LLVM IR)
+    of a program; None if it does not lower (a diagnostic test's input)."""
+    with xdsl_fixes():
+        try:
+            module = parse_and_verify(text, "<test>")
+            LOWERING.apply_structured(mx_context(), module)
+        except (FrontendError, OpDiagnostic, DiagnosticException):
+            return None
+        try:
+            translation = translate_module(module)
+        except NotCovered:
+            direct = None
+        else:
+            writer = LLVMIRWriter()
+            writer.add_functions(translation.functions, translation.declarations)
+            direct = writer.text(TRIPLE, LAYOUT)
+        try:
+            ConvertToLLVMPass().apply(mx_context(), module)
+            return direct, module_to_llvm_ir(module, TRIPLE, LAYOUT)
+        except (OpDiagnostic, DiagnosticException):
+            assert direct is None, "translated directly what convert-to-llvm refuses"
+            return None
+
+
+def _check(texts: list[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for text in texts:
+        both = _both(text)
+        if both is None:
+            counts["does not lower"] += 1
+            continue
+        direct, dialect = both
+        if direct is None:
+            counts["not covered"] += 1
+            continue
+        assert _alpha(direct) == _alpha(dialect), text
+        counts["same"] += 1
+    return counts
+
+
+def test_filecheck_inputs_translate_as_convert_to_llvm() -> None:
+    counts = _check(corpus())
+    print(dict(counts))
+    assert counts["same"] >= 30, counts
+
+
+def test_bench_kernels_and_examples_translate_as_convert_to_llvm() -> None:
+    paths = sorted((ROOT / "bench" / "kernels" / "mx").glob("*.mlir"))
+    paths += sorted((ROOT / "examples").glob("*.mlir"))
+    covered = {p.name for p in paths if (both := _both(p.read_text())) and both[0]}
+    counts = _check([p.read_text() for p in paths])
+    assert counts["does not lower"] == 0, counts
+    # Every f32/f64 kernel is covered: the FP8 ones use i1/bf16/f16 steps.
+    expected = {p.name for p in paths if re.search(r"_f(32|64)_", p.name)}
+    assert expected <= covered, sorted(expected - covered)
+
+
+def test_random_programs_translate_as_convert_to_llvm() -> None:
+    rng = random.Random(20261202)
+    counts = _check([generated_program(rng) for _ in range(CASES)])
+    print(dict(counts))
+    assert counts["same"] >= CASES // 4, counts
+
+
+def test_compile_time_module_translates_as_convert_to_llvm() -> None:
+    from bench.compile_time import chains_text, module_text
+
+    counts = _check([module_text(12), chains_text(4)])
+    assert counts == Counter(same=2), counts
+
+
+def test_uncovered_ops_are_left_to_convert_to_llvm() -> None:
+    f16 = """
+    func.func @half(%a: !matrix.matrix<2x2xf16>, %b: !matrix.matrix<2x2xf16>) -> !matrix.matrix<2x2xf16> {
+      %c = matrix.add %a, %b : !matrix.matrix<2x2xf16>
+      func.return %c : !matrix.matrix<2x2xf16>
+    }
+    """
+    with xdsl_fixes():
+        module = parse_and_verify(f16, "<test>")
+        LOWERING.apply_structured(mx_context(), module)
+        with pytest.raises(NotCovered):
+            translate_module(module)
+
+
+MIXED = """
+func.func @single(%a: !matrix.matrix<4x4xf32>, %b: !matrix.matrix<4x4xf32>) -> !matrix.matrix<4x4xf32> {
+  %c = matrix.matmul %a, %b : !matrix.matrix<4x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>
+  func.return %c : !matrix.matrix<4x4xf32>
+}
+func.func @half(%a: !matrix.matrix<2x2xf16>, %b: !matrix.matrix<2x2xf16>) -> !matrix.matrix<2x2xf16> {
+  %c = matrix.add %a, %b : !matrix.matrix<2x2xf16>
+  func.return %c : !matrix.matrix<2x2xf16>
+}
+"""
+
+
+def _mx_opt(args: list[str], stdin: str) -> str:
+    done = subprocess.run(
+        [MX_OPT, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_mx_opt_translates_each_function_as_the_two_step_pipeline() -> None:
+    """`-p mx-lower-to-llvm -t llvm` (direct where covered, per function)
+    against lowering to the llvm dialect and translating that."""
+    target = ["-t", f'llvm{{triple="{TRIPLE}" data_layout="{LAYOUT}"}}']
+    one_step = _mx_opt(["-p", "mx-lower-to-llvm", *target], MIXED)
+    lowered = _mx_opt(["-p", "mx-lower-to-llvm"], MIXED)
+    two_steps = _mx_opt(target, lowered)
+    assert "define void @single(" in one_step and "@half(" in one_step
+    assert _alpha(one_step) == _alpha(two_steps)
