@@ -29,6 +29,10 @@ PIPELINE: tuple[str, ...] = (
 """The passes run, in order, looked up by name in the registry (mx's and
 xDSL's), so that a pass can be added here by its name alone."""
 
+STRUCTURED_STEPS = PIPELINE[: PIPELINE.index("convert-to-llvm")]
+"""The steps whose result `-t llvm` may translate directly
+(`mx.targets.direct_llvm_ir`); the others convert it to the `llvm` dialect."""
+
 
 def steps(remarks: bool = False) -> list[ArgSpec]:
     """The passes `mx-lower-to-llvm` runs, with their options: `PIPELINE`;
