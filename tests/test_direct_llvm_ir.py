@@ -128,18 +128,32 @@ def test_compile_time_module_translates_as_convert_to_llvm() -> None:
     assert counts == Counter(same=2), counts
 
 
-def test_uncovered_ops_are_left_to_convert_to_llvm() -> None:
-    f16 = """
-    func.func @half(%a: !matrix.matrix<2x2xf16>, %b: !matrix.matrix<2x2xf16>) -> !matrix.matrix<2x2xf16> {
-      %c = matrix.add %a, %b : !matrix.matrix<2x2xf16>
-      func.return %c : !matrix.matrix<2x2xf16>
-    }
-    """
-    with xdsl_fixes():
-        module = parse_and_verify(f16, "<test>")
-        LOWERING.apply_structured(mx_context(), module)
-        with pytest.raises(NotCovered):
-            translate_module(module)
+UNCOVERED = {
+    "f16 to f64": "func.func @f(%x: f16) -> f64 {\n"
+    "  %w = arith.extf %x : f16 to f64\n  func.return %w : f64\n}",
+    "bf16": "func.func @f(%x: bf16) -> bf16 {\n"
+    "  %s = arith.addf %x, %x : bf16\n  func.return %s : bf16\n}",
+    "f16 fma": "func.func @f(%x: f16) -> f16 {\n"
+    "  %s = math.fma %x, %x, %x : f16\n  func.return %s : f16\n}",
+    "i1 in memory": "func.func @f(%m: memref<4xi1>) -> i1 {\n"
+    "  %c = arith.constant 1 : index\n  %v = memref.load %m[%c] : memref<4xi1>\n"
+    "  func.return %v : i1\n}",
+    "two results": "func.func @f(%x: f32) -> (f32, f32) {\n"
+    "  func.return %x, %x : f32, f32\n}",
+    "conditional": "func.func @f(%c: i1, %x: f32) -> f32 {\n"
+    "  %r = scf.if %c -> (f32) {\n    scf.yield %x : f32\n"
+    "  } else {\n    %n = arith.negf %x : f32\n    scf.yield %n : f32\n  }\n"
+    "  func.return %r : f32\n}",
+}
+
+
+@pytest.mark.parametrize("name", UNCOVERED)
+def test_uncovered_ops_are_left_to_convert_to_llvm(name: str) -> None:
+    both = _both(UNCOVERED[name])
+    assert both is not None
+    direct, dialect = both
+    assert direct is None
+    assert "define" in dialect
 
 
 MIXED = """

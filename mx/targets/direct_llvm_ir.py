@@ -10,9 +10,9 @@ flags, alignments and addresses (constant indices folded as
 `element_pointer` folds them), so the two texts differ only in value and
 block names and in the order of the blocks.
 
-It covers what matrices of `f32`, `f64` and byte-wide integers lower to. A
-module with anything else (f16/bf16 arithmetic, `i1`/`i4`/`i6` values in
-memory, conditionals, branches, heap buffers, globals, strided memrefs, ...)
+It covers what matrices of `f16`, `f32`, `f64` and byte-wide integers lower
+to. A module with anything else (bf16, f16 <-> f64 conversions and f16 fma,
+which `convert-to-llvm` expands exactly, `i1`/`i4`/`i6` values in memory, conditionals, branches, heap buffers, globals, strided memrefs, ...)
 raises `NotCovered` and is lowered by `convert-to-llvm` instead, which
 handles (or diagnoses) every op; `tests/test_direct_llvm_ir.py` runs both
 on the same programs and compares their results.
@@ -26,6 +26,7 @@ from xdsl.dialects import affine, arith, func, llvm, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -36,6 +37,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     Signedness,
     VectorType,
+    f16,
+    f64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
@@ -75,7 +78,7 @@ goes to memory here, where it takes a byte)."""
 
 
 def _scalar_ok(type_: Attribute, in_memory: bool) -> bool:
-    if isinstance(type_, Float32Type | Float64Type | IndexType):
+    if isinstance(type_, Float16Type | Float32Type | Float64Type | IndexType):
         return True
     return (
         isinstance(type_, IntegerType)
@@ -596,6 +599,9 @@ class _FunctionWriter:
     def cast(self, op: Operation) -> None:
         (operand,) = op.operands
         (result,) = op.results
+        widths = {self._element(operand.type), self._element(result.type)}
+        if isinstance(op, arith.TruncFOp | arith.ExtFOp) and widths == {f16, f64}:
+            raise NotCovered("f16 <-> f64, which convert-to-llvm expands exactly")
         target = _value_type(result.type)
         self.define(result, f"{_CASTS[type(op)]} {self.typed(operand)} to {target}")
 
@@ -621,7 +627,13 @@ class _FunctionWriter:
         self.intrinsic(op, _INTEGER_INTRINSICS[type(op)], op.operands)
 
     def float_intrinsic(self, op: Operation) -> None:
+        if isinstance(op, math.FmaOp):
+            self._single_rounding_fma(op)
         self.intrinsic(op, _FLOAT_INTRINSICS[type(op)], op.operands)
+
+    def _single_rounding_fma(self, op: Operation) -> None:
+        if isinstance(self._element(op.results[0].type), Float16Type):
+            raise NotCovered("an f16 fma, which convert-to-llvm rounds once")
 
     # ------------------------------------------------------------ vectors
 
@@ -678,6 +690,7 @@ class _FunctionWriter:
         )
 
     def vector_fma(self, op: vector.FMAOp) -> None:
+        self._single_rounding_fma(op)
         self.intrinsic(op, "llvm.fma", [op.lhs, op.rhs, op.acc])
 
     # ----------------------------------------------------------- calls

@@ -51,13 +51,22 @@ func.func @sum(%a: memref<8xf64>) -> f64 {
   func.return %r : f64
 }
 
-// Not covered (f16 arithmetic needs convert-to-llvm's legalization): lowered
-// through the llvm dialect, in the same output.
-// CHECK-LABEL: define half @half(half %{{.*}}, half %{{.*}})
+// Covered: f16 arithmetic is LLVM's own.
+// CHECK-LABEL: define half @half(
 // CHECK: fadd half
 func.func @half(%x: f16, %y: f16) -> f16 {
   %s = arith.addf %x, %y : f16
   func.return %s : f16
+}
+
+// Not covered (convert-to-llvm widens f16 to f64 through f32, avoiding a libcall):
+// lowered through the llvm dialect, in the same output.
+// CHECK-LABEL: define double @widen(
+// CHECK: %[[F:.*]] = fpext half %{{.*}} to float
+// CHECK-NEXT: fpext float %[[F]] to double
+func.func @widen(%x: f16) -> f64 {
+  %w = arith.extf %x : f16 to f64
+  func.return %w : f64
 }
 
 // CHECK: declare <4 x float> @llvm.fma.v4f32(<4 x float>, <4 x float>, <4 x float>)
