@@ -30,6 +30,7 @@ from mx.targets.direct_llvm_ir import NotCovered, translate_module
 from mx.targets.llvm_ir import LLVMIRWriter, module_to_llvm_ir
 from mx.testing.fuzz import corpus, generated_program
 from mx.tools.xdsl_fixes import xdsl_fixes
+from tests.arith_ops import sweep_cases, sweep_function
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIPLE, LAYOUT = "x86_64-unknown-linux-gnu", "e-m:e-i64:64-n8:16:32:64-S128"
@@ -119,6 +120,31 @@ def test_random_programs_translate_as_convert_to_llvm() -> None:
     counts = _check([generated_program(rng) for _ in range(CASES)])
     print(dict(counts))
     assert counts["same"] >= CASES // 4, counts
+
+
+CAST_TYPES = ["i8", "i16", "i32", "i64", "index", "f16", "f32", "f64"]
+
+
+def _casts() -> list[str]:
+    """A function per cast op between every two of `CAST_TYPES` it allows."""
+    pairs = [(a, b) for a in CAST_TYPES for b in CAST_TYPES if a != b]
+    ops = ["extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
+           "extf", "truncf", "index_cast", "bitcast"]  # fmt: skip
+    return [
+        f"func.func @f(%a: {a}) -> {b} {{\n  %c = arith.{op} %a : {a} to {b}\n"
+        f"  func.return %c : {b}\n}}\n"
+        for a, b in pairs
+        for op in ops
+    ]
+
+
+def test_every_arith_and_math_op_and_cast_translates_as_convert_to_llvm() -> None:
+    """The op sweep's cases and every cast; those that do not verify (a cast
+    between the wrong kinds or widths) do not count."""
+    sweep = [sweep_function("f", line, type_) for line, type_ in sweep_cases()]
+    counts = _check(sweep + _casts())
+    print(dict(counts))
+    assert counts["same"] >= 250, counts
 
 
 def test_compile_time_module_translates_as_convert_to_llvm() -> None:

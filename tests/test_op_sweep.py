@@ -13,64 +13,19 @@ import re
 import subprocess
 
 from mx.testing.fuzz import run_in_process
-from tests.arith_ops import FLOAT_BINARIES, INTEGER_BINARIES
+from tests.arith_ops import sweep_cases, sweep_function
 from tests.system_tools import required_tool
 
-INTEGERS = ["i1", "i4", "i8", "i16", "i32", "i64", "index"]
-FLOATS = ["f16", "bf16", "f32", "f64"]
-FLOAT_UNARIES = [
-    "math.sqrt",
-    "math.rsqrt",
-    "math.exp",
-    "math.exp2",
-    "math.log",
-    "math.log2",
-    "math.log10",
-    "math.absf",
-    "math.floor",
-    "math.ceil",
-    "math.round",
-    "math.roundeven",
-    "math.trunc",
-    "math.sin",
-    "math.cos",
-    "math.tanh",
-    "arith.negf",
-]
-INTEGER_UNARIES = ["math.absi", "math.ctpop", "math.ctlz", "math.cttz"]
 LOCATED = re.compile(r"^\S+\.mlir:2:3: error: ", re.M)
 """A diagnostic at the op (line 2, column 3 of each case's function)."""
-
-
-def _cases() -> list[tuple[str, str]]:
-    """(function body line, type) of every case; `%a`, `%b` are operands."""
-    cases: list[tuple[str, str]] = []
-    for t in [*INTEGERS, *(f"vector<4x{t}>" for t in INTEGERS)]:
-        cases += [(f"%c = arith.{op} %a, %b : {t}", t) for op in INTEGER_BINARIES]
-        cases += [(f"%c = {op} %a : {t}", t) for op in INTEGER_UNARIES]
-    for t in [*FLOATS, *(f"vector<4x{t}>" for t in FLOATS)]:
-        cases += [(f"%c = arith.{op} %a, %b : {t}", t) for op in FLOAT_BINARIES]
-        cases += [(f"%c = {op} %a : {t}", t) for op in FLOAT_UNARIES]
-        cases += [
-            (f"%c = math.fma %a, %b, %a : {t}", t),
-            (f"%c = math.powf %a, %b : {t}", t),
-        ]
-    return cases
-
-
-def _function(name: str, line: str, type_: str) -> str:
-    return (
-        f"func.func @{name}(%a: {type_}, %b: {type_}) -> {type_} {{\n"
-        f"  {line}\n  func.return %c : {type_}\n}}\n"
-    )
 
 
 def test_every_arith_and_math_op_lowers_or_is_refused_at_its_line() -> None:
     lowered: list[str] = []
     problems: list[str] = []
     refused: list[str] = []
-    for index, (line, type_) in enumerate(_cases()):
-        source = _function(f"f{index}", line, type_)
+    for index, (line, type_) in enumerate(sweep_cases()):
+        source = sweep_function(f"f{index}", line, type_)
         result = run_in_process(
             source.encode(), ["-p", "mx-lower-to-llvm", "-t", "llvm"]
         )

@@ -52,9 +52,26 @@ from xdsl.ir.affine import (
 )
 
 from mx.dialects.memref_ext import is_row_major
+from mx.lowering.llvm.arith import (
+    ARITH_PATTERNS,
+    FCMP_PREDICATES,
+    ICMP_PREDICATES,
+    CastLowering,
+    FloatBinaryLowering,
+    FloatIntrinsicLowering,
+    IntegerBinaryLowering,
+    IntegerIntrinsicLowering,
+)
+from mx.lowering.llvm.math import (
+    MATH_PATTERNS,
+    CallIntrinsicLowering,
+    IntrinsicOpLowering,
+)
 from mx.lowering.llvm.memref import store_size
 from mx.lowering.llvm.types import convert_type, wrap_index
 from mx.targets.llvm_ir import (
+    BINARY_INSTRUCTIONS,
+    CAST_INSTRUCTIONS,
     constant_literal,
     fastmath_text,
     float_literal,
@@ -125,43 +142,44 @@ _RAW_MIN, _RAW_MAX = -(2**31), 2**31 - 1
 """The constant GEP indices `convert-to-llvm` writes as `i32` (its
 `llvm.getelementptr` holds them as raw i32 values; -2^31 marks an SSA index)."""
 
-_INTEGER_BINARY: dict[type[Operation], str] = {
-    arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul",
-    arith.DivUIOp: "udiv", arith.DivSIOp: "sdiv", arith.RemUIOp: "urem",
-    arith.RemSIOp: "srem", arith.AndIOp: "and", arith.OrIOp: "or",
-    arith.XOrIOp: "xor", arith.ShLIOp: "shl", arith.ShRUIOp: "lshr",
-    arith.ShRSIOp: "ashr",
-}  # fmt: skip
-_FLOAT_BINARY: dict[type[Operation], str] = {
-    arith.AddfOp: "fadd", arith.SubfOp: "fsub", arith.MulfOp: "fmul",
-    arith.DivfOp: "fdiv",
-}  # fmt: skip
-_INTEGER_INTRINSICS: dict[type[Operation], str] = {
-    arith.MinSIOp: "llvm.smin", arith.MaxSIOp: "llvm.smax",
-    arith.MinUIOp: "llvm.umin", arith.MaxUIOp: "llvm.umax",
-}  # fmt: skip
-_FLOAT_INTRINSICS: dict[type[Operation], str] = {
-    arith.MaxnumfOp: "llvm.maxnum", arith.MinnumfOp: "llvm.minnum",
-    math.AbsFOp: "llvm.fabs", math.SqrtOp: "llvm.sqrt", math.FmaOp: "llvm.fma",
-    math.CeilOp: "llvm.ceil", math.FloorOp: "llvm.floor", math.ExpOp: "llvm.exp",
-    math.LogOp: "llvm.log", math.SinOp: "llvm.sin", math.CosOp: "llvm.cos",
-    math.PowFOp: "llvm.pow", math.CopySignOp: "llvm.copysign",
-    math.TruncOp: "llvm.trunc", math.RoundOp: "llvm.round",
-    math.RoundEvenOp: "llvm.roundeven", math.Exp2Op: "llvm.exp2",
-    math.Log2Op: "llvm.log2", math.Log10Op: "llvm.log10",
-}  # fmt: skip
-_CASTS: dict[type[Operation], str] = {
-    arith.BitcastOp: "bitcast", arith.ExtFOp: "fpext", arith.TruncFOp: "fptrunc",
-    arith.ExtSIOp: "sext", arith.ExtUIOp: "zext", arith.TruncIOp: "trunc",
-    arith.SIToFPOp: "sitofp", arith.UIToFPOp: "uitofp", arith.FPToSIOp: "fptosi",
-    arith.FPToUIOp: "fptoui", vector.BitcastOp: "bitcast", llvm.TruncOp: "trunc",
-    llvm.ZExtOp: "zext", llvm.SExtOp: "sext",
-}  # fmt: skip
-_ICMP = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
-_FCMP = (
-    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
-    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
-)  # fmt: skip
+OpTable: TypeAlias = dict[type[Operation], str]
+
+
+def _instruction_tables() -> tuple[OpTable, OpTable, OpTable, OpTable]:
+    """The instruction (integer binary, float binary, cast) or intrinsic that
+    `convert-to-llvm` lowers each `arith`/`math` op to one to one, read from
+    its patterns, so that both routes write the same."""
+    integer_binary: OpTable = {}
+    float_binary: OpTable = {}
+    casts: OpTable = {
+        vector.BitcastOp: "bitcast",
+        **{t: CAST_INSTRUCTIONS[t] for t in (llvm.TruncOp, llvm.ZExtOp, llvm.SExtOp)},
+    }
+    intrinsics: OpTable = {}
+    for pattern in ARITH_PATTERNS + MATH_PATTERNS:
+        match pattern:
+            case IntegerBinaryLowering(source=source, target=target):
+                integer_binary[source] = BINARY_INSTRUCTIONS[target]
+            case FloatBinaryLowering(source=source, target=target):
+                float_binary[source] = BINARY_INSTRUCTIONS[target]
+            case CastLowering(source=source, target=target):
+                casts[source] = CAST_INSTRUCTIONS[target]
+            case IntegerIntrinsicLowering(source=source, intrinsic=intrinsic) | (
+                CallIntrinsicLowering(
+                    source=source, intrinsic=intrinsic, poison_flag=False
+                )
+            ):
+                intrinsics[source] = intrinsic
+            case FloatIntrinsicLowering(source=source, target=target) | (
+                IntrinsicOpLowering(source=source, target=target)
+            ):
+                intrinsics[source] = "llvm." + target.name.removeprefix("llvm.intr.")
+            case _:
+                pass
+    return integer_binary, float_binary, casts, intrinsics
+
+
+_INTEGER_BINARY, _FLOAT_BINARY, _CASTS, _INTRINSICS = _instruction_tables()
 
 
 def _fastmath(op: Operation) -> str:
@@ -573,7 +591,7 @@ class _FunctionWriter:
         self.define(op.result, f"fneg {_fastmath(op)}{self.typed(op.operand)}")
 
     def cmpi(self, op: arith.CmpiOp) -> None:
-        predicate = _ICMP[op.predicate.value.data]
+        predicate = ICMP_PREDICATES[op.predicate.value.data]
         self.define(
             op.result, f"icmp {predicate} {self.typed(op.lhs)}, {self.operand(op.rhs)}"
         )
@@ -581,7 +599,7 @@ class _FunctionWriter:
     def cmpf(self, op: arith.CmpfOp) -> None:
         if isinstance(op.lhs.type, VectorType):
             raise NotCovered("a vector cmpf")
-        predicate = _FCMP[op.predicate.value.data]
+        predicate = FCMP_PREDICATES[op.predicate.value.data]
         self.define(
             op.result,
             f"fcmp {_fastmath(op)}{predicate} {self.typed(op.lhs)}, "
@@ -623,13 +641,10 @@ class _FunctionWriter:
         assert isinstance(element, IntegerType)
         return element.width.data
 
-    def integer_intrinsic(self, op: Operation) -> None:
-        self.intrinsic(op, _INTEGER_INTRINSICS[type(op)], op.operands)
-
-    def float_intrinsic(self, op: Operation) -> None:
+    def intrinsic_call(self, op: Operation) -> None:
         if isinstance(op, math.FmaOp):
             self._single_rounding_fma(op)
-        self.intrinsic(op, _FLOAT_INTRINSICS[type(op)], op.operands)
+        self.intrinsic(op, _INTRINSICS[type(op)], op.operands)
 
     def _single_rounding_fma(self, op: Operation) -> None:
         if isinstance(self._element(op.results[0].type), Float16Type):
@@ -744,8 +759,7 @@ _TRANSLATIONS: dict[type[Operation], Callable[[_FunctionWriter, Operation], None
     func.ReturnOp: _FunctionWriter.return_,
     **{t: _FunctionWriter.integer_binary for t in _INTEGER_BINARY},
     **{t: _FunctionWriter.float_binary for t in _FLOAT_BINARY},
-    **{t: _FunctionWriter.integer_intrinsic for t in _INTEGER_INTRINSICS},
-    **{t: _FunctionWriter.float_intrinsic for t in _FLOAT_INTRINSICS},
+    **{t: _FunctionWriter.intrinsic_call for t in _INTRINSICS},
     **{t: _FunctionWriter.cast for t in _CASTS},
 }  # pyright: ignore[reportAssignmentType]
 """How each covered op is written (by its exact class)."""

@@ -243,7 +243,7 @@ def intrinsic_name(
 
 _FASTMATH_ORDER = ("reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn")
 
-_BINARY: dict[type[Operation], str] = {
+BINARY_INSTRUCTIONS: dict[type[Operation], str] = {
     llvm.AddOp: "add", llvm.SubOp: "sub", llvm.MulOp: "mul", llvm.UDivOp: "udiv",
     llvm.SDivOp: "sdiv", llvm.URemOp: "urem", llvm.SRemOp: "srem",
     llvm.AndOp: "and", llvm.OrOp: "or", llvm.XOrOp: "xor", llvm.ShlOp: "shl",
@@ -251,7 +251,7 @@ _BINARY: dict[type[Operation], str] = {
     llvm.FSubOp: "fsub", llvm.FMulOp: "fmul", llvm.FDivOp: "fdiv",
     llvm.FRemOp: "frem",
 }  # fmt: skip
-_CASTS: dict[type[Operation], str] = {
+CAST_INSTRUCTIONS: dict[type[Operation], str] = {
     llvm.TruncOp: "trunc", llvm.ZExtOp: "zext", llvm.SExtOp: "sext",
     llvm.FPExtOp: "fpext", llvm.FPTruncOp: "fptrunc", llvm.SIToFPOp: "sitofp",
     llvm.BitcastOp: "bitcast", llvm_ext.UIToFPOp: "uitofp",
@@ -409,7 +409,7 @@ class _FunctionPrinter:
         res = f"{self.val(op.results[0])} = " if op.results else ""
         fm = _fastmath(op)
         match op:
-            case _ if type(op) in _BINARY:
+            case _ if type(op) in BINARY_INSTRUCTIONS:
                 lhs, rhs = op.operands
                 flags = ""
                 if isinstance(op, llvm.ArithmeticBinOpOverflow) and op.overflowFlags:
@@ -419,10 +419,10 @@ class _FunctionPrinter:
                     )
                 if isinstance(op, llvm.ArithmeticBinOpExact) and op.is_exact:
                     flags = "exact "
-                return f"{res}{_BINARY[type(op)]} {flags}{fm}{self.typed(lhs)}, {self.val(rhs)}"
-            case _ if type(op) in _CASTS:
+                return f"{res}{BINARY_INSTRUCTIONS[type(op)]} {flags}{fm}{self.typed(lhs)}, {self.val(rhs)}"
+            case _ if type(op) in CAST_INSTRUCTIONS:
                 (arg,) = op.operands
-                return f"{res}{_CASTS[type(op)]} {self.typed(arg)} to {type_str(op.results[0].type)}"
+                return f"{res}{CAST_INSTRUCTIONS[type(op)]} {self.typed(arg)} to {type_str(op.results[0].type)}"
             case llvm.FNegOp():
                 return f"{res}fneg {fm}{self.typed(op.arg)}"
             case llvm.ICmpOp():

@@ -198,7 +198,7 @@ class MinMaxFLowering(RewritePattern):
         rewriter.replace(op, inserted)
 
 
-_CMPF = (
+FCMP_PREDICATES = (
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
 )  # fmt: skip
@@ -212,7 +212,7 @@ def _compare_floats(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfO
         operands=[lhs, rhs],
         result_types=[_with_element(lhs.type, i1)],
         properties={
-            "predicate": IntegerAttr(_CMPF.index(predicate), 64),
+            "predicate": IntegerAttr(FCMP_PREDICATES.index(predicate), 64),
             "fastmath": arith.FastMathFlagsAttr("none"),
         },
     )
@@ -237,7 +237,7 @@ class NegfLowering(RewritePattern):
         _replace(op, [llvm.FNegOp(op.operand, llvm_fastmath(op.fastmath))], rewriter)
 
 
-_ICMP = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+ICMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 
 
 class CmpiLowering(RewritePattern):
@@ -246,7 +246,9 @@ class CmpiLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter, /):
         lhs, rhs = to_llvm(op.lhs, rewriter), to_llvm(op.rhs, rewriter)
-        _replace(op, [icmp(lhs, rhs, _ICMP[op.predicate.value.data])], rewriter)
+        _replace(
+            op, [icmp(lhs, rhs, ICMP_PREDICATES[op.predicate.value.data])], rewriter
+        )
 
 
 def extract_element(
