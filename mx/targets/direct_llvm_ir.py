@@ -11,11 +11,12 @@ flags, alignments and addresses (constant indices folded as
 block names and in the order of the blocks.
 
 It covers what matrices of `f16`, `f32`, `f64` and byte-wide integers lower
-to. A module with anything else (bf16, f16 <-> f64 conversions and f16 fma,
-which `convert-to-llvm` expands exactly, `i1`/`i4`/`i6` values in memory, conditionals, branches, heap buffers, globals, strided memrefs, ...)
+to. A module with anything else (bf16; f16 <-> f64 conversions and f16 fma,
+which `convert-to-llvm` expands to round once; `i1`/`i4`/`i6` values in
+memory; conditionals, branches, heap buffers, globals, strided memrefs, ...)
 raises `NotCovered` and is lowered by `convert-to-llvm` instead, which
-handles (or diagnoses) every op; `tests/test_direct_llvm_ir.py` runs both
-on the same programs and compares their results.
+handles (or diagnoses) every op. `tests/test_direct_llvm_ir.py` runs both
+on the same programs and compares their texts.
 """
 
 from collections.abc import Callable, Sequence
@@ -238,7 +239,7 @@ class _FunctionWriter:
 
     def operand(self, value: SSAValue) -> str:
         name = self.names.get(value)
-        if name is None:  # defined by an op translated later: not ours to order
+        if name is None:  # not in dominance order: left to convert-to-llvm
             raise NotCovered(
                 f"a use of {value.name_hint or 'a value'} before its definition"
             )
@@ -291,7 +292,10 @@ class _FunctionWriter:
         return self.lines
 
     def ops(self, block: Block) -> None:
+        """Writes the ops of `block` up to a loop's yield (see `loop`)."""
         for op in block.ops:
+            if isinstance(op, affine.YieldOp | scf.YieldOp):
+                return
             translate = _TRANSLATIONS.get(type(op))
             if translate is None:
                 raise NotCovered(f"'{op.name}'")
@@ -329,15 +333,9 @@ class _FunctionWriter:
         self.lines.append(f"  br i1 {condition}, label %{first}, label %{end}")
         self.lines.append(f"{first}:")
         self.block = first
+        self.ops(body)
         terminator = body.last_op
         assert isinstance(terminator, affine.YieldOp | scf.YieldOp)
-        for op in body.ops:
-            if op is terminator:
-                break
-            translate = _TRANSLATIONS.get(type(op))
-            if translate is None:
-                raise NotCovered(f"'{op.name}'")
-            translate(self, op)
         stepped = self.fresh()
         self.lines.append(f"  {stepped} = add {iv_type} {self.names[iv]}, {step}")
         yielded = [self.operand(v) for v in terminator.operands]
