@@ -43,16 +43,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
     AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
     AffineMap,
-    AffineSymExpr,
 )
 
 from mx.dialects.memref_ext import is_row_major
+from mx.lowering.llvm.affine import evaluate_affine_expr
 from mx.lowering.llvm.arith import (
     ARITH_PATTERNS,
     FCMP_PREDICATES,
@@ -384,40 +380,19 @@ class _FunctionWriter:
                 wrap_index(known) if known is not None else self.operand(value)
             )
         dims, symbols = values[: map_.num_dims], values[map_.num_dims :]
-        return [self.affine_expr(e, dims, symbols) for e in map_.results]
+        return [
+            evaluate_affine_expr(e, dims, symbols, self.affine_binary)
+            for e in map_.results
+        ]
 
-    def affine_expr(
-        self, expr: AffineExpr, dims: Sequence[Index], symbols: Sequence[Index]
-    ) -> Index:
-        match expr:
-            case AffineConstantExpr(value=value):
-                return wrap_index(value)
-            case AffineDimExpr(position=position):
-                return dims[position]
-            case AffineSymExpr(position=position):
-                return symbols[position]
-            case AffineBinaryOpExpr(kind=kind, lhs=lhs_expr, rhs=rhs_expr):
-                lhs = self.affine_expr(lhs_expr, dims, symbols)
-                rhs = self.affine_expr(rhs_expr, dims, symbols)
-                if kind == AffineBinaryOpKind.Add:
-                    if isinstance(lhs, int) and isinstance(rhs, int):
-                        return wrap_index(lhs + rhs)
-                    if lhs == 0 or rhs == 0:
-                        return rhs if lhs == 0 else lhs
-                    instruction = "add"
-                elif kind == AffineBinaryOpKind.Mul:
-                    if isinstance(lhs, int) and isinstance(rhs, int):
-                        return wrap_index(lhs * rhs)
-                    if lhs == 1 or rhs == 1:
-                        return rhs if lhs == 1 else lhs
-                    instruction = "mul"
-                else:
-                    raise NotCovered("a rounding division in an affine map")
-                name = self.fresh()
-                self.lines.append(f"  {name} = {instruction} i64 {lhs}, {rhs}")
-                return name
-            case _:
-                raise NotCovered(f"affine expression {expr}")
+    def affine_binary(self, kind: AffineBinaryOpKind, lhs: Index, rhs: Index) -> Index:
+        """`lhs kind rhs` where it is not folded (`evaluate_affine_expr`)."""
+        instruction = {AffineBinaryOpKind.Add: "add", AffineBinaryOpKind.Mul: "mul"}
+        if kind not in instruction:
+            raise NotCovered("a rounding division in an affine map")
+        name = self.fresh()
+        self.lines.append(f"  {name} = {instruction[kind]} i64 {lhs}, {rhs}")
+        return name
 
     def reduce(self, values: list[Index], intrinsic: str) -> Index:
         """The signed max (`llvm.smax`) or min (`llvm.smin`) of `values`."""

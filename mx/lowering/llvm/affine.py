@@ -8,7 +8,8 @@ variable and the loop-carried values, as `scf.for` lowers to `cf`;
 `affine.if` becomes an `scf.if` on the conjunction of its constraints.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from xdsl.dialects import affine, arith, llvm, scf
 from xdsl.dialects.builtin import IndexType, i1, i64
@@ -42,6 +43,10 @@ from mx.lowering.llvm.types import from_llvm, integer_constant, to_llvm, wrap_in
 
 Index = SSAValue | int
 """An `i64` value, or an index known at compile time."""
+
+V = TypeVar("V")
+"""The values of `evaluate_affine_expr` (an index is one of them, or an `int`
+known at compile time)."""
 
 
 def _value(index: Index, rewriter: PatternRewriter) -> SSAValue:
@@ -86,22 +91,59 @@ _DIVISIONS: dict[
 }
 
 
-def _binary(
-    kind: AffineBinaryOpKind, lhs: Index, rhs: Index, rewriter: PatternRewriter
-) -> Index:
+def simplify_affine_binary(
+    kind: AffineBinaryOpKind, lhs: V | int, rhs: V | int
+) -> V | int | None:
+    """`lhs kind rhs` folded when both are constants (a division by zero is
+    left to run time) or when one is the identity of `+`/`*`; None when it
+    takes an instruction. Shared with `mx.targets.direct_llvm_ir`."""
     if isinstance(lhs, int) and isinstance(rhs, int):
         folded = _fold(kind, lhs, rhs)
         if folded is not None:
             return folded
+    if kind == AffineBinaryOpKind.Add and (lhs == 0 or rhs == 0):
+        return rhs if lhs == 0 else lhs
+    if kind == AffineBinaryOpKind.Mul and (lhs == 1 or rhs == 1):
+        return rhs if lhs == 1 else lhs
+    return None
+
+
+def evaluate_affine_expr(
+    expr: AffineExpr,
+    dims: Sequence[V | int],
+    symbols: Sequence[V | int],
+    binary: Callable[[AffineBinaryOpKind, V | int, V | int], V | int],
+) -> V | int:
+    """The value of `expr` (MLIR semantics: `mod` is non-negative and
+    `floordiv`/`ceildiv` round toward -inf/+inf), constants folded, the
+    other operations computed by `binary`."""
+    match expr:
+        case AffineConstantExpr(value=value):
+            return wrap_index(value)
+        case AffineDimExpr(position=position):
+            return dims[position]
+        case AffineSymExpr(position=position):
+            return symbols[position]
+        case AffineBinaryOpExpr(kind=kind, lhs=lhs_expr, rhs=rhs_expr):
+            lhs = evaluate_affine_expr(lhs_expr, dims, symbols, binary)
+            rhs = evaluate_affine_expr(rhs_expr, dims, symbols, binary)
+            simplified = simplify_affine_binary(kind, lhs, rhs)
+            if simplified is not None:
+                return simplified
+            return binary(kind, lhs, rhs)
+        case _:
+            raise AssertionError(f"unknown affine expression {expr}")
+
+
+def _binary(
+    kind: AffineBinaryOpKind, lhs: Index, rhs: Index, rewriter: PatternRewriter
+) -> Index:
+    """`lhs kind rhs` with `llvm` ops (not foldable, see `evaluate_affine_expr`)."""
     if kind == AffineBinaryOpKind.Add:
-        if lhs == 0 or rhs == 0:
-            return rhs if lhs == 0 else lhs
         op: Operation = integer_binary(
             llvm.AddOp, _value(lhs, rewriter), _value(rhs, rewriter)
         )
     elif kind == AffineBinaryOpKind.Mul:
-        if lhs == 1 or rhs == 1:
-            return rhs if lhs == 1 else lhs
         op = integer_binary(llvm.MulOp, _value(lhs, rewriter), _value(rhs, rewriter))
     else:
         # Rounding divisions: arith's, which convert-to-llvm lowers later
@@ -128,21 +170,10 @@ def expand_affine_expr(
     rewriter: PatternRewriter,
 ) -> Index:
     """The `i64` value of `expr`, built with `llvm` ops where it is not a
-    constant (MLIR semantics: `mod` is non-negative and `floordiv`/`ceildiv`
-    round toward -inf/+inf)."""
-    match expr:
-        case AffineConstantExpr(value=value):
-            return wrap_index(value)
-        case AffineDimExpr(position=position):
-            return dims[position]
-        case AffineSymExpr(position=position):
-            return symbols[position]
-        case AffineBinaryOpExpr(kind=kind, lhs=lhs_expr, rhs=rhs_expr):
-            lhs = expand_affine_expr(lhs_expr, dims, symbols, rewriter)
-            rhs = expand_affine_expr(rhs_expr, dims, symbols, rewriter)
-            return _binary(kind, lhs, rhs, rewriter)
-        case _:
-            raise AssertionError(f"unknown affine expression {expr}")
+    constant."""
+    return evaluate_affine_expr(
+        expr, dims, symbols, lambda kind, lhs, rhs: _binary(kind, lhs, rhs, rewriter)
+    )
 
 
 def expand_affine_map(
