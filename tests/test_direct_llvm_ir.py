@@ -194,6 +194,20 @@ func.func @half(%a: !matrix.matrix<2x2xf16>, %b: !matrix.matrix<2x2xf16>) -> !ma
 """
 
 
+WITH_CALL = """
+func.func @twice(%x: f32) -> f32 {
+  %y = arith.addf %x, %x : f32
+  func.return %y : f32
+}
+func.func @caller(%a: !matrix.matrix<2x2xf32>, %x: f32) -> !matrix.matrix<2x2xf32> {
+  %s = func.call @twice(%x) : (f32) -> f32
+  %t = matrix.splat %s : !matrix.matrix<2x2xf32>
+  %b = matrix.mul %a, %t : !matrix.matrix<2x2xf32>
+  func.return %b : !matrix.matrix<2x2xf32>
+}
+"""
+
+
 def _mx_opt(args: list[str], stdin: str) -> str:
     done = subprocess.run(
         [MX_OPT, *args],
@@ -205,12 +219,21 @@ def _mx_opt(args: list[str], stdin: str) -> str:
     return done.stdout
 
 
-def test_mx_opt_translates_each_function_as_the_two_step_pipeline() -> None:
-    """`-p mx-lower-to-llvm -t llvm` (direct where covered, per function)
-    against lowering to the llvm dialect and translating that."""
+@pytest.mark.parametrize("source", [MIXED, WITH_CALL], ids=["mixed", "call"])
+def test_mx_opt_translates_as_the_two_step_pipeline(source: str) -> None:
+    """`-p mx-lower-to-llvm -t llvm` (direct where covered: per function, or
+    the whole module when functions call each other) against lowering to the
+    llvm dialect and translating that."""
     target = ["-t", f'llvm{{triple="{TRIPLE}" data_layout="{LAYOUT}"}}']
-    one_step = _mx_opt(["-p", "mx-lower-to-llvm", *target], MIXED)
-    lowered = _mx_opt(["-p", "mx-lower-to-llvm"], MIXED)
+    one_step = _mx_opt(["-p", "mx-lower-to-llvm", *target], source)
+    lowered = _mx_opt(["-p", "mx-lower-to-llvm"], source)
     two_steps = _mx_opt(target, lowered)
-    assert "define void @single(" in one_step and "@half(" in one_step
+    assert one_step.count("define ") == 2
     assert _alpha(one_step) == _alpha(two_steps)
+
+
+def test_calls_are_covered() -> None:
+    both = _both(WITH_CALL)
+    assert both is not None and both[0] is not None
+    assert _alpha(both[0]) == _alpha(both[1])
+    assert "call float @twice(float" in both[0]

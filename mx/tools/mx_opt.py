@@ -488,25 +488,29 @@ class MxOptMain(xDSLOptMain):
                 )
         return Diag("error", None, 1, str(err))
 
-    def _lowers_each_function(self, module: ModuleOp) -> bool:
-        """Whether `-t llvm` can lower and translate `module` one function at
-        a time: the pipeline is `mx-lower-to-llvm` without remarks (which
-        report on the whole module), its steps are neither printed nor timed,
-        and the module holds only function definitions that refer to no symbol
-        (no calls), none named like a C function the lowering declares."""
-        from mx.lowering.llvm.memref import EXTERNAL_FUNCTIONS
+    def _lowers_to_llvm_ir(self) -> bool:
+        """Whether the run is `-p mx-lower-to-llvm -t llvm`: the pipeline is
+        `mx-lower-to-llvm` without remarks (which report on the whole
+        module), whose steps are neither printed nor timed."""
         from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
         passes = self.pipeline.passes
-        if (
-            parse_spec(self.args.target).name != "llvm"
-            or self.args.print_between_passes
-            or self.args.time_passes
-            or not passes
-            or any(not isinstance(p, MxLowerToLLVMPass) or p.remarks for p in passes)
-            or module.attributes
-            or module.properties
-        ):
+        return (
+            parse_spec(self.args.target).name == "llvm"
+            and not self.args.print_between_passes
+            and not self.args.time_passes
+            and bool(passes)
+            and all(isinstance(p, MxLowerToLLVMPass) and not p.remarks for p in passes)
+        )
+
+    def _lowers_each_function(self, module: ModuleOp) -> bool:
+        """Whether `-t llvm` can lower and translate `module` one function at
+        a time: `_lowers_to_llvm_ir`, and the module holds only function
+        definitions that refer to no symbol (no calls), none named like a C
+        function the lowering declares."""
+        from mx.lowering.llvm.memref import EXTERNAL_FUNCTIONS
+
+        if not self._lowers_to_llvm_ir() or module.attributes or module.properties:
             return False
         for function in module.ops:
             if (
@@ -520,6 +524,18 @@ class MxOptMain(xDSLOptMain):
             for op in module.walk()
             for value in (*op.properties.values(), *op.attributes.values())
         )
+
+    def _lower_whole_module(self, module: ModuleOp) -> str:
+        """`-p mx-lower-to-llvm -t llvm` of a module that cannot go function
+        by function (calls, say): lowered whole, and translated directly if
+        `mx.targets.direct_llvm_ir` covers it."""
+        from mx.targets.llvm_ir import LLVMIRTarget, LLVMIRWriter
+
+        target = LLVMIRTarget.from_spec(parse_spec(self.args.target))
+        self._between_passes(None, module, self.pipeline.passes[0])
+        writer = LLVMIRWriter()
+        self._lower_and_translate(module, writer)
+        return writer.text(target.triple or None, target.data_layout or None)
 
     def _lower_each_function(self, module: ModuleOp) -> str:
         """`-t llvm` of the pipeline run on each function of `module` in turn,
@@ -598,6 +614,8 @@ class MxOptMain(xDSLOptMain):
             try:
                 if self._lowers_each_function(module):
                     return self._lower_each_function(module), []
+                if self._lowers_to_llvm_ir() and len(self.pipeline.passes) == 1:
+                    return self._lower_whole_module(module), []
                 self.apply_passes(module)
                 self.current_pass = None
                 return self._output(module), []
