@@ -264,8 +264,10 @@ def _in_process(text: str, funcs: int, out: Path, chains: bool) -> dict[str, str
     prof.start()
     lower(part, timed=False)
     prof.stop()
+    # Paths relative to the repository, as the profile's other lines give them.
+    root = f"{Path(__file__).resolve().parent.parent}/"
     (out / "compile_profile.txt").write_text(
-        prof.output_text(unicode=False, color=False)
+        prof.output_text(unicode=False, color=False).replace(root, "")
     )
     notes["compile profile"] = (
         f"pyinstrument profile of lowering {max(1, funcs // 5)} of the functions: "
