@@ -154,6 +154,63 @@ def test_compile_time_module_translates_as_convert_to_llvm() -> None:
     assert counts == Counter(same=2), counts
 
 
+EDGES = {
+    "quoted name": """func.func @"my kernel"(%a: memref<4xf32>) -> f32 {
+  %c = arith.constant 3 : index
+  %v = memref.load %a[%c] : memref<4xf32>
+  func.return %v : f32
+}""",
+    "largest index": """func.func @f(%a: memref<?x4xf32>) -> f32 {
+  %c = arith.constant 9223372036854775807 : index
+  %d = arith.constant 3 : index
+  %v = memref.load %a[%c, %d] : memref<?x4xf32>
+  func.return %v : f32
+}""",
+    "i32 edges of GEP constants": """func.func @f(%a: memref<?xf32>) -> f32 {
+  %c = arith.constant 2147483648 : index
+  %v = memref.load %a[%c] : memref<?xf32>
+  %e = arith.constant -2147483648 : index
+  %w = memref.load %a[%e] : memref<?xf32>
+  %s = arith.addf %v, %w : f32
+  func.return %s : f32
+}""",
+    "signalling NaN": """func.func @f(%x: f32) -> f32 {
+  %c = arith.constant 0x7FA00001 : f32
+  %s = arith.addf %x, %c : f32
+  func.return %s : f32
+}""",
+    "index vectors": """func.func @f(%a: memref<8xindex>) -> vector<4xindex> {
+  %c = arith.constant 4 : index
+  %v = vector.load %a[%c] : memref<8xindex>, vector<4xindex>
+  %k = arith.constant dense<[1, 2, 3, -1]> : vector<4xindex>
+  %s = arith.addi %v, %k : vector<4xindex>
+  func.return %s : vector<4xindex>
+}""",
+    "scf.for on i32": """func.func @f(%n: i32, %x: f64) -> f64 {
+  %z = arith.constant 0 : i32
+  %o = arith.constant 1 : i32
+  %r = scf.for %i = %z to %n step %o iter_args(%acc = %x) -> (f64) : i32 {
+    %y = arith.mulf %acc, %acc fastmath<fast> : f64
+    scf.yield %y : f64
+  }
+  func.return %r : f64
+}""",
+    # Found when written: the bounds' max and min were computed in another order.
+    "max/min loop bounds": """func.func @f(%a: memref<?xf32>, %n: index, %m: index) {
+  %c = arith.constant 1.0 : f32
+  affine.for %i = max affine_map<(d0, d1) -> (d0, d1)>(%n, %m)
+      to min affine_map<(d0)[s0] -> (d0 * 2 + 3, s0)>(%n)[%m] {
+    affine.store %c, %a[%i * 3 + 1] : memref<?xf32>
+  }
+  func.return
+}""",
+}
+
+
+def test_edge_cases_translate_as_convert_to_llvm() -> None:
+    assert _check(list(EDGES.values())) == Counter(same=len(EDGES))
+
+
 UNCOVERED = {
     "f16 to f64": "func.func @f(%x: f16) -> f64 {\n"
     "  %w = arith.extf %x : f16 to f64\n  func.return %w : f64\n}",

@@ -351,14 +351,18 @@ class _FunctionWriter:
             self.names[result] = self.names[arg]
 
     def affine_for(self, op: affine.ForOp) -> None:
-        lower = self.reduce(
-            self.affine_map(op.lowerBoundMap.data, op.lowerBoundOperands), "llvm.smax"
+        """Both bound maps, then their max (lower) and min (upper), in
+        `convert-to-llvm`'s order."""
+        lower = self.affine_map(op.lowerBoundMap.data, op.lowerBoundOperands)
+        upper = self.affine_map(op.upperBoundMap.data, op.upperBoundOperands)
+        self.loop(
+            self.reduce(lower, "llvm.smax"),
+            self.reduce(upper, "llvm.smin"),
+            op.step.value.data,
+            op.inits,
+            op.body.block,
+            op.results,
         )
-        upper = self.reduce(
-            self.affine_map(op.upperBoundMap.data, op.upperBoundOperands), "llvm.smin"
-        )
-        step = op.step.value.data
-        self.loop(lower, upper, step, op.inits, op.body.block, op.results)
 
     def scf_for(self, op: scf.ForOp) -> None:
         self.loop(
