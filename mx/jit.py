@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import llvmlite.binding as binding
 import ml_dtypes
@@ -77,7 +77,6 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
-from mx.targets.direct_llvm_ir import NotCovered, translate_module
 from mx.targets.llvm_ir import (
     LLVMIRWriter,
     host_target,
@@ -88,6 +87,8 @@ from mx.targets.llvm_ir import (
 from mx.tools.mx_opt import UsageError, _from_spec
 from mx.tools.pipeline import PipelineError, did_you_mean, spec_positions
 from mx.tools.xdsl_fixes import xdsl_fixes
+
+_T = TypeVar("_T")
 
 DEFAULT_PIPELINE = "mx-lower-to-llvm"
 
@@ -920,14 +921,10 @@ def _lower_and_translate(
     passes = _passes(pipeline)
     lowering = passes[0] if len(passes) == 1 else None
     if isinstance(lowering, MxLowerToLLVMPass) and not lowering.remarks:
-        ctx = mx_context()
-        _apply(lowering, lowering.apply_structured, ctx, module, source)
-        try:
-            with xdsl_fixes():
-                translation = translate_module(module)
-        except NotCovered:
-            _apply(lowering, lowering.apply_conversion, ctx, module, source)
-        else:
+        translation = _apply(
+            lowering, lowering.apply_for_llvm_ir, mx_context(), module, source
+        )
+        if translation is not None:
             writer = LLVMIRWriter()
             writer.add_functions(translation.functions, translation.declarations)
             types = {
@@ -954,16 +951,16 @@ def _run_passes(module: ModuleOp, source: Source, passes: list[ModulePass]) -> N
 
 def _apply(
     p: ModulePass,
-    apply: Callable[[Context, ModuleOp], None],
+    apply: Callable[[Context, ModuleOp], _T],
     ctx: Context,
     module: ModuleOp,
     source: Source,
-) -> None:
-    """`apply(ctx, module)` (pass `p`, or part of it); its diagnostics are a
-    CompileError."""
+) -> _T:
+    """`apply(ctx, module)` (pass `p`, or a form of it); its diagnostics are
+    a CompileError."""
     try:
         with xdsl_fixes():
-            apply(ctx, module)
+            return apply(ctx, module)
     except OpDiagnostic as err:
         raise CompileError([source.render(op_diag(err.op, err.message))]) from None
     except DiagnosticException as err:

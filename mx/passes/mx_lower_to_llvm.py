@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -9,6 +10,9 @@ from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import PassFailedException
+
+if TYPE_CHECKING:
+    from mx.targets.direct_llvm_ir import DirectTranslation
 
 PIPELINE: tuple[str, ...] = (
     "matrix-fold-transposes",
@@ -74,6 +78,22 @@ class MxLowerToLLVMPass(ModulePass):
         passes = _passes(self.remarks)
         for step in passes[_conversion_start(passes) :]:
             step.apply(ctx, op)
+
+    def apply_for_llvm_ir(
+        self, ctx: Context, op: ModuleOp
+    ) -> "DirectTranslation | None":
+        """The lowering on the way to LLVM IR (`-t llvm`, the JIT): the
+        direct LLVM IR translation of the structured steps' result if it
+        covers it (`op` stays at that stage), else None and the whole
+        lowering applied."""
+        from mx.targets.direct_llvm_ir import NotCovered, translate_module
+
+        self.apply_structured(ctx, op)
+        try:
+            return translate_module(op)
+        except NotCovered:
+            self.apply_conversion(ctx, op)
+            return None
 
 
 def _conversion_start(passes: tuple[ModulePass, ...]) -> int:

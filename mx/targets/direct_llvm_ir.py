@@ -40,12 +40,10 @@ from xdsl.dialects.builtin import (
     VectorType,
     f16,
     f64,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpKind,
-    AffineMap,
-)
+from xdsl.ir.affine import AffineBinaryOpKind, AffineMap
 
 from mx.dialects.memref_ext import is_row_major
 from mx.lowering.llvm.affine import evaluate_affine_expr
@@ -70,6 +68,7 @@ from mx.targets.llvm_ir import (
     BINARY_INSTRUCTIONS,
     CAST_INSTRUCTIONS,
     constant_literal,
+    declaration,
     fastmath_text,
     float_literal,
     intrinsic_name,
@@ -251,13 +250,11 @@ class _FunctionWriter:
     def intrinsic(self, op: Operation, base: str, args: Sequence[SSAValue]) -> None:
         (result,) = op.results
         types = [a.type for a in args]
-        name = intrinsic_name(
-            base, [convert_type(t) for t in types], convert_type(result.type)
-        )
+        converted = [convert_type(t) for t in types]
+        name = intrinsic_name(base, converted, convert_type(result.type))
         result_type = _value_type(result.type)
-        self.declarations[name] = (
-            f"declare {result_type} {llvm_symbol(name)}"
-            f"({', '.join(_value_type(t) for t in types)})"
+        self.declarations[name] = declaration(
+            name, converted, convert_type(result.type)
         )
         operands = ", ".join(self.typed(a) for a in args)
         self.define(
@@ -405,8 +402,8 @@ class _FunctionWriter:
             return pick(cast(list[int], values))
         if len(values) == 1:
             return values[0]
-        name = f"{intrinsic}.i64"
-        self.declarations[name] = f"declare i64 {llvm_symbol(name)}(i64, i64)"
+        name = intrinsic_name(intrinsic, [i64, i64], i64)
+        self.declarations[name] = declaration(name, [i64, i64], i64)
         result = values[0]
         for value in values[1:]:
             combined = self.fresh()

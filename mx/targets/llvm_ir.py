@@ -260,6 +260,12 @@ CAST_INSTRUCTIONS: dict[type[Operation], str] = {
 _NO_INTRINSIC_OVERLOAD = ("llvm.intr.stacksave", "llvm.intr.stackrestore")
 
 
+def declaration(name: str, args: Sequence[Attribute], result: Attribute | None) -> str:
+    """`declare` of the function `name` (an intrinsic, say) of these types."""
+    ret = type_str(result) if result is not None else "void"
+    return f"declare {ret} {llvm_symbol(name)}({', '.join(type_str(a) for a in args)})"
+
+
 def fastmath_text(flags: Iterable[object]) -> str:
     """The fastmath flags of an instruction as LLVM IR writes them (`fast `
     for all of them, else each followed by a space; "" for none)."""
@@ -500,10 +506,7 @@ class _ModulePrinter:
     def declare(
         self, name: str, args: Sequence[Attribute], result: Attribute | None
     ) -> None:
-        ret = type_str(result) if result is not None else "void"
-        self.declarations[name] = (
-            f"declare {ret} {llvm_symbol(name)}({', '.join(type_str(a) for a in args)})"
-        )
+        self.declarations[name] = declaration(name, args, result)
 
     def top_level(self, op: Operation) -> list[str]:
         match op:
@@ -620,11 +623,7 @@ class LLVMIRWriter:
         self.external[:0] = leading
         for op in ops:
             if isinstance(op, llvm.FuncOp | llvm.GlobalOp):
-                if op.sym_name.data in self.symbols:
-                    raise DiagnosticException(
-                        f"-t llvm: {llvm_symbol(op.sym_name.data)} is defined twice"
-                    )
-                self.symbols.add(op.sym_name.data)
+                self._define(op.sym_name.data)
             self.body.append("\n".join(self.printer.top_level(op)))
 
     def add_functions(
@@ -633,13 +632,15 @@ class LLVMIRWriter:
         """Adds function definitions written elsewhere (`(name, text)` each)
         and the intrinsic declarations they need (`name: declare ...`)."""
         for name, text in functions:
-            if name in self.symbols:
-                raise DiagnosticException(
-                    f"-t llvm: {llvm_symbol(name)} is defined twice"
-                )
-            self.symbols.add(name)
+            self._define(name)
             self.body.append("\n" + text)
         self.printer.declarations.update(declarations)
+
+    def _define(self, name: str) -> None:
+        """Records the definition of the symbol `name`, defined once only."""
+        if name in self.symbols:
+            raise DiagnosticException(f"-t llvm: {llvm_symbol(name)} is defined twice")
+        self.symbols.add(name)
 
     def text(self, triple: str | None = None, data_layout: str | None = None) -> str:
         """The whole text (host triple and layout by default: `host_target`)."""

@@ -581,17 +581,13 @@ class MxOptMain(xDSLOptMain):
         then LLVM IR written directly where `mx.targets.direct_llvm_ir`
         covers the IR, else `convert-to-llvm`, verification and the printer."""
         from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
-        from mx.targets.direct_llvm_ir import NotCovered, translate_module
 
         (lowering,) = self.pipeline.passes
         assert isinstance(lowering, MxLowerToLLVMPass)
         self.current_pass = lowering
         self.pass_start = time.perf_counter()
-        lowering.apply_structured(self.ctx, part)
-        try:
-            translation = translate_module(part)
-        except NotCovered:
-            lowering.apply_conversion(self.ctx, part)
+        translation = lowering.apply_for_llvm_ir(self.ctx, part)
+        if translation is None:
             self._between_passes(lowering, part, None)
             self._write(part, writer)
             return
