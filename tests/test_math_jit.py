@@ -12,7 +12,7 @@ and raised Python's errors for exp(1000), log(0), sqrt(-1)). The integer ops (`a
 `index` match Python's integer arithmetic (`index` did not lower before).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import ml_dtypes
 import numpy as np
@@ -36,7 +36,7 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
 
 
 EXACT["round"] = _round_half_away
-TRANSCENDENTAL = {
+TRANSCENDENTAL: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
     "log10": np.log10, "sin": np.sin, "cos": np.cos,
 }  # fmt: skip
@@ -99,19 +99,26 @@ def _runner(source: str, runner: str) -> Callable[[str, np.ndarray], np.ndarray]
 RUNNERS = ["jit", "interpreter"]
 
 
+def _outcomes(
+    ops: dict[str, Callable[[np.ndarray], np.ndarray]], t: str, runner: str
+) -> Iterator[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """(name, inputs, result, NumPy's f64 result rounded to `t`) of each op."""
+    dtype = FLOATS[t]
+    run = _runner(_unary_module(list(ops), t), runner)
+    x = _inputs(dtype)
+    for name, reference in ops.items():
+        with np.errstate(all="ignore"):
+            expected = reference(x.astype(np.float64)).astype(dtype)
+        yield name, x, run(name, x), expected
+
+
 @pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("t", FLOATS)
 def test_exactly_rounded_math_ops(t: str, runner: str) -> None:
-    dtype = FLOATS[t]
-    run = _runner(_unary_module(list(EXACT), t), runner)
-    x = _inputs(dtype)
-    for name, reference in EXACT.items():
-        got = run(name, x)
-        with np.errstate(invalid="ignore"):
-            expected = reference(x.astype(np.float64)).astype(dtype)
+    for name, x, got, expected in _outcomes(EXACT, t, runner):
         nan = np.isnan(expected)
         assert np.array_equal(np.isnan(got), nan), name
-        raw = f"u{np.dtype(dtype).itemsize}"
+        raw = f"u{np.dtype(FLOATS[t]).itemsize}"
         assert np.array_equal(got[~nan].view(raw), expected[~nan].view(raw)), (
             name, x[~nan][got[~nan] != expected[~nan]])  # fmt: skip
 
@@ -120,12 +127,7 @@ def test_exactly_rounded_math_ops(t: str, runner: str) -> None:
 @pytest.mark.parametrize("t", FLOATS)
 def test_transcendental_math_ops(t: str, runner: str) -> None:
     dtype = FLOATS[t]
-    run = _runner(_unary_module(list(TRANSCENDENTAL), t), runner)
-    x = _inputs(dtype)
-    for name, reference in TRANSCENDENTAL.items():
-        got = run(name, x)
-        with np.errstate(all="ignore"):
-            expected = reference(x.astype(np.float64)).astype(dtype)
+    for name, x, got, expected in _outcomes(TRANSCENDENTAL, t, runner):
         # sin/cos of huge arguments: libm and NumPy reduce differently.
         reliable = (
             np.abs(x.astype(np.float64)) < 1e4 if name in ("sin", "cos") else True

@@ -158,6 +158,24 @@ def _number_operand(args: PythonValues) -> PythonValues | None:
     return None
 
 
+def _ignoring_nan(op_type: type[Operation], ordered: Callable[..., Any]) -> Any:
+    """The implementation of `maxnumf`/`minnumf`: the operand that is not a
+    NaN (`_number_operand`), else `ordered` (xDSL's `maximumf`/`minimumf`)."""
+
+    @impl(op_type)
+    def run(
+        self: ArithFunctions,
+        interpreter: Interpreter,
+        op: Operation,
+        args: PythonValues,
+    ) -> PythonValues:
+        if (number := _number_operand(args)) is not None:
+            return number
+        return ordered(self, interpreter, op, args).values
+
+    return run
+
+
 def _shift_amount(interpreter: Interpreter, op: Operation, args: PythonValues) -> int:
     width = _width(interpreter, op.results[0].type)
     amount = _unsigned(args[1], width)
@@ -205,21 +223,8 @@ class MxArithFunctions(ArithFunctions):
     run_ceildivsi = _integer_division(arith.CeilDivSIOp, _ceiling, signed=True)
     run_ceildivui = _integer_division(arith.CeilDivUIOp, _ceiling, signed=False)
 
-    @impl(arith.MaxnumfOp)
-    def run_maxnumf(
-        self, interpreter: Interpreter, op: arith.MaxnumfOp, args: PythonValues
-    ) -> PythonValues:
-        if (number := _number_operand(args)) is not None:
-            return number
-        return super().run_maximumf(interpreter, op, args).values  # pyright: ignore
-
-    @impl(arith.MinnumfOp)
-    def run_minnumf(
-        self, interpreter: Interpreter, op: arith.MinnumfOp, args: PythonValues
-    ) -> PythonValues:
-        if (number := _number_operand(args)) is not None:
-            return number
-        return super().run_minimumf(interpreter, op, args).values  # pyright: ignore
+    run_maxnumf = _ignoring_nan(arith.MaxnumfOp, ArithFunctions.run_maximumf)
+    run_minnumf = _ignoring_nan(arith.MinnumfOp, ArithFunctions.run_minimumf)
 
     @impl(arith.ExtFOp)
     def run_extf(
