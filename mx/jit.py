@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import llvmlite.binding as binding
 import ml_dtypes
@@ -87,6 +87,9 @@ from mx.targets.llvm_ir import (
 from mx.tools.mx_opt import UsageError, _from_spec
 from mx.tools.pipeline import PipelineError, did_you_mean, spec_positions
 from mx.tools.xdsl_fixes import xdsl_fixes
+
+if TYPE_CHECKING:
+    from mx.precision import PrecisionReport
 
 _T = TypeVar("_T")
 
@@ -541,8 +544,20 @@ class JitFunction:
         )
         return ("C",) * count
 
+    source: str = ""
+    """The MLIR text the function was compiled from."""
+    pipeline: str = DEFAULT_PIPELINE
+
     def __call__(self, *args: object, out: object = None) -> Any:
         return self._call(args, out)
+
+    def precision_report(self, *args: object, **options: Any) -> "PrecisionReport":
+        """Runs the function once on `args` beside an f64 shadow execution and
+        reports what each conversion and low-precision op did to the values
+        (`target_sqnr_db=` adds recommended formats): docs/precision-report.md."""
+        from mx.precision import jit_report
+
+        return jit_report(self, *args, **options)
 
     def _variant(self, layouts: Layouts) -> _Entry:
         entry = self._variants.get(layouts)
@@ -1203,6 +1218,7 @@ def _module(text: str, pipeline: str) -> CompiledModule:
         function = JitFunction(
             name, compiled.params[name], compiled.results[name], entry, variant
         )
+        function.source, function.pipeline = text, pipeline
         if entry.fast is not None:
             function.__class__ = type(
                 "JitFunction",

@@ -1,0 +1,113 @@
+"""Precision reports: what each conversion and each low-precision operation
+did to the numbers of one run, against an f64 shadow execution of the same
+program (docs/precision-report.md).
+
+- `jit_report(f, *args, target_sqnr_db=None)` (`f.precision_report(...)` on a
+  JIT-compiled function): the values come from compiled code (an
+  instrumented copy of the function, `mx.precision.capture`);
+- `interpreted_report(...)` (`mx-run --precision-report`): the values come
+  from the reference interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation
+
+from mx.errors import ArgumentError
+from mx.precision.capture import instrument, traced_function
+from mx.precision.report import PrecisionReport
+from mx.precision.trace import Trace, UnsupportedError
+
+if TYPE_CHECKING:
+    from mx.jit import JitFunction
+
+__all__ = ["PrecisionReport", "UnsupportedError", "interpreted_report", "jit_report"]
+
+
+def jit_report(
+    function: JitFunction, *args: object, target_sqnr_db: float | None = None
+) -> PrecisionReport:
+    """Runs `function` once on `args` (a batch: once per element) and reports
+    each value against its f64 shadow; `target_sqnr_db` adds a recommended
+    format to each conversion from floats."""
+    from mx.jit import compile_module
+
+    module, body = traced_function(function.source, function.name)
+    capture = instrument(module, body)
+    compiled = compile_module(capture.text, function.pipeline)[function.name]
+    params = function.params
+    if len(args) != len(params):
+        raise ArgumentError(
+            f"error: @{function.name} takes {len(params)} arguments, got {len(args)}"
+        )
+    arrays = [p.normalize(a) for p, a in zip(params, args, strict=True)]
+    batched = [
+        (p, a) for p, a in zip(params, arrays, strict=True) if p.kind != "memref"
+    ]
+    try:
+        batch = np.broadcast_shapes(
+            *(a.shape[: a.ndim - len(p.core)] for p, a in batched)
+        )
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for _, a in batched)
+        raise ArgumentError(
+            f"error: @{function.name}: the batch shapes {shapes} do not broadcast"
+        ) from None
+    trace = Trace(body, target_sqnr_db, compiled=True)
+    results: list[Any] = []
+    for index in np.ndindex(batch):
+        call = [
+            a if p.kind == "memref" else np.broadcast_to(a, batch + p.core)[index]
+            for p, a in zip(params, arrays, strict=True)
+        ]
+        buffers = capture.buffers()
+        returned = compiled(*call, *buffers)
+        values = capture.values_by_op(body, buffers)
+        trace.run(call, lambda op, _, values=values: values[op])
+        results.append(returned)
+    return PrecisionReport.of(
+        function.name,
+        list(trace.records.values()),
+        _stack(results, batch),
+        target_sqnr_db,
+    )
+
+
+def _stack(results: list[Any], batch: tuple[int, ...]) -> Any:
+    """The results of the calls of a batch as one call's (batch-shaped)."""
+    if not batch:
+        return results[0]
+    if isinstance(results[0], tuple):
+        parts: list[Any] = [
+            _stack([r[i] for r in results], batch) for i in range(len(results[0]))
+        ]
+        return tuple(parts)
+    if results[0] is None:
+        return None
+    stacked = np.stack([np.asarray(r) for r in results])
+    return stacked.reshape(batch + stacked.shape[1:])
+
+
+def interpreted_report(
+    interpreter: Interpreter,
+    body: func.FuncOp,
+    arguments: Sequence[Any],
+    target_sqnr_db: float | None = None,
+) -> PrecisionReport:
+    """Runs `body` (straight-line, calls inlined) with the reference
+    interpreter on its runtime `arguments` and reports each value."""
+    trace = Trace(body, target_sqnr_db)
+
+    def source(op: Operation, inputs: Sequence[Any]) -> Sequence[Any]:
+        return interpreter.run_op(op, tuple(inputs))
+
+    results = trace.run(arguments, source)
+    return PrecisionReport.of(
+        body.sym_name.data, list(trace.records.values()), tuple(results), target_sqnr_db
+    )

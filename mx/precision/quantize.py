@@ -1,0 +1,107 @@
+"""Converting values as another conversion would have: the other scale rule
+of a block-scaled conversion, the candidate formats of a recommendation.
+
+Two implementations giving the same bits: the reference semantics
+(`mx.semantics.arbfp`, for the interpreter and small arrays) and JIT-compiled
+kernels (`convert_to` then `convert_from` back to f64, one loop nest) for
+large arrays, where the NumPy reference takes seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from mx.precision.stats import F64, block_exponents
+from mx.semantics.arbfp import (
+    FLOAT_DTYPES,
+    FORMATS,
+    Rounding,
+    ScaleRule,
+    decode,
+    encode,
+    scaled_decode,
+    scaled_encode,
+)
+
+COMPILED_FROM = 1 << 16
+"""Arrays of at least this many elements are converted by compiled kernels."""
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A `convert_to` (block None) or `scaled_convert_to` to simulate."""
+
+    format: str
+    rounding: Rounding = Rounding.NEAREST_EVEN
+    saturate: bool = False
+    block: int | None = None
+    rule: ScaleRule = ScaleRule.FLOOR
+
+    def apply(
+        self, x: npt.NDArray[np.generic], compiled: bool
+    ) -> tuple[F64, npt.NDArray[np.int64] | None]:
+        """The f64 values `x` converts to, and for block-scaled conversions
+        each block's scale exponent (blocks along the last axis)."""
+        if compiled and x.size >= COMPILED_FROM and x.ndim >= 1:
+            return self._compiled(x)
+        fmt = FORMATS[self.format]
+        if self.block is None:
+            bits = encode(fmt, x, self.rounding, self.saturate)
+            return decode(fmt, bits, np.float64), None
+        bits, scales = scaled_encode(fmt, x, self.block, self.rounding, self.rule)
+        scale_format = FORMATS["f8e8m0fnu"]
+        values = scaled_decode(fmt, scale_format, bits, scales, self.block, np.float64)
+        return values, block_exponents(scales)
+
+    def _compiled(
+        self, x: npt.NDArray[np.generic]
+    ) -> tuple[F64, npt.NDArray[np.int64] | None]:
+        from mx.jit import jit  # the JIT is imported only when a kernel is needed
+
+        rows = x.reshape(-1, x.shape[-1])
+        kernel = jit(self._kernel_text(rows.shape, _element_type(x.dtype)), "convert")
+        if self.block is None:
+            return np.asarray(kernel(rows)).reshape(x.shape), None
+        values, scales = kernel(rows)
+        exponents = block_exponents(np.asarray(scales).view(np.uint8))
+        return values.reshape(x.shape), exponents.reshape(*x.shape[:-1], -1)
+
+    def _kernel_text(self, shape: tuple[int, ...], element: str) -> str:
+        rows, cols = shape
+        fmt = FORMATS[self.format]
+
+        def matrix(c: int, t: str) -> str:
+            return f"!matrix.matrix<{rows}x{c}x{t}>"
+
+        source, codes, values = (
+            matrix(cols, element),
+            matrix(cols, f"i{fmt.bits}"),
+            matrix(cols, "f64"),
+        )
+        rounding = f" rounding {self.rounding.value}"
+        if self.block is None:
+            saturate = " saturate" if self.saturate else ""
+            return (
+                f"func.func @convert(%x: {source}) -> {values} {{\n"
+                f"  %q = arbfp.convert_to {fmt.keyword} %x{rounding}{saturate} : {source} to {codes}\n"
+                f"  %y = arbfp.convert_from {fmt.keyword} %q : {codes} to {values}\n"
+                f"  func.return %y : {values}\n}}\n"
+            )
+        scales = matrix(cols // self.block, "i8")
+        options = f"block {self.block}{rounding} scale_rule {self.rule.value}"
+        return (
+            f"func.func @convert(%x: {source}) -> ({values}, {scales}) {{\n"
+            f"  %q, %s = arbfp.scaled_convert_to {fmt.keyword} %x {options} : {source} to {codes}, {scales}\n"
+            f"  %y = arbfp.scaled_convert_from {fmt.keyword} %q, %s block {self.block} : {codes}, {scales} to {values}\n"
+            f"  func.return %y, %s : {values}, {scales}\n}}\n"
+        )
+
+
+def _element_type(dtype: np.dtype[np.generic]) -> str:
+    for name, d in FLOAT_DTYPES.items():
+        if d == dtype:
+            return name
+    raise TypeError(f"no float type for {dtype}")

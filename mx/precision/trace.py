@@ -1,0 +1,565 @@
+"""The shadow execution: one walk of a function's body that pairs every value
+with its f64 shadow (the same program with every conversion and every
+rounding of f16/bf16/f32 arithmetic replaced by f64, the conversions by the
+identity) and tallies the reported values (docs/precision-report.md).
+
+The values themselves come from a `ValueSource`: the reference interpreter
+(`mx-run --precision-report`) or the compiled code (`mx.precision.capture`).
+The shadow is computed with vectorized NumPy in f64.
+
+Supported bodies are straight-line (ops without regions); calls are inlined
+first (`inline_calls`). Shadows flow through memory for the `matrix` loads
+and stores (a shadow per element position of each memref argument).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects import arith, func, vector
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.interpreters.shaped_array import ShapedArray
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from mx.dialects import arbfp, matrix
+from mx.errors import MXError
+from mx.precision.quantize import Conversion
+from mx.precision.stats import F64, Tally, block_exponents, clipped_blocks, measure
+from mx.semantics import matrix as sem
+from mx.semantics.arbfp import FORMATS, ScaleRule, decode, scaled_decode
+
+ValueSource = Callable[[Operation, Sequence[Any]], Sequence[Any]]
+"""The values of an op's results, given its operands' (runtime values)."""
+
+NARROW_FLOATS = ("f16", "bf16")
+
+CANDIDATES = tuple(k for k in FORMATS if k != "f8e8m0fnu")
+"""The formats a recommendation chooses from (every element format)."""
+
+
+class UnsupportedError(MXError):
+    """The program uses something the precision report does not handle."""
+
+
+def location(op: Operation) -> str:
+    """`file:line:col` of `op` (or of its nearest located ancestor)."""
+    located: Operation | None = op
+    while located is not None:
+        loc = located.location
+        if isinstance(loc, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        located = located.parent_op()
+    return "?"
+
+
+def unsupported(op: Operation, message: str) -> UnsupportedError:
+    return UnsupportedError(f"{location(op)}: error: precision report: {message}")
+
+
+def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
+    """Replaces each `func.call` in `body` by the callee's body, until none is
+    left (callees are straight-line functions of `module`)."""
+    for _ in range(1000):
+        call = next((op for op in body.body.ops if isinstance(op, func.CallOp)), None)
+        if call is None:
+            return
+        name = call.callee.string_value()
+        callee = next(
+            (
+                o
+                for o in module.ops
+                if isinstance(o, func.FuncOp) and o.sym_name.data == name
+            ),
+            None,
+        )
+        if callee is None or not callee.body.blocks:
+            raise unsupported(call, f"cannot inline the call of @{name}")
+        block = callee.body.clone().block
+        returned = block.last_op
+        assert isinstance(returned, func.ReturnOp)
+        values = list(returned.operands)
+        Rewriter.inline_block(block, InsertPoint.before(call), call.arguments)
+        for result, value in zip(call.results, values, strict=True):
+            result.replace_all_uses_with(value)
+        Rewriter.erase_op(returned)
+        Rewriter.erase_op(call)
+    raise unsupported(body, "calls nested too deeply to inline")
+
+
+def check_straight_line(body: func.FuncOp) -> None:
+    for op in body.body.ops:
+        if op.regions:
+            raise unsupported(
+                op,
+                f"'{op.name}' has regions; only straight-line functions are supported",
+            )
+    for arg in body.body.block.args:
+        if isinstance(arg.type, VectorType) and len(arg.type.get_shape()) != 1:
+            raise unsupported(
+                body, f"vector type {arg.type} has more than one dimension"
+            )
+
+
+def element_type(t: Attribute) -> Attribute:
+    if isinstance(t, matrix.MatrixType | VectorType | MemRefType):
+        return cast(Any, t).element_type
+    return t
+
+
+def float_name(t: Attribute) -> str | None:
+    return arbfp.float_type_name(element_type(t))
+
+
+def as_array(value: Any) -> np.ndarray[Any, Any]:
+    """A runtime value (interpreter attribute, NumPy number or array) as an array."""
+    if isinstance(value, IntegerAttr | FloatAttr):
+        return np.asarray(cast(Any, value).value.data)
+    return np.asarray(value)
+
+
+def as_f64(value: Any, t: Attribute) -> F64:
+    """The numbers a float value of type `t` holds, in f64 (exact)."""
+    array = as_array(value)
+    dtype = sem.element_dtype(element_type(t))
+    return np.asarray(array.astype(dtype), dtype=np.float64)
+
+
+@dataclass
+class Record:
+    """One reported value, accumulated over the elements of a batch."""
+
+    op: Operation
+    type: str
+    tally: Tally = field(default_factory=Tally)
+    inputs: list[Tally] = field(default_factory=lambda: list[Tally]())
+    blocks: int | None = None
+    clipped_blocks: int = 0
+    rules: dict[str, tuple[Tally, int]] = field(
+        default_factory=lambda: dict[str, tuple[Tally, int]]()
+    )
+    """Block-scaled conversions: per scale rule, the tally and clipped blocks."""
+    candidates: dict[str, Tally] = field(default_factory=lambda: dict[str, Tally]())
+    """With a target SQNR: the tally of the value converted to each format."""
+    scale_rule: str | None = None
+    format: str | None = None
+
+
+@dataclass
+class _Memory:
+    """The shadow of a memref: one f64 per element position (NaN: none)."""
+
+    shadow: F64
+
+
+_STRUCTURAL = (
+    matrix.TransposeOp,
+    matrix.ExtractOp,
+    matrix.InsertOp,
+    matrix.SplatOp,
+    matrix.ConstantOp,
+    matrix.LoadOp,
+    arith.ConstantOp,
+    arith.ExtFOp,
+    vector.BroadcastOp,
+)
+"""Ops that never round: their results are recorded only as operands."""
+
+
+_ARITH_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
+    arith.AddfOp: np.add,
+    arith.SubfOp: np.subtract,
+    arith.MulfOp: np.multiply,
+    arith.DivfOp: np.divide,
+    arith.MaximumfOp: np.maximum,
+    arith.MinimumfOp: np.minimum,
+    arith.MaxnumfOp: np.fmax,
+    arith.MinnumfOp: np.fmin,
+}
+
+_MATRIX_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
+    matrix.AddOp: np.add,
+    matrix.SubOp: np.subtract,
+    matrix.MulOp: np.multiply,
+    matrix.DivOp: np.divide,
+}
+
+
+class Trace:
+    """Walks a straight-line function once per call (batch element),
+    accumulating the records of every reported value."""
+
+    def __init__(
+        self,
+        body: func.FuncOp,
+        target_sqnr_db: float | None = None,
+        compiled: bool = False,
+    ):
+        self.body = body
+        self.target_sqnr_db = target_sqnr_db
+        self.compiled = compiled
+        self.records: dict[tuple[Operation, int], Record] = {}
+        check_straight_line(body)
+
+    def run(self, arguments: Sequence[Any], values: ValueSource) -> list[Any]:
+        """One call: the function's results (runtime values)."""
+        block = self.body.body.block
+        env: dict[SSAValue, Any] = dict(zip(block.args, arguments, strict=True))
+        shadows: dict[SSAValue, F64 | None] = {}
+        memories: dict[tuple[SSAValue, int], _Memory] = {}
+        self._env, self._shadows, self._memories = env, shadows, memories
+        self._quality: dict[SSAValue, Tally] = {}
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp):
+                for i, v in enumerate(op.operands):
+                    if float_name(v.type) is not None:
+                        record = self._record(op, i, v.type)
+                        value = as_f64(env[v], v.type)
+                        record.tally.add(measure(value, self._shadow_or(v, value)))
+                return [env[v] for v in op.operands]
+            inputs = [env[v] for v in op.operands]
+            results = values(op, inputs)
+            env.update(zip(op.results, results, strict=True))
+            self._shadow(op, inputs, list(results))
+        raise unsupported(self.body, "the function does not end with func.return")
+
+    # -- shadows ---------------------------------------------------------------
+
+    def _shadow_or(self, v: SSAValue, value: F64) -> F64:
+        shadow = self._shadows.get(v)
+        return value if shadow is None else shadow
+
+    def _f64(self, v: SSAValue) -> F64:
+        """The shadow of float value `v` (its own value when it has none)."""
+        shadow = self._shadows.get(v)
+        return as_f64(self._env[v], v.type) if shadow is None else shadow
+
+    def _index(self, op: Operation, index: matrix.MixedIndex) -> int:
+        if isinstance(index, int):
+            return index
+        return int(as_array(self._env[index]))
+
+    def _shadow(self, op: Operation, inputs: list[Any], results: list[Any]) -> None:
+        shadows = self._shadows
+        match op:
+            case arbfp.ConvertToOp():
+                shadows[op.result] = self._f64(op.input)
+                self._convert_to(op, inputs[0], results[0])
+            case arbfp.ConvertFromOp():
+                self._convert_from(op, results[0])
+            case arbfp.ScaledConvertToOp():
+                shadows[op.result] = self._f64(op.input)
+                shadows[op.scales] = None
+                self._scaled_convert_to(op, inputs[0], results)
+            case arbfp.ScaledConvertFromOp():
+                self._scaled_convert_from(op, inputs, results[0])
+            case matrix.StoreOp():
+                self._store(op)
+            case matrix.LoadOp():
+                shadows[op.result] = self._load(op)
+            case _:
+                self._compute(op, results)
+
+    def _compute(self, op: Operation, results: list[Any]) -> None:
+        floats = [r for r in op.results if float_name(r.type) is not None]
+        if not floats:
+            for r in op.results:
+                if isinstance(r.type, MemRefType):
+                    raise unsupported(op, f"'{op.name}' creates a memref")
+                self._shadows[r] = None
+            return
+        operands = [v for v in op.operands if float_name(v.type) is not None]
+        if isinstance(op, _STRUCTURAL) and all(
+            self._shadows.get(v) is None for v in operands
+        ):
+            self._shadows[op.results[0]] = None
+            return
+        shadow = self._evaluate(op, self._f64)
+        self._shadows[op.results[0]] = shadow
+        name = float_name(op.results[0].type)
+        if name in NARROW_FLOATS and not isinstance(op, _STRUCTURAL):
+            value = as_f64(results[0], op.results[0].type)
+            exact = self._evaluate(op, lambda v: as_f64(self._env[v], v.type))
+            largest = float(
+                np.finfo(sem.element_dtype(element_type(op.results[0].type))).max
+            )
+            record = self._record(op, 0, op.results[0].type)
+            record.tally.add(measure(value, shadow, exact, largest))
+            self._add_inputs(record, operands)
+            self._quality[op.results[0]] = measure(value, shadow)
+
+    def _evaluate(self, op: Operation, f64: Callable[[SSAValue], F64]) -> F64:
+        """`op`'s float result computed in f64 from its operands' f64 values."""
+        with np.errstate(all="ignore"):
+            match op:
+                case matrix.BinaryOp() | arith.FloatingPointLikeBinaryOperation() if (
+                    fn := (_MATRIX_BINARY | _ARITH_BINARY).get(type(op))
+                ) is not None:
+                    return fn(f64(op.operands[0]), f64(op.operands[1]))
+                case matrix.NegOp() | arith.NegfOp():
+                    return -f64(op.operands[0])
+                case matrix.FmaOp():
+                    a, b, c = (f64(v) for v in op.operands)
+                    return a * b + c
+                case matrix.MatmulOp():
+                    return f64(op.operands[0]) @ f64(op.operands[1])
+                case matrix.MatmulAddOp():
+                    return f64(op.operands[0]) @ f64(op.operands[1]) + f64(
+                        op.operands[2]
+                    )
+                case matrix.MatvecOp():
+                    y = f64(op.operands[0]) @ f64(op.operands[1]).reshape(-1)
+                    return y if op.bias is None else y + f64(op.bias).reshape(-1)
+                case matrix.OuterProductOp():
+                    return np.outer(f64(op.operands[0]), f64(op.operands[1]))
+                case matrix.TransposeOp():
+                    return f64(op.operands[0]).T
+                case matrix.SplatOp() | vector.BroadcastOp():
+                    shape = (
+                        cast(Any, op.results[0].type).get_shape()
+                        if isinstance(op.results[0].type, VectorType)
+                        else cast(matrix.MatrixType, op.results[0].type).shape
+                    )
+                    return np.full(shape, f64(op.operands[0]))
+                case matrix.ExtractOp():
+                    row, col = (self._index(op, i) for i in op.indices())
+                    return np.asarray(f64(op.matrix)[row, col])
+                case matrix.InsertOp():
+                    row, col = (self._index(op, i) for i in op.indices())
+                    out = np.array(f64(op.matrix), dtype=np.float64)
+                    out[row, col] = f64(op.operands[0])
+                    return out
+                case (
+                    matrix.CastOp()
+                    | arith.ExtFOp()
+                    | arith.TruncFOp()
+                    | arith.SIToFPOp()
+                    | arith.UIToFPOp()
+                ):
+                    source = op.operands[0]
+                    if float_name(source.type) is not None:
+                        return f64(source)
+                    return as_array(self._env[source]).astype(np.float64)
+                case matrix.ConstantOp() | arith.ConstantOp():
+                    return as_f64(self._env[op.results[0]], op.results[0].type)
+                case _:
+                    raise unsupported(
+                        op, f"'{op.name}' with float results is not supported"
+                    )
+
+    # -- conversions -----------------------------------------------------------
+
+    def _convert_to(self, op: arbfp.ConvertToOp, source: Any, bits: Any) -> None:
+        fmt = op.float_format
+        x = as_f64(source, op.input.type)
+        value = decode(fmt, as_array(bits), np.float64)
+        shadow = self._f64(op.input)
+        record = self._record(op, 0, op.result.type)
+        record.format = fmt.keyword
+        tally = measure(value, shadow, x, fmt.max_finite)
+        record.tally.add(tally)
+        self._quality[op.result] = tally
+        self._add_inputs(record, [op.input])
+        if self.target_sqnr_db is not None:
+            rounding, saturate = op.rounding_mode, op.saturating
+            typed = as_array(source).astype(
+                sem.element_dtype(element_type(op.input.type))
+            )
+            for name in CANDIDATES:
+                converted, _ = Conversion(name, rounding, saturate).apply(
+                    typed, self.compiled
+                )
+                record.candidates.setdefault(name, Tally()).add(
+                    measure(converted, shadow)
+                )
+
+    def _convert_from(self, op: arbfp.ConvertFromOp, result: Any) -> None:
+        fmt = op.float_format
+        container = self._shadows.get(op.input)
+        value = as_f64(result, op.result.type)
+        decoded = decode(fmt, as_array(self._env[op.input]), np.float64)
+        shadow = (
+            None
+            if container is None
+            else np.where(np.isnan(container), decoded, container)
+        )
+        self._shadows[op.result] = shadow
+        record = self._record(op, 0, op.result.type)
+        record.format = fmt.keyword
+        reference = value if shadow is None else shadow
+        tally = measure(value, reference, shadow, fmt.max_finite)
+        record.tally.add(tally)
+        self._quality[op.result] = tally
+        self._add_inputs(record, [op.input], decoded)
+
+    def _scaled_convert_to(
+        self, op: arbfp.ScaledConvertToOp, source: Any, results: list[Any]
+    ) -> None:
+        fmt, block = op.float_format, op.block_size
+        x = as_f64(source, op.input.type)
+        bits, scales = (as_array(r) for r in results)
+        value = scaled_decode(
+            fmt, op.scale_float_format, bits, scales, block, np.float64
+        )
+        shadow = self._f64(op.input)
+        exponents = block_exponents(
+            scales.view(np.uint8) if scales.dtype == np.int8 else scales
+        )
+        record = self._record(op, 0, op.result.type)
+        record.format, record.scale_rule = fmt.keyword, op.rule.value
+        exact = _in_element_units(x, exponents, block)
+        tally = measure(value, shadow, exact, fmt.max_finite)
+        record.tally.add(tally)
+        clipped = clipped_blocks(exact, fmt.max_finite, block)
+        record.blocks = (record.blocks or 0) + exponents.size
+        record.clipped_blocks += clipped
+        self._quality[op.result] = tally
+        self._add_inputs(record, [op.input])
+        typed = as_array(source).astype(sem.element_dtype(element_type(op.input.type)))
+        for rule in ScaleRule:
+            if rule is op.rule:
+                rule_tally, rule_clipped = tally, clipped
+            else:
+                other = Conversion(
+                    fmt.keyword, op.rounding_mode, block=block, rule=rule
+                )
+                converted, other_exponents = other.apply(typed, self.compiled)
+                assert other_exponents is not None
+                rule_exact = _in_element_units(x, other_exponents, block)
+                rule_tally = measure(converted, shadow, rule_exact, fmt.max_finite)
+                rule_clipped = clipped_blocks(rule_exact, fmt.max_finite, block)
+            previous, previous_clipped = record.rules.get(rule.value, (Tally(), 0))
+            previous.add(rule_tally)
+            record.rules[rule.value] = (previous, previous_clipped + rule_clipped)
+        if self.target_sqnr_db is not None:
+            for name in CANDIDATES:
+                candidate = Conversion(
+                    name, op.rounding_mode, block=block, rule=op.rule
+                )
+                converted, _ = candidate.apply(typed, self.compiled)
+                record.candidates.setdefault(name, Tally()).add(
+                    measure(converted, shadow)
+                )
+
+    def _scaled_convert_from(
+        self, op: arbfp.ScaledConvertFromOp, inputs: list[Any], result: Any
+    ) -> None:
+        fmt, block = op.float_format, op.block_size
+        container = self._shadows.get(op.input)
+        value = as_f64(result, op.result.type)
+        bits, scale_bits = (as_array(i) for i in inputs)
+        decoded = scaled_decode(
+            fmt, op.scale_float_format, bits, scale_bits, block, np.float64
+        )
+        scales = np.repeat(
+            decode(op.scale_float_format, scale_bits, np.float64), block, axis=-1
+        )
+        shadow = (
+            None
+            if container is None
+            else np.where(np.isnan(container), decoded, container)
+        )
+        self._shadows[op.result] = shadow
+        record = self._record(op, 0, op.result.type)
+        record.format = fmt.keyword
+        with np.errstate(all="ignore"):
+            exact = None if shadow is None else shadow / scales
+        tally = measure(
+            value, value if shadow is None else shadow, exact, fmt.max_finite
+        )
+        record.tally.add(tally)
+        record.blocks = (record.blocks or 0) + scale_bits.size
+        if exact is not None:
+            record.clipped_blocks += clipped_blocks(exact, fmt.max_finite, block)
+        self._quality[op.result] = tally
+        self._add_inputs(record, [op.input], decoded)
+
+    # -- memory ----------------------------------------------------------------
+
+    def _positions(
+        self, op: matrix.MemoryAccessOp, t: matrix.MatrixType
+    ) -> tuple[_Memory, np.ndarray[Any, Any]]:
+        memory = op.memory()
+        runtime = self._env[memory]
+        size = (
+            runtime.size
+            if isinstance(runtime, np.ndarray | ShapedArray)
+            else len(runtime)
+        )
+        bits = sem.container_bits(t.element_type) if op.is_packed else None
+        elements = size * 8 // bits if bits else size
+        key = (memory, bits or 0)
+        if key not in self._memories:
+            self._memories[key] = _Memory(np.full(elements, np.nan))
+        positions = sem.load(
+            np.arange(elements),
+            t.shape,
+            self._index(op, op.offset()),
+            self._index(op, op.stride()),
+            column_major=op.COLUMN_MAJOR,
+        )
+        return self._memories[key], positions
+
+    def _store(self, op: matrix.StoreOp) -> None:
+        t = cast(matrix.MatrixType, op.value.type)
+        memory, positions = self._positions(op, t)
+        shadow = self._shadows.get(op.value)
+        memory.shadow[positions] = np.nan if shadow is None else shadow
+
+    def _load(self, op: matrix.LoadOp) -> F64 | None:
+        memory, positions = self._positions(op, op.result.type)
+        shadow = memory.shadow[positions]
+        return None if np.isnan(shadow).all() else shadow
+
+    # -- records ---------------------------------------------------------------
+
+    def _record(self, op: Operation, index: int, t: Attribute) -> Record:
+        key = (op, index)
+        if key not in self.records:
+            self.records[key] = Record(op, str(t))
+        return self.records[key]
+
+    def _add_inputs(
+        self, record: Record, operands: Sequence[SSAValue], decoded: F64 | None = None
+    ) -> None:
+        """Adds the quality of `operands` (their value against their shadow) to
+        `record`'s inputs; `decoded` is the value of a container operand."""
+        tallies: list[Tally] = []
+        for v in operands:
+            quality = self._quality.get(v)
+            if quality is None:
+                if decoded is not None:
+                    quality = measure(decoded, self._shadow_or_nan(v, decoded))
+                else:
+                    value = as_f64(self._env[v], v.type)
+                    quality = measure(value, self._shadow_or(v, value))
+            tallies.append(quality)
+        if not record.inputs:
+            record.inputs = [Tally() for _ in tallies]
+        for total, tally in zip(record.inputs, tallies, strict=True):
+            total.add(tally)
+
+    def _shadow_or_nan(self, v: SSAValue, decoded: F64) -> F64:
+        shadow = self._shadows.get(v)
+        return (
+            decoded if shadow is None else np.where(np.isnan(shadow), decoded, shadow)
+        )
+
+
+def _in_element_units(x: F64, exponents: np.ndarray[Any, Any], block: int) -> F64:
+    """x / 2^e per block (exact); blocks with a NaN or inf become NaN."""
+    blocks = x.reshape(*x.shape[:-1], -1, block)
+    special = ~np.isfinite(blocks).all(axis=-1, keepdims=True)
+    scaled = np.ldexp(blocks, -exponents[..., None].astype(np.int32))
+    return np.where(special, math.nan, scaled).reshape(x.shape)
