@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from mx.precision.stats import F64, block_exponents
+from mx.precision.stats import F64
 from mx.semantics.arbfp import (
     FLOAT_DTYPES,
     FORMATS,
@@ -42,9 +42,9 @@ class Conversion:
 
     def apply(
         self, x: npt.NDArray[np.generic], compiled: bool
-    ) -> tuple[F64, npt.NDArray[np.int64] | None]:
+    ) -> tuple[F64, F64 | None]:
         """The f64 values `x` converts to, and for block-scaled conversions
-        each block's scale exponent (blocks along the last axis)."""
+        each block's scale value (blocks along the last axis)."""
         if compiled and x.size >= COMPILED_FROM and x.ndim >= 1:
             return self._compiled(x)
         fmt = FORMATS[self.format]
@@ -54,11 +54,9 @@ class Conversion:
         bits, scales = scaled_encode(fmt, x, self.block, self.rounding, self.rule)
         scale_format = FORMATS["f8e8m0fnu"]
         values = scaled_decode(fmt, scale_format, bits, scales, self.block, np.float64)
-        return values, block_exponents(scales)
+        return values, decode(scale_format, scales, np.float64)
 
-    def _compiled(
-        self, x: npt.NDArray[np.generic]
-    ) -> tuple[F64, npt.NDArray[np.int64] | None]:
+    def _compiled(self, x: npt.NDArray[np.generic]) -> tuple[F64, F64 | None]:
         from mx.jit import jit  # the JIT is imported only when a kernel is needed
 
         rows = x.reshape(-1, x.shape[-1])
@@ -66,8 +64,8 @@ class Conversion:
         if self.block is None:
             return np.asarray(kernel(rows)).reshape(x.shape), None
         values, scales = kernel(rows)
-        exponents = block_exponents(np.asarray(scales).view(np.uint8))
-        return values.reshape(x.shape), exponents.reshape(*x.shape[:-1], -1)
+        scale_values = decode(FORMATS["f8e8m0fnu"], np.asarray(scales), np.float64)
+        return values.reshape(x.shape), scale_values.reshape(*x.shape[:-1], -1)
 
     def _kernel_text(self, shape: tuple[int, ...], element: str) -> str:
         rows, cols = shape

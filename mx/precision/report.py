@@ -58,12 +58,12 @@ def record_dict(record: Record, target_sqnr_db: float | None) -> dict[str, Any]:
         entry["format"] = record.format
     if record.blocks is not None:
         entry["blocks"] = record.blocks
-        entry["clipped_blocks"] = record.clipped_blocks
+        entry["clipped_blocks"] = tally.clipped_blocks
     if record.rules:
         entry["scale_rule"] = record.scale_rule
         entry["rules"] = {
-            rule: {**t.counts(), "clipped_blocks": clipped}
-            for rule, (t, clipped) in record.rules.items()
+            rule: {**t.counts(), "clipped_blocks": t.clipped_blocks}
+            for rule, t in record.rules.items()
         }
     if target_sqnr_db is not None and record.candidates:
         entry["recommendation"] = recommendation(record.candidates, target_sqnr_db)

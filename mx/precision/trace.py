@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mx.dialects import arbfp, matrix
 from mx.errors import MXError
 from mx.precision.quantize import Conversion
-from mx.precision.stats import F64, Tally, block_exponents, clipped_blocks, measure
+from mx.precision.stats import F64, Tally, measure
 from mx.semantics import matrix as sem
 from mx.semantics.arbfp import FORMATS, ScaleRule, decode, scaled_decode
 
@@ -145,11 +145,8 @@ class Record:
     tally: Tally = field(default_factory=Tally)
     inputs: list[Tally] = field(default_factory=lambda: list[Tally]())
     blocks: int | None = None
-    clipped_blocks: int = 0
-    rules: dict[str, tuple[Tally, int]] = field(
-        default_factory=lambda: dict[str, tuple[Tally, int]]()
-    )
-    """Block-scaled conversions: per scale rule, the tally and clipped blocks."""
+    rules: dict[str, Tally] = field(default_factory=lambda: dict[str, Tally]())
+    """`scaled_convert_to`: the tally under each scale rule."""
     candidates: dict[str, Tally] = field(default_factory=lambda: dict[str, Tally]())
     """With a target SQNR: the tally of the value converted to each format."""
     scale_rule: str | None = None
@@ -413,35 +410,29 @@ class Trace:
             fmt, op.scale_float_format, bits, scales, block, np.float64
         )
         shadow = self._f64(op.input)
-        exponents = block_exponents(
-            scales.view(np.uint8) if scales.dtype == np.int8 else scales
-        )
         record = self._record(op, 0, op.result.type)
         record.format, record.scale_rule = fmt.keyword, op.rule.value
-        exact = _in_element_units(x, exponents, block)
-        tally = measure(value, shadow, exact, fmt.max_finite)
+        limit = _limits(
+            fmt.max_finite, decode(FORMATS["f8e8m0fnu"], scales, np.float64)
+        )
+        tally = measure(value, shadow, x, limit, block)
         record.tally.add(tally)
-        clipped = clipped_blocks(exact, fmt.max_finite, block)
-        record.blocks = (record.blocks or 0) + exponents.size
-        record.clipped_blocks += clipped
+        record.blocks = (record.blocks or 0) + scales.size
         self._quality[op.result] = tally
         self._add_inputs(record, [op.input])
         typed = as_array(source).astype(sem.element_dtype(element_type(op.input.type)))
         for rule in ScaleRule:
             if rule is op.rule:
-                rule_tally, rule_clipped = tally, clipped
+                rule_tally = tally
             else:
                 other = Conversion(
                     fmt.keyword, op.rounding_mode, block=block, rule=rule
                 )
-                converted, other_exponents = other.apply(typed, self.compiled)
-                assert other_exponents is not None
-                rule_exact = _in_element_units(x, other_exponents, block)
-                rule_tally = measure(converted, shadow, rule_exact, fmt.max_finite)
-                rule_clipped = clipped_blocks(rule_exact, fmt.max_finite, block)
-            previous, previous_clipped = record.rules.get(rule.value, (Tally(), 0))
-            previous.add(rule_tally)
-            record.rules[rule.value] = (previous, previous_clipped + rule_clipped)
+                converted, other_scales = other.apply(typed, self.compiled)
+                assert other_scales is not None
+                other_limit = _limits(fmt.max_finite, other_scales)
+                rule_tally = measure(converted, shadow, x, other_limit, block)
+            record.rules.setdefault(rule.value, Tally()).add(rule_tally)
         if self.target_sqnr_db is not None:
             for name in CANDIDATES:
                 candidate = Conversion(
@@ -462,9 +453,6 @@ class Trace:
         decoded = scaled_decode(
             fmt, op.scale_float_format, bits, scale_bits, block, np.float64
         )
-        scales = np.repeat(
-            decode(op.scale_float_format, scale_bits, np.float64), block, axis=-1
-        )
         shadow = (
             None
             if container is None
@@ -473,15 +461,13 @@ class Trace:
         self._shadows[op.result] = shadow
         record = self._record(op, 0, op.result.type)
         record.format = fmt.keyword
-        with np.errstate(all="ignore"):
-            exact = None if shadow is None else shadow / scales
-        tally = measure(
-            value, value if shadow is None else shadow, exact, fmt.max_finite
+        limit = _limits(
+            fmt.max_finite, decode(op.scale_float_format, scale_bits, np.float64)
         )
+        reference = value if shadow is None else shadow
+        tally = measure(value, reference, shadow, limit, block)
         record.tally.add(tally)
         record.blocks = (record.blocks or 0) + scale_bits.size
-        if exact is not None:
-            record.clipped_blocks += clipped_blocks(exact, fmt.max_finite, block)
         self._quality[op.result] = tally
         self._add_inputs(record, [op.input], decoded)
 
@@ -538,7 +524,9 @@ class Trace:
         tallies: list[Tally] = []
         for v in operands:
             quality = self._quality.get(v)
-            if quality is None:
+            if quality is None and self._shadows.get(v) is None:
+                quality = Tally(count=int(np.size(as_array(self._env[v]))))  # exact
+            elif quality is None:
                 if decoded is not None:
                     quality = measure(decoded, self._shadow_or_nan(v, decoded))
                 else:
@@ -557,9 +545,11 @@ class Trace:
         )
 
 
-def _in_element_units(x: F64, exponents: np.ndarray[Any, Any], block: int) -> F64:
-    """x / 2^e per block (exact); blocks with a NaN or inf become NaN."""
-    blocks = x.reshape(*x.shape[:-1], -1, block)
-    special = ~np.isfinite(blocks).all(axis=-1, keepdims=True)
-    scaled = np.ldexp(blocks, -exponents[..., None].astype(np.int32))
-    return np.where(special, math.nan, scaled).reshape(x.shape)
+def _limits(max_finite: float, scales: F64) -> F64:
+    """Per block, the largest magnitude that does not saturate: the element
+    format's largest finite value times the block's scale (exact in f64);
+    inf for NaN and zero scales (their blocks are NaN or zero whatever the
+    elements)."""
+    magnitude = np.abs(scales.reshape(-1))
+    usable = np.isfinite(magnitude) & (magnitude > 0)
+    return np.where(usable, max_finite * np.where(usable, magnitude, 1.0), math.inf)
