@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation
 
+from mx.diagnostics import Source, op_diag
 from mx.errors import ArgumentError
-from mx.precision.capture import instrument, traced_function
+from mx.precision.capture import Capture, instrument, traced_function
 from mx.precision.report import PrecisionReport
 from mx.precision.trace import Trace, UnsupportedError
 
@@ -36,10 +38,26 @@ def jit_report(
     """Runs `function` once on `args` (a batch: once per element) and reports
     each value against its f64 shadow; `target_sqnr_db` adds a recommended
     format to each conversion from floats."""
+    try:
+        module, body = traced_function(function.source, function.name)
+        capture = instrument(module, body)
+        return _run(function, module, body, capture, args, target_sqnr_db)
+    except UnsupportedError as err:
+        source = Source.of_text("<string>", function.source)
+        text = source.render(op_diag(err.op, err.message))
+        raise UnsupportedError(err.op, err.message, text) from None
+
+
+def _run(
+    function: JitFunction,
+    module: ModuleOp,
+    body: func.FuncOp,
+    capture: Capture,
+    args: Sequence[object],
+    target_sqnr_db: float | None,
+) -> PrecisionReport:
     from mx.jit import compile_module
 
-    module, body = traced_function(function.source, function.name)
-    capture = instrument(module, body)
     compiled = compile_module(capture.text, function.pipeline)[function.name]
     params = function.params
     if len(args) != len(params):

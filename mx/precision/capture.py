@@ -27,16 +27,21 @@ from mx.precision.trace import check_straight_line, inline_calls, unsupported
 
 
 def traced_function(text: str, name: str) -> tuple[ModuleOp, func.FuncOp]:
-    """`@name` of `text`, its calls inlined (the body the trace walks)."""
+    """`@name` of `text`, prepared for the trace."""
     module = parse_and_verify(text, "<string>")
     body = next(
         op
         for op in module.ops
         if isinstance(op, func.FuncOp) and op.sym_name.data == name
     )
+    return module, prepare(module, body)
+
+
+def prepare(module: ModuleOp, body: func.FuncOp) -> func.FuncOp:
+    """`body` with its calls inlined, checked to be straight-line."""
     inline_calls(module, body)
     check_straight_line(body)
-    return module, body
+    return body
 
 
 def _buffer_type(t: Attribute) -> MemRefType[Attribute] | None:
@@ -115,7 +120,7 @@ def instrument(module: ModuleOp, body: func.FuncOp) -> Capture:
             buffer_type = _buffer_type(result.type)
             if buffer_type is None:
                 if isinstance(result.type, MemRefType):
-                    raise unsupported(original, f"'{op.name}' creates a memref")
+                    raise unsupported(original, "only memref arguments are tracked")
                 continue
             buffer = block.insert_arg(buffer_type, len(block.args))
             captured.append((position, index, result.type))

@@ -50,7 +50,12 @@ CANDIDATES = tuple(k for k in FORMATS if k != "f8e8m0fnu")
 
 
 class UnsupportedError(MXError):
-    """The program uses something the precision report does not handle."""
+    """The program uses something the precision report does not handle;
+    `op` is where, `message` what (the text is located at `op`)."""
+
+    def __init__(self, op: Operation, message: str, text: str | None = None):
+        super().__init__(text or f"{location(op)}: error: '{op.name}' op {message}")
+        self.op, self.message = op, message
 
 
 def location(op: Operation) -> str:
@@ -65,7 +70,7 @@ def location(op: Operation) -> str:
 
 
 def unsupported(op: Operation, message: str) -> UnsupportedError:
-    return UnsupportedError(f"{location(op)}: error: precision report: {message}")
+    return UnsupportedError(op, f"is not supported by the precision report: {message}")
 
 
 def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
@@ -85,7 +90,7 @@ def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
             None,
         )
         if callee is None or not callee.body.blocks:
-            raise unsupported(call, f"cannot inline the call of @{name}")
+            raise unsupported(call, f"@{name} has no body to inline")
         block = callee.body.clone().block
         returned = block.last_op
         assert isinstance(returned, func.ReturnOp)
@@ -101,10 +106,7 @@ def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
 def check_straight_line(body: func.FuncOp) -> None:
     for op in body.body.ops:
         if op.regions:
-            raise unsupported(
-                op,
-                f"'{op.name}' has regions; only straight-line functions are supported",
-            )
+            raise unsupported(op, "only straight-line functions (no regions)")
     for arg in body.body.block.args:
         if isinstance(arg.type, VectorType) and len(arg.type.get_shape()) != 1:
             raise unsupported(
@@ -273,7 +275,7 @@ class Trace:
         if not floats:
             for r in op.results:
                 if isinstance(r.type, MemRefType):
-                    raise unsupported(op, f"'{op.name}' creates a memref")
+                    raise unsupported(op, "only memref arguments are tracked")
                 self._shadows[r] = None
             return
         operands = [v for v in op.operands if float_name(v.type) is not None]
@@ -351,9 +353,7 @@ class Trace:
                 case matrix.ConstantOp() | arith.ConstantOp():
                     return as_f64(self._env[op.results[0]], op.results[0].type)
                 case _:
-                    raise unsupported(
-                        op, f"'{op.name}' with float results is not supported"
-                    )
+                    raise unsupported(op, "no f64 shadow for this op")
 
     # -- conversions -----------------------------------------------------------
 

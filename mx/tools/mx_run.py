@@ -174,9 +174,12 @@ def format_result(value: Any, t: Attribute) -> str:
 # -- driver ---------------------------------------------------------------------
 
 
-def run(source: Source, entry: str, args: Sequence[str] = ()) -> list[str]:
-    """The printed results of running `entry` on the `--arg` texts `args`;
-    raises _Failed on bad input or UB."""
+def run(
+    source: Source, entry: str, args: Sequence[str] = (), report: str = ""
+) -> list[str]:
+    """The printed results of running `entry` on the `--arg` texts `args`
+    (`report` "table" or "json": its precision report instead); raises
+    _Failed on bad input or UB."""
     module = _parse(source)
     if (diag := verify_module(module)) is not None:
         raise _Failed([diag])
@@ -184,6 +187,8 @@ def run(source: Source, entry: str, args: Sequence[str] = ()) -> list[str]:
     interpreter = make_interpreter(module)
     arguments = _arguments(func, args, interpreter)
     try:
+        if report:
+            return [_precision_report(module, func, interpreter, arguments, report)]
         results = interpreter.call_op(func, arguments)
     except UndefinedBehaviorError as err:
         where = err.op or cast(CurrentOp, interpreter.listeners[0]).op
@@ -221,6 +226,24 @@ def run(source: Source, entry: str, args: Sequence[str] = ()) -> list[str]:
     ]
 
 
+def _precision_report(
+    module: ModuleOp,
+    func: FuncOp,
+    interpreter: Interpreter,
+    arguments: tuple[Any, ...],
+    form: str,
+) -> str:
+    """The precision report of one interpreted run (docs/precision-report.md)."""
+    from mx.precision import UnsupportedError, interpreted_report
+    from mx.precision.capture import prepare
+
+    try:
+        report = interpreted_report(interpreter, prepare(module, func), arguments)
+    except UnsupportedError as err:
+        raise _Failed([op_diag(err.op, err.message)]) from None
+    return report.to_json() if form == "json" else str(report)
+
+
 def _read(path: str) -> Source:
     name = "<stdin>" if path == "-" else path
     try:
@@ -252,6 +275,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "0x7FC00000, nan, true), a list as in a dense literal ('[[1.0, 2.0]]'), "
         "or a .npy file",
     )
+    arg_parser.add_argument(
+        "--precision-report",
+        action="store_true",
+        help="print what each conversion and low-precision op did to the values "
+        "(against an f64 shadow run) instead of the results",
+    )
+    arg_parser.add_argument(
+        "--json", action="store_true", help="with --precision-report: as JSON"
+    )
     args = arg_parser.parse_args(argv)
     source = Source(args.input_file, [])
 
@@ -259,7 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         nonlocal source
         try:
             source = _read(args.input_file)
-            print("\n".join(run(source, args.entry, args.arg)))
+            report = ("json" if args.json else "table") if args.precision_report else ""
+            print("\n".join(run(source, args.entry, args.arg, report)))
             return 0
         except _Failed as failed:
             for diag in failed.diags:
