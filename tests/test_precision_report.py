@@ -1,0 +1,442 @@
+"""The precision report (docs/precision-report.md) against independent
+computations: counts and errors of every conversion from ml_dtypes on inputs
+placed on both sides of each threshold (largest finite value, half the
+smallest subnormal) of every format; both scale rules of the block-scaled
+conversions from a NumPy/ml_dtypes formulation of OCP MX; SQNR from
+`math.fsum`. The compiled run (`f.precision_report`) and the interpreted one
+(`mx-run --precision-report`) must give the same report, and a batch the sums
+of its elements' reports."""
+
+import json
+import math
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func
+
+import mx
+from mx.errors import ArgumentError
+from mx.frontend import parse_and_verify
+from mx.interpreters import make_interpreter, to_runtime
+from mx.jit import JitFunction, compile_module
+from mx.precision import interpreted_report, quantize
+from mx.precision.capture import prepare
+
+Array = np.ndarray[Any, Any]
+
+ML_DTYPES = {
+    "f8e5m2": ml_dtypes.float8_e5m2,
+    "f8e4m3fn": ml_dtypes.float8_e4m3fn,
+    "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+    "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+    "f8e4m3": ml_dtypes.float8_e4m3,
+    "f8e3m4": ml_dtypes.float8_e3m4,
+    "f8e8m0fnu": ml_dtypes.float8_e8m0fnu,
+    "f6e3m2fn": ml_dtypes.float6_e3m2fn,
+    "f6e2m3fn": ml_dtypes.float6_e2m3fn,
+    "f4e2m1fn": ml_dtypes.float4_e2m1fn,
+}
+WIDTH = {k: 8 for k in ML_DTYPES} | {"f6e3m2fn": 6, "f6e2m3fn": 6, "f4e2m1fn": 4}
+
+
+def _jit(text: str, name: str) -> JitFunction:
+    return compile_module(text)[name]
+
+
+def _interpreted(
+    text: str, name: str, *args: Any, **options: Any
+) -> mx.PrecisionReport:
+    module = parse_and_verify(text, "<string>")
+    body = next(
+        op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name
+    )
+    interpreter = make_interpreter(module)
+    types = body.function_type.inputs.data
+    runtime = [to_runtime(a, t, interpreter) for a, t in zip(args, types, strict=True)]
+    return interpreted_report(interpreter, prepare(module, body), runtime, **options)
+
+
+def _both(text: str, name: str, *args: Any, **options: Any) -> list[mx.PrecisionReport]:
+    """The report of the compiled run and of the interpreted one."""
+    return [
+        _jit(text, name).precision_report(*args, **options),
+        _interpreted(text, name, *args, **options),
+    ]
+
+
+def _errors(value: Array, reference: Array) -> dict[str, float]:
+    """max_abs_err, max_rel_err, sqnr_db over the finite pairs, with fsum."""
+    both = np.isfinite(value) & np.isfinite(reference)
+    v, r = value[both].tolist(), reference[both].tolist()
+    errors = [abs(a - b) for a, b in zip(v, r, strict=True)]
+    noise = math.fsum(e * e for e in errors)
+    signal = math.fsum(b * b for b in r)
+    sqnr = (
+        math.inf
+        if noise == 0
+        else (-math.inf if signal == 0 else 10 * math.log10(signal / noise))
+    )
+    return {
+        "max_abs_err": max(errors, default=0.0),
+        "max_rel_err": max(
+            (e / abs(b) for e, b in zip(errors, r, strict=True) if b), default=0.0
+        ),
+        "sqnr_db": sqnr,
+    }
+
+
+def _assert_errors(entry: dict[str, Any], expected: dict[str, float]) -> None:
+    for key, value in expected.items():
+        assert entry[key] == pytest.approx(value, rel=1e-9), key
+
+
+def _threshold_inputs(fmt: str, rng: np.random.Generator) -> Array:
+    """f32 values on both sides of the largest finite value and of half the
+    smallest subnormal (the rounding-to-zero boundary), either sign, and
+    zeros, infinities and NaN, plus random values across the range."""
+    info = ml_dtypes.finfo(ML_DTYPES[fmt])
+    largest, tiny = np.float32(info.max), np.float32(info.smallest_subnormal)
+    half = np.float32(tiny / 2)
+    up, down = np.float32(np.inf), np.float32(0)
+    with np.errstate(over="ignore"):
+        doubled = np.float32(2 * float(largest))  # inf for f8e8m0fnu
+    edges = [
+        largest,
+        np.nextafter(largest, up),
+        np.nextafter(largest, down),
+        largest * np.float32(1.0625),
+        doubled,
+        half,
+        np.nextafter(half, up),
+        np.nextafter(half, down),
+        tiny,
+        np.float32(1.0),
+    ]
+    values = [*edges, *(-e for e in edges), 0.0, -0.0, np.inf, -np.inf, np.nan]
+    spread = rng.standard_normal(64) * np.exp2(
+        rng.uniform(np.log2(tiny) - 2, np.log2(largest) + 1, 64)
+    )
+    return np.concatenate([np.array(values, np.float32), spread.astype(np.float32)])
+
+
+def _round_trip(fmt: str, n: int) -> str:
+    bits = WIDTH[fmt]
+    t, q = f"!matrix.matrix<1x{n}xf32>", f"!matrix.matrix<1x{n}xi{bits}>"
+    return (
+        f"func.func @q(%x: {t}) -> {t} {{\n"
+        f"  %b = arbfp.convert_to {fmt} %x : {t} to {q}\n"
+        f"  %y = arbfp.convert_from {fmt} %b : {q} to {t}\n"
+        f"  func.return %y : {t}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize("fmt", list(ML_DTYPES))
+def test_conversion_counts_and_errors_match_ml_dtypes(fmt: str) -> None:
+    x = _threshold_inputs(fmt, np.random.default_rng(28))
+    if fmt in ("f6e3m2fn", "f6e2m3fn", "f4e2m1fn"):
+        x = x[
+            ~np.isnan(x)
+        ]  # these formats have no NaN: mx gives 0, ml_dtypes its own choice
+    largest = float(ml_dtypes.finfo(ML_DTYPES[fmt]).max)
+    converted = x.astype(ML_DTYPES[fmt]).astype(np.float64)
+    finite = np.isfinite(x)
+    expected = {
+        "count": x.size,
+        "saturated": int((finite & (np.abs(x) > largest)).sum()),
+        "underflow": int((finite & (x != 0) & (converted == 0)).sum()),
+        "nan": int(np.isnan(converted).sum()),
+        "inf": int(np.isinf(converted).sum()),
+    }
+    assert expected["saturated"] >= 4 and (
+        expected["underflow"] >= 4 or fmt == "f8e8m0fnu"
+    )
+    for report in _both(_round_trip(fmt, x.size), "q", x.reshape(1, -1)):
+        convert_to, convert_from, returned = report.values
+        assert [v["op"] for v in report.values] == [
+            "arbfp.convert_to",
+            "arbfp.convert_from",
+            "func.return",
+        ]
+        assert convert_to["loc"] == "<string>:2:3" and convert_to["format"] == fmt
+        for entry in (convert_to, convert_from):
+            assert {k: entry[k] for k in expected} == expected
+            _assert_errors(entry, _errors(converted, x.astype(np.float64)))
+        assert convert_to["blame_db"] == (
+            math.inf if convert_to["sqnr_db"] < math.inf else 0
+        )
+        assert convert_from["blame_db"] == 0
+        _assert_errors(returned, _errors(converted, x.astype(np.float64)))
+
+
+ELEMENT_FORMATS = ("f4e2m1fn", "f6e2m3fn", "f6e3m2fn", "f8e4m3fn", "f8e5m2")
+
+
+def _ocp_reference(x: Array, fmt: str, block: int, rule: str) -> tuple[Array, Array]:
+    """OCP MX quantize-dequantize in NumPy/ml_dtypes: per block the scale 2^e
+    (floor: ⌊log2 amax⌋ − emax; ceil: the least e with max·2^e ≥ amax),
+    elements x/2^e clamped to ±max and rounded by ml_dtypes; NaN/inf blocks
+    all NaN. Returns the values and each element's x/2^e (NaN in those blocks)."""
+    largest = float(ml_dtypes.finfo(ML_DTYPES[fmt]).max)
+    blocks = x.astype(np.float64).reshape(x.shape[0], -1, block)
+    special = ~np.isfinite(blocks).all(axis=2, keepdims=True)
+    amax = np.where(special, 1.0, np.abs(blocks).max(axis=2, keepdims=True))
+    emax = np.frexp(largest)[1] - 1
+    if rule == "floor":
+        e = np.frexp(amax)[1] - 1 - emax
+    else:
+        e = np.frexp(amax / largest)[1]  # a first guess, corrected exactly below
+        e = np.where(np.ldexp(largest, e - 1) >= amax, e - 1, e)
+        e = np.where(np.ldexp(largest, e) < amax, e + 1, e)
+    e = np.where(amax == 0, -127, np.clip(e, -127, 127))
+    units = np.ldexp(np.where(special, 0.0, blocks), -e)
+    codes = np.clip(units, -largest, largest).astype(np.float32).astype(ML_DTYPES[fmt])
+    values = np.where(special, np.nan, np.ldexp(codes.astype(np.float64), e))
+    return values.reshape(x.shape), np.where(special, np.nan, units).reshape(x.shape)
+
+
+def _scaled_round_trip(fmt: str, rows: int, cols: int, rule: str) -> str:
+    t, q = (
+        f"!matrix.matrix<{rows}x{cols}xf32>",
+        f"!matrix.matrix<{rows}x{cols}xi{WIDTH[fmt]}>",
+    )
+    s = f"!matrix.matrix<{rows}x{cols // 32}xi8>"
+    return (
+        f"func.func @q(%x: {t}) -> {t} {{\n"
+        f"  %b, %s = arbfp.scaled_convert_to {fmt} %x block 32 scale_rule {rule} : {t} to {q}, {s}\n"
+        f"  %y = arbfp.scaled_convert_from {fmt} %b, %s block 32 : {q}, {s} to {t}\n"
+        f"  func.return %y : {t}\n}}\n"
+    )
+
+
+def _blocks_input(rng: np.random.Generator, rows: int, cols: int) -> Array:
+    """Gaussian blocks with outliers (clipped under floor), tiny elements
+    (underflow), an all-zero block and blocks holding NaN or inf."""
+    x = rng.standard_normal((rows, cols))
+    x[rng.random((rows, cols)) < 0.02] *= 40
+    x[rng.random((rows, cols)) < 0.05] *= 1e-6
+    x[0, :32] = 0
+    x[1, 5] = np.nan
+    x[2, 40] = -np.inf
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("fmt", ELEMENT_FORMATS)
+@pytest.mark.parametrize("rule", ["floor", "ceil"])
+def test_block_scaled_counts_under_both_rules(fmt: str, rule: str) -> None:
+    rows, cols = 8, 128
+    x = _blocks_input(np.random.default_rng(7), rows, cols)
+    largest = float(ml_dtypes.finfo(ML_DTYPES[fmt]).max)
+    for report in _both(_scaled_round_trip(fmt, rows, cols, rule), "q", x):
+        entry = report.values[0]
+        assert entry["op"] == "arbfp.scaled_convert_to" and entry["scale_rule"] == rule
+        assert entry["blocks"] == rows * cols // 32
+        for each_rule in ("floor", "ceil"):
+            values, units = _ocp_reference(x, fmt, 32, each_rule)
+            finite = np.isfinite(units)
+            over = finite & (np.abs(units) > largest)
+            expected = {
+                "saturated": int(over.sum()),
+                "underflow": int((finite & (units != 0) & (values == 0)).sum()),
+                "nan": int(np.isnan(values).sum()),
+                "clipped_blocks": int(over.reshape(rows, -1, 32).any(axis=2).sum()),
+            }
+            counts = entry["rules"][each_rule]
+            assert {k: counts[k] for k in expected} == expected, each_rule
+            _assert_errors(counts, _errors(values, x.astype(np.float64)))
+            if each_rule == rule:
+                assert {k: entry[k] for k in expected} == expected
+        assert entry["rules"]["ceil"]["saturated"] == 0
+        if fmt == "f4e2m1fn":
+            assert entry["rules"]["floor"]["clipped_blocks"] > 0
+        decoded = report.values[1]
+        assert decoded["op"] == "arbfp.scaled_convert_from"
+        assert decoded["sqnr_db"] == entry["sqnr_db"] and decoded["blame_db"] == 0
+
+
+def test_compiled_and_reference_conversions_agree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kernels that convert large arrays under the other scale rule and
+    the candidate formats give the reference semantics' values."""
+    x = _blocks_input(np.random.default_rng(3), 4, 64)
+    for conversion in (
+        quantize.Conversion("f4e2m1fn", block=32, rule=quantize.ScaleRule.CEIL),
+        quantize.Conversion("f6e3m2fn", quantize.Rounding.TOWARD_ZERO, block=32),
+        quantize.Conversion("f8e4m3fn", saturate=True),
+        quantize.Conversion("f8e5m2"),
+    ):
+        reference = conversion.apply(x, compiled=False)
+        monkeypatch.setattr(quantize, "COMPILED_FROM", 1)
+        compiled = conversion.apply(x, compiled=True)
+        monkeypatch.setattr(quantize, "COMPILED_FROM", 1 << 16)
+        for a, b in zip(reference, compiled, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+NARROW = """
+func.func @narrow(%a: !matrix.matrix<4x8xf32>, %b: !matrix.matrix<4x8xf32>) -> !matrix.matrix<4x8xf32> {
+  %q = arbfp.convert_to f8e4m3fn %a : !matrix.matrix<4x8xf32> to !matrix.matrix<4x8xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<4x8xi8> to !matrix.matrix<4x8xf32>
+  %h = matrix.cast %d : !matrix.matrix<4x8xf32> to !matrix.matrix<4x8xf16>
+  %g = matrix.cast %b : !matrix.matrix<4x8xf32> to !matrix.matrix<4x8xf16>
+  %p = matrix.mul %h, %g : !matrix.matrix<4x8xf16>
+  %s = matrix.add %p, %h : !matrix.matrix<4x8xf16>
+  %w = matrix.cast %s : !matrix.matrix<4x8xf16> to !matrix.matrix<4x8xf32>
+  %r = matrix.add %w, %b : !matrix.matrix<4x8xf32>
+  func.return %r : !matrix.matrix<4x8xf32>
+}
+"""
+
+_FLOATS = st.one_of(
+    st.floats(-1e6, 1e6, width=32),
+    st.sampled_from(
+        [0.0, -0.0, 448.0, 464.0, -1e9, 2.0**-10, 2.0**-9, 70000.0, math.nan, math.inf]
+    ),
+)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.lists(_FLOATS, min_size=64, max_size=64))
+def test_compiled_and_interpreted_reports_agree(values: list[float]) -> None:
+    """Property: the report of the compiled run equals the interpreter's,
+    field for field, and the counts satisfy their invariants."""
+    a = np.array(values[:32], np.float32).reshape(4, 8)
+    b = np.array(values[32:], np.float32).reshape(4, 8)
+    compiled, interpreted = _both(NARROW, "narrow", a, b)
+    assert compiled.to_json() == interpreted.to_json()
+    ops = [v["op"] for v in compiled.values]
+    assert ops == [
+        "arbfp.convert_to",
+        "arbfp.convert_from",
+        "matrix.cast",
+        "matrix.cast",
+        "matrix.mul",
+        "matrix.add",
+        "func.return",
+    ]
+    for v in compiled.values:
+        assert 0 <= v["saturated"] + v["nan"] + v["inf"] <= 2 * v["count"]
+        assert v["sqnr_db"] == math.inf or v["max_abs_err"] > 0
+    np.testing.assert_array_equal(compiled.results, _jit(NARROW, "narrow")(a, b))
+
+
+def test_batch_report_adds_up_its_elements() -> None:
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((3, 4, 8)) * 300).astype(np.float32)
+    b = rng.standard_normal((4, 8)).astype(np.float32)
+    f = _jit(NARROW, "narrow")
+    batch = f.precision_report(a, b)
+    singles = [f.precision_report(a[i], b) for i in range(3)]
+    np.testing.assert_array_equal(batch.results, f(a, b))
+    for i, entry in enumerate(batch.values):
+        parts = [s.values[i] for s in singles]
+        for key in ("count", "saturated", "underflow", "nan", "inf"):
+            assert entry[key] == sum(p[key] for p in parts)
+        for key in ("max_abs_err", "max_rel_err"):
+            assert entry[key] == max(p[key] for p in parts)
+        assert (
+            min(p["sqnr_db"] for p in parts) - 1e-9
+            <= entry["sqnr_db"]
+            <= max(p["sqnr_db"] for p in parts) + 1e-9
+        )
+
+
+def test_blame_and_f16_overflow_underflow() -> None:
+    a = np.full((4, 8), 1.0, np.float32)
+    a[0, 0], a[0, 1] = (
+        500.0,
+        2.0**-12,
+    )  # f8e4m3fn: NaN (no saturate), 0 (below half its least subnormal)
+    b = np.full((4, 8), 0.5, np.float32)
+    a[1, 1] = 2.0**-9  # f8e4m3fn's least subnormal
+    b[1, 0], b[1, 1] = (
+        70000.0,
+        2.0**-16,
+    )  # f16: inf; 2^-9 · 2^-16 is half f16's least subnormal: 0
+    report = _jit(NARROW, "narrow").precision_report(a, b)
+    to, _, _, cast_b, mul, _, result = report.values
+    assert (to["saturated"], to["underflow"], to["nan"]) == (1, 1, 1)
+    assert cast_b["saturated"] == 1 and cast_b["inf"] == 1
+    assert mul["underflow"] == 1
+    assert mul["input_sqnr_db"] == min(to["sqnr_db"], cast_b["sqnr_db"])
+    assert mul["blame_db"] == mul["input_sqnr_db"] - mul["sqnr_db"]
+    assert result["nan"] >= 1
+
+
+def test_recommendation_is_the_narrowest_format_reaching_the_target() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 128)).astype(np.float32)
+    text = _scaled_round_trip("f4e2m1fn", 8, 128, "floor")
+    report = _jit(text, "q").precision_report(x, target_sqnr_db=25)
+    rec = report.values[0]["recommendation"]
+    candidates = rec["candidates"]
+    for fmt in ELEMENT_FORMATS:  # each candidate's SQNR, independently
+        values, _ = _ocp_reference(x, fmt, 32, "floor")
+        assert candidates[fmt] == pytest.approx(
+            _errors(values, x.astype(np.float64))["sqnr_db"], rel=1e-9
+        )
+    reaching = [f for f, s in candidates.items() if s >= 25]
+    narrowest = min(WIDTH.get(f, 8) for f in reaching)
+    assert WIDTH.get(rec["format"], 8) == narrowest
+    assert candidates[rec["format"]] == max(
+        candidates[f] for f in reaching if WIDTH.get(f, 8) == narrowest
+    )
+    assert candidates["f4e2m1fn"] < 25 <= rec["sqnr_db"]
+    assert "recommend: " + rec["format"] in str(report)
+    assert "recommendation" not in _jit(text, "q").precision_report(x).values[0]
+
+
+def test_shadows_flow_through_packed_memory() -> None:
+    """examples/mxfp4_matvec.mlir quantizes into packed bytes, loads them back
+    and decodes them: the decoded weights keep the quantization's error."""
+    from pathlib import Path
+
+    text = (
+        Path(__file__).resolve().parents[1] / "examples" / "mxfp4_matvec.mlir"
+    ).read_text()
+    rng = np.random.default_rng(1)
+    w, x = (
+        rng.standard_normal((16, 64)).astype(np.float32),
+        rng.standard_normal(64).astype(np.float32),
+    )
+    packed, scales = np.zeros(512, np.uint8), np.zeros(32, np.uint8)
+    report = _jit(text, "mxfp4_matvec").precision_report(w, x, packed, scales)
+    by_op = {v["op"]: v for v in report.values}
+    assert (
+        by_op["arbfp.scaled_convert_from"]["sqnr_db"]
+        == by_op["arbfp.scaled_convert_to"]["sqnr_db"]
+        < 30
+    )
+    assert by_op["func.return"]["sqnr_db"] < 30
+    assert packed.any()  # the run wrote the caller's buffers, as a call does
+
+
+def test_json_table_and_errors() -> None:
+    x = np.array([[1.0, 2.0, 7.0, 0.1]], np.float32)
+    report = _jit(_round_trip("f4e2m1fn", 4), "q").precision_report(x)
+    assert isinstance(report, mx.PrecisionReport)
+    data = json.loads(report.to_json())
+    assert data["version"] == 1 and data["values"][0]["input_sqnr_db"] == "inf"
+    lines = str(report).splitlines()
+    assert lines[1].split()[:4] == ["op", "loc", "type", "count"]
+    assert (
+        len({line.index("count") if "count" in line else -1 for line in lines[1:2]})
+        == 1
+    )
+    with pytest.raises(
+        mx.MXError, match=r"<string>:2:3: error: 'math.sqrt' op is not supported"
+    ):
+        _jit(
+            "func.func @r(%x: f32) -> f32 {\n  %y = math.sqrt %x : f32\n  func.return %y : f32\n}\n",
+            "r",
+        ).precision_report(np.float32(2.0))
+    with pytest.raises(ArgumentError):
+        _jit(_round_trip("f4e2m1fn", 4), "q").precision_report(
+            np.zeros((1, 3), np.float32)
+        )
