@@ -12,7 +12,9 @@ For every example this
    computation (results to a tolerance: NumPy's matmul sums in another order;
    written buffers exactly, where the example gives them).
 
-It exits with status 1 if anything disagrees.
+It then runs examples/precision_report.py (precision reports of f32 weights
+in MXFP4, MXFP6 and FP8, checked against NumPy/ml_dtypes). It exits with
+status 1 if anything disagrees.
 """
 
 import argparse
@@ -239,6 +241,17 @@ def main() -> int:
         )
         failures += not ok
     print(f"{len(CASES) - failures} of {len(CASES)} examples passed")
+    # The precision-report example checks its reports against NumPy/ml_dtypes.
+    report = subprocess.run(
+        [sys.executable, str(HERE / "precision_report.py")],
+        capture_output=True,
+        text=True,
+    )
+    chosen = report.stdout.strip().splitlines()[-1:] or ["(no output)"]
+    print(f"precision_report.py: {'OK' if report.returncode == 0 else 'FAILED'}, {chosen[0]}")
+    if report.returncode != 0:
+        print(report.stdout + report.stderr)
+        failures += 1
     return 1 if failures else 0
 
 
