@@ -135,7 +135,7 @@ def as_f64(value: Any, t: Attribute) -> F64:
     """The numbers a float value of type `t` holds, in f64 (exact)."""
     array = as_array(value)
     dtype = sem.element_dtype(element_type(t))
-    return np.asarray(array.astype(dtype), dtype=np.float64)
+    return array.astype(dtype, copy=False).astype(np.float64, copy=False)
 
 
 @dataclass
@@ -383,14 +383,12 @@ class Trace:
 
     def _convert_from(self, op: arbfp.ConvertFromOp, result: Any) -> None:
         fmt = op.float_format
-        container = self._shadows.get(op.input)
         value = as_f64(result, op.result.type)
-        decoded = decode(fmt, as_array(self._env[op.input]), np.float64)
-        shadow = (
-            None
-            if container is None
-            else np.where(np.isnan(container), decoded, container)
-        )
+
+        def decoded() -> F64:
+            return decode(fmt, as_array(self._env[op.input]), np.float64)
+
+        shadow = self._container_shadow(op.input, decoded)
         self._shadows[op.result] = shadow
         record = self._record(op, 0, op.result.type)
         record.format = fmt.keyword
@@ -420,7 +418,9 @@ class Trace:
         record.blocks = (record.blocks or 0) + scales.size
         self._quality[op.result] = tally
         self._add_inputs(record, [op.input])
-        typed = as_array(source).astype(sem.element_dtype(element_type(op.input.type)))
+        typed = as_array(source).astype(
+            sem.element_dtype(element_type(op.input.type)), copy=False
+        )
         for rule in ScaleRule:
             if rule is op.rule:
                 rule_tally = tally
@@ -447,17 +447,15 @@ class Trace:
         self, op: arbfp.ScaledConvertFromOp, inputs: list[Any], result: Any
     ) -> None:
         fmt, block = op.float_format, op.block_size
-        container = self._shadows.get(op.input)
         value = as_f64(result, op.result.type)
         bits, scale_bits = (as_array(i) for i in inputs)
-        decoded = scaled_decode(
-            fmt, op.scale_float_format, bits, scale_bits, block, np.float64
-        )
-        shadow = (
-            None
-            if container is None
-            else np.where(np.isnan(container), decoded, container)
-        )
+
+        def decoded() -> F64:
+            return scaled_decode(
+                fmt, op.scale_float_format, bits, scale_bits, block, np.float64
+            )
+
+        shadow = self._container_shadow(op.input, decoded)
         self._shadows[op.result] = shadow
         record = self._record(op, 0, op.result.type)
         record.format = fmt.keyword
@@ -470,6 +468,16 @@ class Trace:
         record.blocks = (record.blocks or 0) + scale_bits.size
         self._quality[op.result] = tally
         self._add_inputs(record, [op.input], decoded)
+
+    def _container_shadow(self, v: SSAValue, decoded: Callable[[], F64]) -> F64 | None:
+        """The shadow of the encodings `v` being decoded: what was encoded,
+        where known (memory never stored by the program has no shadow there:
+        the decoded value is its own)."""
+        container = self._shadows.get(v)
+        if container is None:
+            return None
+        unknown = np.isnan(container)
+        return np.where(unknown, decoded(), container) if unknown.any() else container
 
     # -- memory ----------------------------------------------------------------
 
@@ -517,10 +525,13 @@ class Trace:
         return self.records[key]
 
     def _add_inputs(
-        self, record: Record, operands: Sequence[SSAValue], decoded: F64 | None = None
+        self,
+        record: Record,
+        operands: Sequence[SSAValue],
+        decoded: Callable[[], F64] | None = None,
     ) -> None:
         """Adds the quality of `operands` (their value against their shadow) to
-        `record`'s inputs; `decoded` is the value of a container operand."""
+        `record`'s inputs; `decoded` gives the value of a container operand."""
         tallies: list[Tally] = []
         for v in operands:
             quality = self._quality.get(v)
@@ -528,21 +539,17 @@ class Trace:
                 quality = Tally(count=int(np.size(as_array(self._env[v]))))  # exact
             elif quality is None:
                 if decoded is not None:
-                    quality = measure(decoded, self._shadow_or_nan(v, decoded))
+                    value = decoded()
+                    shadow = self._container_shadow(v, decoded)
                 else:
                     value = as_f64(self._env[v], v.type)
-                    quality = measure(value, self._shadow_or(v, value))
+                    shadow = self._shadow_or(v, value)
+                quality = measure(value, value if shadow is None else shadow)
             tallies.append(quality)
         if not record.inputs:
             record.inputs = [Tally() for _ in tallies]
         for total, tally in zip(record.inputs, tallies, strict=True):
             total.add(tally)
-
-    def _shadow_or_nan(self, v: SSAValue, decoded: F64) -> F64:
-        shadow = self._shadows.get(v)
-        return (
-            decoded if shadow is None else np.where(np.isnan(shadow), decoded, shadow)
-        )
 
 
 def _limits(max_finite: float, scales: F64) -> F64:
