@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, func, vector
+from xdsl.dialects import arith, func, memref, vector
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     FloatAttr,
@@ -277,6 +277,9 @@ class Trace:
                 if isinstance(r.type, MemRefType):
                     raise unsupported(op, "only memref arguments are tracked")
                 self._shadows[r] = None
+            return
+        if isinstance(op, memref.LoadOp | vector.LoadOp):
+            self._shadows[op.results[0]] = None  # no shadow memory: exact
             return
         operands = [v for v in op.operands if float_name(v.type) is not None]
         if isinstance(op, _STRUCTURAL) and all(
