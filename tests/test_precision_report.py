@@ -440,3 +440,46 @@ def test_json_table_and_errors() -> None:
         _jit(_round_trip("f4e2m1fn", 4), "q").precision_report(
             np.zeros((1, 3), np.float32)
         )
+
+
+def test_unsupported_programs_are_located_errors() -> None:
+    loop = (
+        "func.func @l(%x: f32) -> f32 {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %c2 = arith.constant 2 : index\n"
+        "  %c1 = arith.constant 1 : index\n"
+        "  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> (f32) {\n"
+        "    %s = arith.addf %a, %a : f32\n"
+        "    scf.yield %s : f32\n"
+        "  }\n"
+        "  func.return %r : f32\n"
+        "}\n"
+    )
+    with pytest.raises(
+        mx.MXError,
+        match=r"<string>:5:3: error: 'scf.for' op is not supported by the precision report: only straight-line",
+    ):
+        _jit(loop, "l").precision_report(np.float32(1.0))
+
+
+def test_memref_loads_count_as_exact() -> None:
+    """A float read from a memref argument is an input: exact, so the f16
+    truncation that follows is where the error starts."""
+    text = (
+        "func.func @m(%m: memref<4xf32>) -> f16 {\n"
+        "  %c = arith.constant 1 : index\n"
+        "  %x = memref.load %m[%c] : memref<4xf32>\n"
+        "  %h = arith.truncf %x : f32 to f16\n"
+        "  func.return %h : f16\n"
+        "}\n"
+    )
+    m = np.array([1.0, 0.1, 3.0, 4.0], np.float32)
+    for report in _both(text, "m", m):
+        truncf, returned = report.values
+        expected = _errors(
+            np.array([float(np.float16(np.float32(0.1)))]),
+            np.array([float(np.float32(0.1))]),
+        )
+        _assert_errors(truncf, expected)
+        assert truncf["input_sqnr_db"] == math.inf and truncf["blame_db"] == math.inf
+        assert returned["sqnr_db"] == truncf["sqnr_db"]
