@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import exact_fp as ref
 from xdsl.dialects import func
 
 import mx
@@ -40,7 +41,12 @@ ML_DTYPES = {
     "f6e2m3fn": ml_dtypes.float6_e2m3fn,
     "f4e2m1fn": ml_dtypes.float4_e2m1fn,
 }
-WIDTH = {k: 8 for k in ML_DTYPES} | {"f6e3m2fn": 6, "f6e2m3fn": 6, "f4e2m1fn": 4}
+WIDTH = {k: 8 for k in ML_DTYPES} | {
+    "f8e5m3fnu": 8,
+    "f6e3m2fn": 6,
+    "f6e2m3fn": 6,
+    "f4e2m1fn": 4,
+}
 
 
 def _jit(text: str, name: str) -> JitFunction:
@@ -97,11 +103,17 @@ def _assert_errors(entry: dict[str, Any], expected: dict[str, float]) -> None:
 
 
 def _threshold_inputs(fmt: str, rng: np.random.Generator) -> Array:
-    """f32 values on both sides of the largest finite value and of half the
-    smallest subnormal (the rounding-to-zero boundary), either sign, and
-    zeros, infinities and NaN, plus random values across the range."""
     info = ml_dtypes.finfo(ML_DTYPES[fmt])
-    largest, tiny = np.float32(info.max), np.float32(info.smallest_subnormal)
+    return _threshold_inputs_for(float(info.max), float(info.smallest_subnormal), rng)
+
+
+def _threshold_inputs_for(
+    largest_value: float, tiny_value: float, rng: np.random.Generator
+) -> Array:
+    """f32 values on both sides of the largest finite value and of half the
+    smallest positive value (the rounding-to-zero boundary), either sign, and
+    zeros, infinities and NaN, plus random values across the range."""
+    largest, tiny = np.float32(largest_value), np.float32(tiny_value)
     half = np.float32(tiny / 2)
     up, down = np.float32(np.inf), np.float32(0)
     with np.errstate(over="ignore"):
@@ -172,6 +184,55 @@ def test_conversion_counts_and_errors_match_ml_dtypes(fmt: str) -> None:
         )
         assert convert_from["blame_db"] == 0
         _assert_errors(returned, _errors(converted, x.astype(np.float64)))
+
+
+def _exact_value(fmt: str, x: float, mode: str, saturate: bool) -> float:
+    """x converted by the exact rational reference, as a float."""
+    value = ref.decode(fmt, ref.encode(fmt, ref.exact(x), mode, saturate))
+    if isinstance(value, str):
+        return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "-0": -0.0}[value]
+    return float(value)
+
+
+@pytest.mark.parametrize("fmt", list(ref.MAX_FINITE)[:-1])  # every format (not f16)
+@pytest.mark.parametrize(
+    ("mode", "saturate"),
+    [
+        ("nearest_even", False),
+        ("nearest_away", True),
+        ("toward_zero", False),
+        ("upward", True),
+        ("downward", False),
+    ],
+)
+def test_every_format_and_mode_against_the_exact_reference(
+    fmt: str, mode: str, saturate: bool
+) -> None:
+    """Counts and SQNR of convert_to in every rounding mode, with and without
+    saturation, against the rational reference (f8e5m3fnu included, which
+    ml_dtypes lacks), on the threshold inputs of the format."""
+    largest = float(ref.MAX_FINITE[fmt])
+    tiny = min(
+        float(v)
+        for b in range(256 >> (8 - WIDTH.get(fmt, 8)))
+        if not isinstance(v := ref.decode(fmt, b), str) and v > 0
+    )
+    x = _threshold_inputs_for(largest, tiny, np.random.default_rng(4))
+    expected_values = np.array([_exact_value(fmt, float(v), mode, saturate) for v in x])
+    finite = np.isfinite(x)
+    expected = {
+        "saturated": int((finite & (np.abs(x) > largest)).sum()),
+        "underflow": int((finite & (x != 0) & (expected_values == 0)).sum()),
+        "nan": int(np.isnan(expected_values).sum()),
+        "inf": int(np.isinf(expected_values).sum()),
+    }
+    saturating = " saturate" if saturate else ""
+    text = _round_trip(fmt, x.size).replace(
+        "%x : ", f"%x rounding {mode}{saturating} : ", 1
+    )
+    entry = _interpreted(text, "q", x.reshape(1, -1)).values[0]
+    assert {k: entry[k] for k in expected} == expected
+    _assert_errors(entry, _errors(expected_values, x.astype(np.float64)))
 
 
 ELEMENT_FORMATS = ("f4e2m1fn", "f6e2m3fn", "f6e3m2fn", "f8e4m3fn", "f8e5m2")
