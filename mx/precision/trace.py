@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     VectorType,
@@ -34,6 +35,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mx.dialects import arbfp, matrix
+from mx.dialects.matrix import element_type_of
 from mx.errors import MXError
 from mx.precision.quantize import Conversion
 from mx.precision.stats import F64, Tally, measure
@@ -104,24 +106,20 @@ def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
 
 
 def check_straight_line(body: func.FuncOp) -> None:
-    for op in body.body.ops:
-        if op.regions:
+    """Raises UnsupportedError unless `body` is one block of ops without
+    regions, its vectors one-dimensional."""
+    for op in (body, *body.body.ops):
+        if op is not body and op.regions:
             raise unsupported(op, "only straight-line functions (no regions)")
-    for arg in body.body.block.args:
-        if isinstance(arg.type, VectorType) and len(arg.type.get_shape()) != 1:
-            raise unsupported(
-                body, f"vector type {arg.type} has more than one dimension"
-            )
-
-
-def element_type(t: Attribute) -> Attribute:
-    if isinstance(t, matrix.MatrixType | VectorType | MemRefType):
-        return cast(Any, t).element_type
-    return t
+        values = body.body.block.args if op is body else op.results
+        for v in values:
+            if isinstance(v.type, VectorType) and len(v.type.get_shape()) != 1:
+                raise unsupported(op, f"{v.type} has more than one dimension")
 
 
 def float_name(t: Attribute) -> str | None:
-    return arbfp.float_type_name(element_type(t))
+    """`f16`, `bf16`, `f32` or `f64` for a float scalar, vector or matrix type."""
+    return arbfp.float_type_name(element_type_of(t))
 
 
 def as_array(value: Any) -> np.ndarray[Any, Any]:
@@ -134,7 +132,7 @@ def as_array(value: Any) -> np.ndarray[Any, Any]:
 def as_f64(value: Any, t: Attribute) -> F64:
     """The numbers a float value of type `t` holds, in f64 (exact)."""
     array = as_array(value)
-    dtype = sem.element_dtype(element_type(t))
+    dtype = sem.element_dtype(element_type_of(t))
     return array.astype(dtype, copy=False).astype(np.float64, copy=False)
 
 
@@ -153,13 +151,6 @@ class Record:
     """With a target SQNR: the tally of the value converted to each format."""
     scale_rule: str | None = None
     format: str | None = None
-
-
-@dataclass
-class _Memory:
-    """The shadow of a memref: one f64 per element position (NaN: none)."""
-
-    shadow: F64
 
 
 _STRUCTURAL = (
@@ -216,7 +207,9 @@ class Trace:
         block = self.body.body.block
         env: dict[SSAValue, Any] = dict(zip(block.args, arguments, strict=True))
         shadows: dict[SSAValue, F64 | None] = {}
-        memories: dict[tuple[SSAValue, int], _Memory] = {}
+        memories: dict[tuple[SSAValue, int], F64] = {}
+        """The shadow of each memref (and packed element width): one f64 per
+        element position, NaN where the program stored none."""
         self._env, self._shadows, self._memories = env, shadows, memories
         self._quality: dict[SSAValue, Tally] = {}
         for op in block.ops:
@@ -244,7 +237,7 @@ class Trace:
         shadow = self._shadows.get(v)
         return as_f64(self._env[v], v.type) if shadow is None else shadow
 
-    def _index(self, op: Operation, index: matrix.MixedIndex) -> int:
+    def _index(self, index: matrix.MixedIndex) -> int:
         if isinstance(index, int):
             return index
         return int(as_array(self._env[index]))
@@ -294,7 +287,7 @@ class Trace:
             value = as_f64(results[0], op.results[0].type)
             exact = self._evaluate(op, lambda v: as_f64(self._env[v], v.type))
             largest = float(
-                np.finfo(sem.element_dtype(element_type(op.results[0].type))).max
+                np.finfo(sem.element_dtype(element_type_of(op.results[0].type))).max
             )
             record = self._record(op, 0, op.results[0].type)
             record.tally.add(measure(value, shadow, exact, largest))
@@ -335,10 +328,10 @@ class Trace:
                     )
                     return np.full(shape, f64(op.operands[0]))
                 case matrix.ExtractOp():
-                    row, col = (self._index(op, i) for i in op.indices())
+                    row, col = (self._index(i) for i in op.indices())
                     return np.asarray(f64(op.matrix)[row, col])
                 case matrix.InsertOp():
-                    row, col = (self._index(op, i) for i in op.indices())
+                    row, col = (self._index(i) for i in op.indices())
                     out = np.array(f64(op.matrix), dtype=np.float64)
                     out[row, col] = f64(op.operands[0])
                     return out
@@ -352,7 +345,16 @@ class Trace:
                     source = op.operands[0]
                     if float_name(source.type) is not None:
                         return f64(source)
-                    return as_array(self._env[source]).astype(np.float64)
+                    integers = as_array(self._env[source]).astype(np.int64)
+                    unsigned = isinstance(op, arith.UIToFPOp) or (
+                        isinstance(op, matrix.CastOp) and op.unsigned is not None
+                    )
+                    if unsigned:  # the container's bits as an unsigned number
+                        width = cast(
+                            IntegerType, element_type_of(source.type)
+                        ).width.data
+                        return (integers % (1 << width)).astype(np.float64)
+                    return integers.astype(np.float64)
                 case matrix.ConstantOp() | arith.ConstantOp():
                     return as_f64(self._env[op.results[0]], op.results[0].type)
                 case _:
@@ -371,18 +373,8 @@ class Trace:
         record.tally.add(tally)
         self._quality[op.result] = tally
         self._add_inputs(record, [op.input])
-        if self.target_sqnr_db is not None:
-            rounding, saturate = op.rounding_mode, op.saturating
-            typed = as_array(source).astype(
-                sem.element_dtype(element_type(op.input.type))
-            )
-            for name in CANDIDATES:
-                converted, _ = Conversion(name, rounding, saturate).apply(
-                    typed, self.compiled
-                )
-                record.candidates.setdefault(name, Tally()).add(
-                    measure(converted, shadow)
-                )
+        conversion = Conversion(fmt.keyword, op.rounding_mode, op.saturating)
+        self._recommend(record, conversion, _typed(source, op.input), shadow)
 
     def _convert_from(self, op: arbfp.ConvertFromOp, result: Any) -> None:
         fmt = op.float_format
@@ -421,9 +413,7 @@ class Trace:
         record.blocks = (record.blocks or 0) + scales.size
         self._quality[op.result] = tally
         self._add_inputs(record, [op.input])
-        typed = as_array(source).astype(
-            sem.element_dtype(element_type(op.input.type)), copy=False
-        )
+        typed = _typed(source, op.input)
         for rule in ScaleRule:
             if rule is op.rule:
                 rule_tally = tally
@@ -436,15 +426,25 @@ class Trace:
                 other_limit = _limits(fmt.max_finite, other_scales)
                 rule_tally = measure(converted, shadow, x, other_limit, block)
             record.rules.setdefault(rule.value, Tally()).add(rule_tally)
-        if self.target_sqnr_db is not None:
-            for name in CANDIDATES:
-                candidate = Conversion(
-                    name, op.rounding_mode, block=block, rule=op.rule
-                )
-                converted, _ = candidate.apply(typed, self.compiled)
-                record.candidates.setdefault(name, Tally()).add(
-                    measure(converted, shadow)
-                )
+        conversion = Conversion(
+            fmt.keyword, op.rounding_mode, block=block, rule=op.rule
+        )
+        self._recommend(record, conversion, typed, shadow)
+
+    def _recommend(
+        self,
+        record: Record,
+        conversion: Conversion,
+        source: np.ndarray[Any, Any],
+        shadow: F64,
+    ) -> None:
+        """With a target SQNR: tallies `source` converted as `conversion`
+        does but to each candidate format, against `shadow`."""
+        if self.target_sqnr_db is None:
+            return
+        for name in CANDIDATES:
+            converted, _ = replace(conversion, format=name).apply(source, self.compiled)
+            record.candidates.setdefault(name, Tally()).add(measure(converted, shadow))
 
     def _scaled_convert_from(
         self, op: arbfp.ScaledConvertFromOp, inputs: list[Any], result: Any
@@ -486,7 +486,7 @@ class Trace:
 
     def _positions(
         self, op: matrix.MemoryAccessOp, t: matrix.MatrixType
-    ) -> tuple[_Memory, np.ndarray[Any, Any]]:
+    ) -> tuple[F64, np.ndarray[Any, Any]]:
         memory = op.memory()
         runtime = self._env[memory]
         size = (
@@ -498,12 +498,12 @@ class Trace:
         elements = size * 8 // bits if bits else size
         key = (memory, bits or 0)
         if key not in self._memories:
-            self._memories[key] = _Memory(np.full(elements, np.nan))
+            self._memories[key] = np.full(elements, np.nan)
         positions = sem.load(
             np.arange(elements),
             t.shape,
-            self._index(op, op.offset()),
-            self._index(op, op.stride()),
+            self._index(op.offset()),
+            self._index(op.stride()),
             column_major=op.COLUMN_MAJOR,
         )
         return self._memories[key], positions
@@ -512,11 +512,11 @@ class Trace:
         t = cast(matrix.MatrixType, op.value.type)
         memory, positions = self._positions(op, t)
         shadow = self._shadows.get(op.value)
-        memory.shadow[positions] = np.nan if shadow is None else shadow
+        memory[positions] = np.nan if shadow is None else shadow
 
     def _load(self, op: matrix.LoadOp) -> F64 | None:
         memory, positions = self._positions(op, op.result.type)
-        shadow = memory.shadow[positions]
+        shadow = memory[positions]
         return None if np.isnan(shadow).all() else shadow
 
     # -- records ---------------------------------------------------------------
@@ -553,6 +553,13 @@ class Trace:
             record.inputs = [Tally() for _ in tallies]
         for total, tally in zip(record.inputs, tallies, strict=True):
             total.add(tally)
+
+
+def _typed(value: Any, v: SSAValue) -> np.ndarray[Any, Any]:
+    """The runtime value of float value `v` as an array of its own dtype."""
+    return as_array(value).astype(
+        sem.element_dtype(element_type_of(v.type)), copy=False
+    )
 
 
 def _limits(max_finite: float, scales: F64) -> F64:
