@@ -544,3 +544,25 @@ def test_memref_loads_count_as_exact() -> None:
         _assert_errors(truncf, expected)
         assert truncf["input_sqnr_db"] == math.inf and truncf["blame_db"] == math.inf
         assert returned["sqnr_db"] == truncf["sqnr_db"]
+
+
+@pytest.mark.parametrize("unsigned", [False, True])
+def test_integer_sources_are_exact_shadows(unsigned: bool) -> None:
+    """An integer converted to f16 is shadowed by its exact value, read as
+    unsigned with `{unsigned}`: 255 and -128 are exact in f16, 2049 is not,
+    and -1 read as 65535 overflows f16 to inf."""
+    attr = " {unsigned}" if unsigned else ""
+    text = (
+        "func.func @c(%a: !matrix.matrix<1x4xi16>) -> !matrix.matrix<1x4xf16> {\n"
+        f"  %f = matrix.cast %a{attr} : !matrix.matrix<1x4xi16> to !matrix.matrix<1x4xf16>\n"
+        "  func.return %f : !matrix.matrix<1x4xf16>\n}\n"
+    )
+    a = np.array([[255, -128, 2049, -1]], np.int16)
+    exact = a.view(np.uint16).astype(np.float64) if unsigned else a.astype(np.float64)
+    with np.errstate(over="ignore"):
+        rounded = exact.astype(np.float16).astype(np.float64)
+    for report in _both(text, "c", a):
+        cast = report.values[0]
+        _assert_errors(cast, _errors(rounded, exact))
+        assert cast["max_abs_err"] == 1.0  # 2049 -> 2048
+        assert (cast["saturated"], cast["inf"]) == ((1, 1) if unsigned else (0, 0))
