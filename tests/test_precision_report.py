@@ -566,3 +566,18 @@ def test_integer_sources_are_exact_shadows(unsigned: bool) -> None:
         _assert_errors(cast, _errors(rounded, exact))
         assert cast["max_abs_err"] == 1.0  # 2049 -> 2048
         assert (cast["saturated"], cast["inf"]) == ((1, 1) if unsigned else (0, 0))
+
+
+def test_vector_programs_compiled_and_interpreted_agree() -> None:
+    """Vectors of i4 encodings and f16 values are captured from the compiled
+    run (vector stores) as the interpreter computes them."""
+    from pathlib import Path
+
+    text = (
+        Path(__file__).parent / "filecheck" / "interpreter" / "precision_report.mlir"
+    ).read_text()
+    x = np.array([0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0], np.float32)
+    for name in ("quantize", "mx"):
+        compiled, interpreted = _both(text, name, x)
+        assert compiled.to_json() == interpreted.to_json()
+    assert [v["saturated"] for v in compiled.values] == [1, 1, 0]
