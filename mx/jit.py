@@ -515,6 +515,11 @@ class JitFunction:
     Calls from several threads at once are safe.
     """
 
+    source: str = ""
+    """The MLIR text the function was compiled from."""
+    pipeline: str = DEFAULT_PIPELINE
+    """The pipeline it was compiled with."""
+
     def __init__(
         self,
         name: str,
@@ -543,10 +548,6 @@ class JitFunction:
             isinstance(t, MatrixType) for t in self.results
         )
         return ("C",) * count
-
-    source: str = ""
-    """The MLIR text the function was compiled from."""
-    pipeline: str = DEFAULT_PIPELINE
 
     def __call__(self, *args: object, out: object = None) -> Any:
         return self._call(args, out)
