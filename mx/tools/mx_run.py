@@ -285,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--json", action="store_true", help="with --precision-report: as JSON"
     )
     args = arg_parser.parse_args(argv)
+    if args.json and not args.precision_report:
+        arg_parser.error("--json needs --precision-report")
     source = Source(args.input_file, [])
 
     def body() -> int:

@@ -3,6 +3,7 @@
 // RUN: mx-run %s --entry quantize --arg '[0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0]' --precision-report | filecheck %s --check-prefix=TABLE
 // RUN: mx-run %s --entry quantize --arg '[0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0]' --precision-report --json | filecheck %s --check-prefix=JSON
 // RUN: mx-run %s --entry mx --arg '[1.0, 2.0, 3.0, 4.0, 0.001, 0.01, 100.0, -8.0]' --precision-report | filecheck %s --check-prefix=BLOCKS
+// RUN: not mx-run %s --entry quantize --arg 1.0 --json 2>&1 | filecheck %s --check-prefix=USAGE
 // RUN: not mx-run %s --entry unsupported --arg 2.0 --precision-report 2>&1 | filecheck %s --check-prefix=NOSHADOW
 
 // f4e2m1fn: 7.0 and -100.0 exceed 6 (saturated); 0.1, 0.2, 0.24 and 1e-30
@@ -17,16 +18,16 @@ func.func @quantize(%x: vector<8xf32>) -> vector<8xf32> {
 }
 // TABLE:      precision report of @quantize
 // TABLE-NEXT: op {{ +}}loc {{ +}}type {{ +}}count  sat  underflow  nan  inf  max_abs_err  max_rel_err  sqnr_db  blame_db
-// TABLE-NEXT: arbfp.convert_to {{ +}}{{.*}}precision_report.mlir:11:3  vector<8xi4> {{ +}}8    2          4    0    0           94            1   0.5621       inf
-// TABLE-NEXT: arbfp.convert_from {{ +}}{{.*}}:12:3  vector<8xf32> {{ +}}8    2          4    0    0           94            1   0.5621         0
-// TABLE-NEXT: arith.truncf {{ +}}{{.*}}:13:3  vector<8xf16> {{ +}}8    0          0    0    0           94            1   0.5621         0
-// TABLE-NEXT: arith.mulf {{ +}}{{.*}}:14:3  vector<8xf16> {{ +}}8    0          0    0    0         9964        2.698  0.03143    0.5306
-// TABLE-NEXT: func.return {{ +}}{{.*}}:16:3  vector<8xf32> {{ +}}8    0          0    0    0         9964        2.698  0.03143         -
+// TABLE-NEXT: arbfp.convert_to {{ +}}{{.*}}precision_report.mlir:12:3  vector<8xi4> {{ +}}8    2          4    0    0           94            1   0.5621       inf
+// TABLE-NEXT: arbfp.convert_from {{ +}}{{.*}}:13:3  vector<8xf32> {{ +}}8    2          4    0    0           94            1   0.5621         0
+// TABLE-NEXT: arith.truncf {{ +}}{{.*}}:14:3  vector<8xf16> {{ +}}8    0          0    0    0           94            1   0.5621         0
+// TABLE-NEXT: arith.mulf {{ +}}{{.*}}:15:3  vector<8xf16> {{ +}}8    0          0    0    0         9964        2.698  0.03143    0.5306
+// TABLE-NEXT: func.return {{ +}}{{.*}}:17:3  vector<8xf32> {{ +}}8    0          0    0    0         9964        2.698  0.03143         -
 
 // JSON:      "version": 1,
 // JSON-NEXT: "function": "quantize",
 // JSON:      "op": "arbfp.convert_to",
-// JSON-NEXT: "loc": "{{.*}}precision_report.mlir:11:3",
+// JSON-NEXT: "loc": "{{.*}}precision_report.mlir:12:3",
 // JSON-NEXT: "type": "vector<8xi4>",
 // JSON-NEXT: "count": 8,
 // JSON-NEXT: "saturated": 2,
@@ -54,4 +55,5 @@ func.func @unsupported(%x: f32) -> f32 {
   %y = math.sqrt %x : f32
   func.return %y : f32
 }
-// NOSHADOW: precision_report.mlir:54:3: error: 'math.sqrt' op is not supported by the precision report: no f64 shadow for this op
+// NOSHADOW: precision_report.mlir:55:3: error: 'math.sqrt' op is not supported by the precision report: no f64 shadow for this op
+// USAGE: mx-run: error: --json needs --precision-report
