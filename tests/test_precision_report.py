@@ -581,3 +581,68 @@ def test_vector_programs_compiled_and_interpreted_agree() -> None:
         compiled, interpreted = _both(text, name, x)
         assert compiled.to_json() == interpreted.to_json()
     assert [v["saturated"] for v in compiled.values] == [1, 1, 0]
+
+
+def test_shadows_flow_through_memref_and_vector_stores() -> None:
+    """A quantized value stored with `memref.store`/`vector.store` and loaded
+    back keeps its shadow (the unquantized value): the f16 ops after the load
+    see the quantization's error; elements never stored are exact inputs."""
+    text = (
+        "func.func @m(%m: memref<8xf32>) -> (f16, vector<4xf16>) {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %c1 = arith.constant 1 : index\n"
+        "  %c4 = arith.constant 4 : index\n"
+        "  %x = memref.load %m[%c0] : memref<8xf32>\n"
+        "  %q = arbfp.convert_to f4e2m1fn %x : f32 to i4\n"
+        "  %d = arbfp.convert_from f4e2m1fn %q : i4 to f32\n"
+        "  memref.store %d, %m[%c1] : memref<8xf32>\n"
+        "  %y = memref.load %m[%c1] : memref<8xf32>\n"
+        "  %h = arith.truncf %y : f32 to f16\n"
+        "  %v = vector.load %m[%c0] : memref<8xf32>, vector<4xf32>\n"
+        "  %vq = arbfp.convert_to f4e2m1fn %v : vector<4xf32> to vector<4xi4>\n"
+        "  %vd = arbfp.convert_from f4e2m1fn %vq : vector<4xi4> to vector<4xf32>\n"
+        "  vector.store %vd, %m[%c4] : memref<8xf32>, vector<4xf32>\n"
+        "  %w = vector.load %m[%c1] : memref<8xf32>, vector<4xf32>\n"
+        "  %wh = arith.truncf %w : vector<4xf32> to vector<4xf16>\n"
+        "  func.return %h, %wh : f16, vector<4xf16>\n"
+        "}\n"
+    )
+    m = np.array([0.3, 9.0, 2.5, 1.0, 7.0, 7.0, 7.0, 7.0], np.float32)
+    x = float(np.float32(0.3))
+    for report in _both(text, "m", m.copy()):
+        by_loc = {v["loc"]: v for v in report.values}
+        truncf = by_loc["<string>:10:3"]
+        assert truncf["max_abs_err"] == pytest.approx(0.5 - x, rel=1e-12)  # 0.3 -> 0.5
+        # %w = [m1, m2, m3, m4] = [0.5 (shadow 0.3), 2.5, 1.0, 0.5 (shadow 0.3)]:
+        # m2, m3 were never stored (exact); m4 holds %vd[0], whose shadow is 0.3.
+        vector_truncf = by_loc["<string>:16:3"]
+        assert vector_truncf["max_abs_err"] == pytest.approx(0.5 - x, rel=1e-12)
+        _assert_errors(
+            vector_truncf,
+            _errors(np.array([0.5, 2.5, 1.0, 0.5]), np.array([x, 2.5, 1.0, x])),
+        )
+
+
+def test_matrix_loads_of_partly_stored_floats() -> None:
+    """A matrix load covering stored (shadowed) and never stored elements:
+    the latter are exact inputs, the former keep their shadow."""
+    m12, m14 = "!matrix.matrix<1x2xf32>", "!matrix.matrix<1x4xf32>"
+    text = (
+        f"func.func @p(%m: memref<4xf32>, %a: {m12}) -> !matrix.matrix<1x4xf16> {{\n"
+        f"  %q = arbfp.convert_to f4e2m1fn %a : {m12} to !matrix.matrix<1x2xi4>\n"
+        f"  %d = arbfp.convert_from f4e2m1fn %q : !matrix.matrix<1x2xi4> to {m12}\n"
+        f"  matrix.row_major_store %d, %m[1] : {m12}, memref<4xf32>\n"
+        f"  %l = matrix.row_major_load %m[0] : memref<4xf32> -> {m14}\n"
+        f"  %h = matrix.cast %l : {m14} to !matrix.matrix<1x4xf16>\n"
+        "  func.return %h : !matrix.matrix<1x4xf16>\n}\n"
+    )
+    m = np.array([0.1, 9.0, 9.0, 3.0], np.float32)
+    a = np.array([[0.3, 5.0]], np.float32)
+    loaded = np.array([np.float32(0.1), 0.5, 4.0, 3.0])
+    shadow = np.array([np.float32(0.1), np.float32(0.3), 5.0, 3.0])
+    for report in _both(text, "p", m.copy(), a):
+        cast = report.values[2]
+        assert cast["op"] == "matrix.cast"
+        _assert_errors(
+            cast, _errors(loaded.astype(np.float16).astype(np.float64), shadow)
+        )

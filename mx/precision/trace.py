@@ -8,8 +8,9 @@ The values themselves come from a `ValueSource`: the reference interpreter
 The shadow is computed with vectorized NumPy in f64.
 
 Supported bodies are straight-line (ops without regions); calls are inlined
-first (`inline_calls`). Shadows flow through memory for the `matrix` loads
-and stores (a shadow per element position of each memref argument).
+first (`inline_calls`). Shadows flow through memory for the `matrix` loads and
+stores and the `memref`/`vector` ones on 1-D memrefs (a shadow per element
+position of each memref argument).
 """
 
 from __future__ import annotations
@@ -257,9 +258,18 @@ class Trace:
             case arbfp.ScaledConvertFromOp():
                 self._scaled_convert_from(op, inputs, results[0])
             case matrix.StoreOp():
-                self._store(op)
+                t = cast(matrix.MatrixType, op.value.type)
+                self._store(op.value, *self._positions(op, t))
             case matrix.LoadOp():
-                shadows[op.result] = self._load(op)
+                memory, positions = self._positions(op, op.result.type)
+                shadows[op.result] = self._load(op.result, memory, positions)
+            case memref.StoreOp() | vector.StoreOp() if _one_dimensional(
+                op.operands[1]
+            ):
+                self._store(op.operands[0], *self._element_positions(op))
+            case memref.LoadOp() | vector.LoadOp() if _one_dimensional(op.operands[0]):
+                memory, positions = self._element_positions(op)
+                shadows[op.results[0]] = self._load(op.results[0], memory, positions)
             case _:
                 self._compute(op, results)
 
@@ -272,7 +282,7 @@ class Trace:
                 self._shadows[r] = None
             return
         if isinstance(op, memref.LoadOp | vector.LoadOp):
-            self._shadows[op.results[0]] = None  # no shadow memory: exact
+            self._shadows[op.results[0]] = None  # a memref of 2+ dimensions: exact
             return
         operands = [v for v in op.operands if float_name(v.type) is not None]
         if isinstance(op, _STRUCTURAL) and all(
@@ -484,40 +494,71 @@ class Trace:
 
     # -- memory ----------------------------------------------------------------
 
+    def _memory(self, memory: SSAValue, bits: int | None) -> F64:
+        """The shadow of memref `memory` (of `bits`-bit packed elements)."""
+        key = (memory, bits or 0)
+        if key not in self._memories:
+            runtime = self._env[memory]
+            size = (
+                runtime.size
+                if isinstance(runtime, np.ndarray | ShapedArray)
+                else len(runtime)
+            )
+            self._memories[key] = np.full(size * 8 // bits if bits else size, np.nan)
+        return self._memories[key]
+
     def _positions(
         self, op: matrix.MemoryAccessOp, t: matrix.MatrixType
     ) -> tuple[F64, np.ndarray[Any, Any]]:
-        memory = op.memory()
-        runtime = self._env[memory]
-        size = (
-            runtime.size
-            if isinstance(runtime, np.ndarray | ShapedArray)
-            else len(runtime)
-        )
+        """The shadow memory and the element positions of a matrix access."""
         bits = sem.container_bits(t.element_type) if op.is_packed else None
-        elements = size * 8 // bits if bits else size
-        key = (memory, bits or 0)
-        if key not in self._memories:
-            self._memories[key] = np.full(elements, np.nan)
+        memory = self._memory(op.memory(), bits)
         positions = sem.load(
-            np.arange(elements),
+            np.arange(memory.size),
             t.shape,
             self._index(op.offset()),
             self._index(op.stride()),
             column_major=op.COLUMN_MAJOR,
         )
-        return self._memories[key], positions
+        return memory, positions
 
-    def _store(self, op: matrix.StoreOp) -> None:
-        t = cast(matrix.MatrixType, op.value.type)
-        memory, positions = self._positions(op, t)
-        shadow = self._shadows.get(op.value)
-        memory[positions] = np.nan if shadow is None else shadow
+    def _element_positions(self, op: Operation) -> tuple[F64, np.ndarray[Any, Any]]:
+        """The shadow memory and positions of a `memref`/`vector` load or
+        store on a one-dimensional memref (one element, or a vector's)."""
+        value, memory, index = (
+            (op.operands[0], op.operands[1], op.operands[2])
+            if isinstance(op, memref.StoreOp | vector.StoreOp)
+            else (op.results[0], op.operands[0], op.operands[1])
+        )
+        start = self._index(index)
+        count = (
+            1
+            if isinstance(op, memref.LoadOp | memref.StoreOp)
+            else int(np.prod(cast(VectorType[Attribute], value.type).get_shape()))
+        )
+        return self._memory(memory, None), np.arange(start, start + count)
 
-    def _load(self, op: matrix.LoadOp) -> F64 | None:
-        memory, positions = self._positions(op, op.result.type)
-        shadow = memory[positions]
-        return None if np.isnan(shadow).all() else shadow
+    def _store(
+        self, value: SSAValue, memory: F64, positions: np.ndarray[Any, Any]
+    ) -> None:
+        shadow = self._shadows.get(value)
+        memory[positions] = (
+            np.nan if shadow is None else np.reshape(shadow, positions.shape)
+        )
+
+    def _load(
+        self, value: SSAValue, memory: F64, positions: np.ndarray[Any, Any]
+    ) -> F64 | None:
+        """The shadow of the loaded `value`: what was stored where the program
+        stored a shadowed value; elsewhere a float is its own shadow, and
+        encodings keep NaN (`_container_shadow` decodes them)."""
+        shadow = memory[positions].reshape(np.shape(as_array(self._env[value])))
+        unknown = np.isnan(shadow)
+        if unknown.all():
+            return None
+        if float_name(value.type) is not None and unknown.any():
+            return np.where(unknown, as_f64(self._env[value], value.type), shadow)
+        return shadow
 
     # -- records ---------------------------------------------------------------
 
@@ -553,6 +594,11 @@ class Trace:
             record.inputs = [Tally() for _ in tallies]
         for total, tally in zip(record.inputs, tallies, strict=True):
             total.add(tally)
+
+
+def _one_dimensional(memory: SSAValue) -> bool:
+    t = memory.type
+    return isinstance(t, MemRefType) and t.get_num_dims() == 1
 
 
 def _typed(value: Any, v: SSAValue) -> np.ndarray[Any, Any]:
