@@ -646,3 +646,17 @@ def test_matrix_loads_of_partly_stored_floats() -> None:
         _assert_errors(
             cast, _errors(loaded.astype(np.float16).astype(np.float64), shadow)
         )
+
+
+def test_bad_options_are_argument_errors() -> None:
+    f = _jit(_round_trip("f4e2m1fn", 4), "q")
+    x = np.zeros((1, 4), np.float32)
+    with pytest.raises(
+        ArgumentError, match=r"unknown option out \(the option is target_sqnr_db\)"
+    ):
+        f.precision_report(x, out=x)
+    with pytest.raises(
+        ArgumentError, match="target_sqnr_db must be a number of dB, got 'high'"
+    ):
+        f.precision_report(x, target_sqnr_db="high")
+    assert f.precision_report(x, target_sqnr_db=30).target_sqnr_db == 30.0

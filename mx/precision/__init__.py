@@ -11,6 +11,7 @@ program (docs/precision-report.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +34,12 @@ __all__ = ["PrecisionReport", "UnsupportedError", "interpreted_report", "jit_rep
 
 
 def jit_report(
-    function: JitFunction, *args: object, target_sqnr_db: float | None = None
+    function: JitFunction, *args: object, **options: object
 ) -> PrecisionReport:
     """Runs `function` once on `args` (a batch: once per element) and reports
-    each value against its f64 shadow; `target_sqnr_db` adds a recommended
-    format to each conversion from floats."""
+    each value against its f64 shadow; the option `target_sqnr_db` (a
+    number) adds a recommended format to each conversion from floats."""
+    target_sqnr_db = _target(function.name, options)
     try:
         module, body = traced_function(function.source, function.name)
         capture = instrument(module, body)
@@ -46,6 +48,29 @@ def jit_report(
         source = Source.of_text("<string>", function.source)
         text = source.render(op_diag(err.op, err.message))
         raise UnsupportedError(err.op, err.message, text) from None
+
+
+def _target(name: str, options: dict[str, object]) -> float | None:
+    """The `target_sqnr_db` option; any other option is an ArgumentError."""
+    unknown = sorted(set(options) - {"target_sqnr_db"})
+    if unknown:
+        raise ArgumentError(
+            f"error: @{name}.precision_report: unknown option "
+            f"{', '.join(unknown)} (the option is target_sqnr_db)"
+        )
+    target = options.get("target_sqnr_db")
+    if target is None:
+        return None
+    if (
+        isinstance(target, bool)
+        or not isinstance(target, int | float)
+        or math.isnan(target)
+    ):
+        raise ArgumentError(
+            f"error: @{name}.precision_report: target_sqnr_db must be a number "
+            f"of dB, got {target!r}"
+        )
+    return float(target)
 
 
 def _run(
