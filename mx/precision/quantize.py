@@ -26,8 +26,9 @@ from mx.semantics.arbfp import (
     scaled_encode,
 )
 
-COMPILED_FROM = 1 << 16
-"""Arrays of at least this many elements are converted by compiled kernels."""
+COMPILED_FROM = 1 << 20
+"""Arrays of at least this many elements are converted by compiled kernels
+(compiling one costs about what the reference takes for a million elements)."""
 
 
 @dataclass(frozen=True)
