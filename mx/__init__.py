@@ -1,6 +1,7 @@
 """mx: fixed-size matrices as SSA values and small floating-point formats
 (FP8/FP6/FP4), on xDSL, compiled through LLVM. See docs/index.md; from Python:
-`mx.jit` (docs/python-api.md)."""
+`mx.jit` (docs/python-api.md) and the tracing front end `@mx.function`
+(docs/python-frontend.md)."""
 
 from importlib.metadata import PackageNotFoundError, version
 
@@ -11,4 +12,16 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["MXError", "__version__"]
+_TRACING = ("dequantize_mx", "fma", "function", "quantize_mx", "transpose")
+"""Names of `mx.tracing`, imported on first use: `import mx` stays cheap."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _TRACING:
+        from mx import tracing
+
+        return getattr(tracing, name)
+    raise AttributeError(f"module 'mx' has no attribute '{name}'")
+
+
+__all__ = ["MXError", "__version__", *_TRACING]  # pyright: ignore[reportUnsupportedDunderAll]
