@@ -4,6 +4,7 @@
 (docs/python-frontend.md)."""
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from mx.errors import MXError
 
@@ -11,6 +12,13 @@ try:
     __version__ = version("mx")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
+
+if TYPE_CHECKING:
+    from mx.tracing import dequantize_mx as dequantize_mx
+    from mx.tracing import fma as fma
+    from mx.tracing import function as function
+    from mx.tracing import quantize_mx as quantize_mx
+    from mx.tracing import transpose as transpose
 
 _TRACING = ("dequantize_mx", "fma", "function", "quantize_mx", "transpose")
 """Names of `mx.tracing`, imported on first use: `import mx` stays cheap."""

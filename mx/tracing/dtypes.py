@@ -48,7 +48,7 @@ FLOAT_TYPES = frozenset(d for d, t in NATIVE.items() if not isinstance(t, Intege
 def small_float_format(dtype: DType) -> FloatFormat | None:
     """The arbfp format of an ml_dtypes small float (`float8_e4m3fn` ->
     f8e4m3fn), or None for any other dtype."""
-    if dtype.kind != "V" or not dtype.name.startswith("float"):
+    if not dtype.name.startswith("float"):
         return None
     return FORMATS.get("f" + dtype.name.removeprefix("float").replace("_", ""))
 

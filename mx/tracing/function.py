@@ -26,7 +26,7 @@ from xdsl.printer import Printer
 from mx.dialects import matrix as mt
 from mx.errors import CompileError
 from mx.jit import DEFAULT_PIPELINE, jit
-from mx.tracing.dtypes import BYTES, DType, mlir_type
+from mx.tracing.dtypes import BYTES, DType, mlir_type, small_float_format
 from mx.tracing.locations import PythonLocation, caller_location
 from mx.tracing.values import F64, I64, BytesParameter, Trace, Traced, ssa_type
 
@@ -55,7 +55,7 @@ class _Output:
 
 
 @dataclass
-class Traced_:
+class Trace_:
     """One trace: the module, and how to call its compiled function."""
 
     module: ModuleOp
@@ -64,6 +64,9 @@ class Traced_:
     single: bool
     """The Python function returned one value (not a tuple)."""
     packed_inputs: bool
+    byte_views: tuple[int, ...]
+    """Arguments holding small-float codes, passed to the JIT as their bytes
+    (it takes only some of ml_dtypes' types)."""
 
 
 class Function:
@@ -80,7 +83,7 @@ class Function:
         self.fn = fn
         self.pipeline = pipeline
         self._calls: dict[tuple[object, ...], Callable[..., Any]] = {}
-        self._traces: dict[tuple[object, ...], Traced_] = {}
+        self._traces: dict[tuple[object, ...], Trace_] = {}
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: object) -> Any:
@@ -93,10 +96,13 @@ class Function:
     def mlir(self, *args: object, debuginfo: bool = False) -> str:
         """The traced module (before any pass) for arguments like `args`; with
         `debuginfo`, each op carries its Python `loc("file":line:col)`."""
-        traced = self._trace(args, tuple([_signature(a) for a in args]))
-        return _text(traced.module, debuginfo)
+        return _text(self.trace(*args).module, debuginfo)
 
-    def _trace(self, args: Sequence[object], key: tuple[object, ...]) -> Traced_:
+    def trace(self, *args: object) -> Trace_:
+        """The trace for arguments like `args` (made once per signature)."""
+        return self._trace(args, tuple([_signature(a) for a in args]))
+
+    def _trace(self, args: Sequence[object], key: tuple[object, ...]) -> Trace_:
         if (known := self._traces.get(key)) is not None:
             return known
         where = caller_location()
@@ -147,12 +153,17 @@ class Function:
         )
         body = func.FuncOp(name, function_type, Region(trace.block))
         body.location = where.attribute()
-        traced = Traced_(
+        traced = Trace_(
             ModuleOp([body]),
             name,
             outputs,
             single,
             any(isinstance(p, BytesParameter) and p.packed_bits for p in params),
+            tuple(
+                i
+                for i, a in enumerate(args)
+                if isinstance(a, np.ndarray) and small_float_format(a.dtype) is not None
+            ),
         )
         traced.module.verify()
         self._traces[key] = traced
@@ -166,7 +177,7 @@ class Function:
         try:
             compiled = jit(text, traced.name, self.pipeline)
         except CompileError as err:
-            raise CompileError(_python_located(err, traced.module)) from None
+            raise CompileError(python_located(err, traced.module)) from None
         call = _caller(compiled, traced)
         self._calls[key] = call
         return call
@@ -229,7 +240,7 @@ def _text(module: ModuleOp, debuginfo: bool) -> str:
 _DIAGNOSTIC = re.compile(r"<string>:(\d+):(\d+): (\w+): (.*)")
 
 
-def _python_located(err: CompileError, module: ModuleOp) -> list[str]:
+def python_located(err: CompileError, module: ModuleOp) -> list[str]:
     """The compiler's diagnostics, located at the Python lines of the ops
     they name instead of the traced module's text."""
     located: dict[int, PythonLocation] = {}
@@ -251,12 +262,17 @@ def _python_located(err: CompileError, module: ModuleOp) -> list[str]:
     return diagnostics
 
 
-def _caller(compiled: Callable[..., Any], traced: Traced_) -> Callable[..., Any]:
+def _caller(compiled: Callable[..., Any], traced: Trace_) -> Callable[..., Any]:
     """The call of a compiled trace: the JIT function itself when it returns
     what the Python function did, else a wrapper allocating packed outputs
     and viewing codes as their ml_dtypes type."""
     outputs = traced.outputs
-    if traced.single and not traced.packed_inputs and outputs[0] == _Output(None, None):
+    if (
+        traced.single
+        and not traced.packed_inputs
+        and not traced.byte_views
+        and outputs[0] == _Output(None, None)
+    ):
         return compiled
     packed = [o.packed_shape for o in outputs if o.packed_shape is not None]
     single_result = len(outputs) - len(packed) == 1
@@ -269,6 +285,11 @@ def _caller(compiled: Callable[..., Any], traced: Traced_) -> Callable[..., Any]
                         f"{traced.name}: packed FP4/FP6 codes are not batched; "
                         f"got an argument of shape {a.shape}"
                     )
+        if traced.byte_views:
+            args = tuple(
+                cast(Any, a).view(np.uint8) if i in traced.byte_views else a
+                for i, a in enumerate(args)
+            )
         buffers = [np.empty(shape, np.uint8) for shape in packed]
         returned = compiled(*args, *buffers)
         results = iter([returned] if single_result else returned or ())

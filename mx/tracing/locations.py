@@ -39,7 +39,9 @@ class PythonLocation:
         )
 
     def error(self, message: str) -> TracingError:
-        source = Source(self.file, linecache.getlines(self.file))
+        source = Source(
+            self.file, [line.rstrip("\n") for line in linecache.getlines(self.file)]
+        )
         return TracingError(
             source.render(Diag("error", self.line, self.column, message))
         )

@@ -695,6 +695,9 @@ def astype(
 
 def _native_cast(value: Traced, target: DType, where: PythonLocation) -> Traced:
     result_type = ssa_type(target, value.shape)
+    if value.kind == "vector" and not (is_float(value.dtype) and is_float(target)):
+        # xDSL's arith casts between integers and floats take scalars only
+        unsupported(f".astype({target.name}) of a vector of {value.dtype.name}")
     if value.kind == "matrix":
         op: Operation = mt.CastOp(value.value, cast(mt.MatrixType, result_type))
     else:
