@@ -2,7 +2,7 @@
 
     python examples/run_examples.py [--out DIR]
 
-For every example this
+For every MLIR example this
 1. runs `mx-opt FILE -p mx-lower-to-llvm -t llvm` (the driver itself, as a user
    would) and writes the LLVM IR to DIR (default build/examples/),
 2. JIT-compiles the same module through llvmlite and calls each function on
@@ -11,6 +11,9 @@ For every example this
    with mx's reference interpreter, and with an independent NumPy/ml_dtypes
    computation (results to a tolerance: NumPy's matmul sums in another order;
    written buffers exactly, where the example gives them).
+
+The Python examples written with the tracing front end (`@mx.function`) run as
+scripts and check themselves against NumPy/ml_dtypes.
 
 It exits with status 1 if anything disagrees.
 """
@@ -149,6 +152,11 @@ CASES = [
 ]
 
 
+PYTHON_EXAMPLES = ["traced_mxfp4_decode.py"]
+"""Examples written with the tracing front end: each checks itself against
+NumPy and exits with status 1 on a mismatch."""
+
+
 def _as_tuple(value: Any) -> tuple[Any, ...]:
     return value if isinstance(value, tuple) else (value,)
 
@@ -238,7 +246,15 @@ def main() -> int:
             f"  {'OK' if ok else 'MISMATCH'}: JIT == interpreter bit for bit, ~= NumPy"
         )
         failures += not ok
-    print(f"{len(CASES) - failures} of {len(CASES)} examples passed")
+    for script in PYTHON_EXAMPLES:
+        print(f"{script}:")
+        run = subprocess.run(
+            [sys.executable, str(HERE / script)], capture_output=True, text=True
+        )
+        print("  " + (run.stdout + run.stderr).strip().replace("\n", "\n  "))
+        failures += run.returncode != 0
+    total = len(CASES) + len(PYTHON_EXAMPLES)
+    print(f"{total - failures} of {total} examples passed")
     return 1 if failures else 0
 
 
