@@ -425,6 +425,52 @@ def test_traced_once_per_signature() -> None:
     assert len(traces) == 3
 
 
+def test_repeated_calls_check_the_signature() -> None:
+    """The shortcut for a repeated call never runs another signature's code:
+    a NumPy float64 (strong) after a Python float (weak), an int after a
+    float, another dtype or shape, a batch."""
+    scale = mx.function(lambda x, s: x * s)
+    a = np.full((2, 2), 3, np.float32)
+    _same(scale(a, 0.5), a * 0.5)
+    _same(scale(a, 0.5), a * 0.5)
+    assert "dtype mismatch in '*': float32 and float64" in _error(
+        lambda: scale(a, np.float64(0.5))
+    )
+    _same(scale(a, 2), a * 2)
+    # NumPy float64 scalars (a subclass of float) are strong in the body too
+    constant = mx.function(lambda x: x * np.float64(0.5))  # the constant
+    assert "dtype mismatch in '*': float32 and float64" in _error(lambda: constant(a))
+    _same(scale(a.astype(np.float64), 0.5), a.astype(np.float64) * 0.5)
+    _same(scale(np.stack([a, a]), 0.5), np.stack([a, a]) * 0.5)
+    _same(scale(a[:1], 0.5), a[:1] * 0.5)
+    with pytest.raises(mx.MXError, match="argument #1 is a 'list'"):
+        scale(a, [0.5])
+    _same(scale(a, 0.25), a * 0.25)
+
+
+NATIVE_DTYPES = [
+    *FLOATS,
+    *(np.dtype(f"int{w}") for w in (8, 16, 32, 64)),
+]
+
+
+@pytest.mark.parametrize("dtype", NATIVE_DTYPES, ids=lambda d: d.name)
+def test_numpy_scalars_are_strong(dtype: np.dtype[Any]) -> None:
+    """A NumPy scalar (argument or constant) keeps its dtype, whatever
+    Python type its class derives from (numpy.float64 is a float)."""
+    one = dtype.type(1)
+    other = np.dtype(np.float32 if dtype != np.float32 else np.float64)
+    a = np.full((2, 2), 3, dtype)
+    same = mx.function(lambda x, s: (x * s, x * one))
+    for got in same(a, one):
+        _same(got, a * one)
+    mismatch = f"dtype mismatch in '*': {other.name} and {dtype.name}"
+    assert mismatch in _error(
+        lambda: mx.function(lambda x, s: x * s)(a.astype(other), one)
+    )
+    assert mismatch in _error(lambda: mx.function(lambda x: x * one)(a.astype(other)))
+
+
 def test_mlir_is_the_obvious_program() -> None:
     m = np.zeros((4, 4), np.float32)
     text = mx.function(lambda a, b, c: a @ b.T + c).mlir(m, m, m)

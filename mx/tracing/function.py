@@ -84,13 +84,23 @@ class Function:
         self.pipeline = pipeline
         self._calls: dict[tuple[object, ...], Callable[..., Any]] = {}
         self._traces: dict[tuple[object, ...], Trace_] = {}
+        self._repeat: Callable[..., Any] = _missed
+        """The last call's compiled function, behind a check that the
+        arguments have the last call's types, dtypes and shapes exactly."""
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: object) -> Any:
+        try:
+            result = self._repeat(*args)
+        except (TypeError, AttributeError):  # not the arguments it checks for
+            result = _MISS
+        if result is not _MISS:
+            return result
         key = tuple([_signature(a) for a in args])
         call = self._calls.get(key)
         if call is None:
             call = self._compile(args, key)
+        self._repeat = _repeat(call, args)
         return call(*args)
 
     def mlir(self, *args: object, debuginfo: bool = False) -> str:
@@ -183,6 +193,41 @@ class Function:
         return call
 
 
+_MISS = object()
+
+
+def _missed(*args: object) -> object:
+    return _MISS
+
+
+def _repeat(call: Callable[..., Any], args: Sequence[object]) -> Callable[..., Any]:
+    """`call`, for arguments exactly like `args` (the same types of Python
+    numbers; arrays of the same dtype object and shape), else `_MISS`: a
+    repeated call checks a few attributes instead of computing its signature.
+    Raises AttributeError or TypeError for arguments of other kinds."""
+    names = [f"a{i}" for i in range(len(args))]
+    scope: dict[str, object] = {"call": call, "MISS": _MISS}
+    checks: list[str] = []
+    for name, arg in zip(names, args, strict=True):
+        if type(arg) in (float, int):
+            scope[f"t_{name}"] = type(arg)
+            checks.append(f"type({name}) is t_{name}")
+        elif isinstance(arg, np.ndarray | np.generic):
+            scope[f"d_{name}"], scope[f"s_{name}"] = arg.dtype, arg.shape
+            checks.append(f"{name}.dtype is d_{name} and {name}.shape == s_{name}")
+        else:
+            return _missed
+    parameters = ", ".join(names)
+    exec(
+        f"def repeat({parameters}):\n"
+        f"    if {' and '.join(checks) or 'True'}:\n"
+        f"        return call({parameters})\n"
+        "    return MISS\n",
+        scope,
+    )
+    return cast(Callable[..., Any], scope["repeat"])
+
+
 def mlir_dtype_of(value: Traced) -> DType:
     """The dtype the JIT returns for a result of `value`'s type."""
     from mx.jit import numpy_dtype
@@ -195,7 +240,7 @@ def mlir_dtype_of(value: Traced) -> DType:
 def _parameter(trace: Trace, index: int, arg: object, where: PythonLocation) -> Traced:
     if isinstance(arg, bool | np.bool_):
         raise where.error(f"argument #{index} is a bool: booleans are not supported")
-    if isinstance(arg, float | int):
+    if isinstance(arg, float | int) and not isinstance(arg, np.generic):
         dtype = F64 if isinstance(arg, float) else I64
         value = trace.block.insert_arg(ssa_type(dtype, ()), index)
         return Traced(trace, value, dtype, (), weak=True)

@@ -305,7 +305,7 @@ def _constant(trace: Trace, value: object, where: PythonLocation) -> Traced:
     """A constant operand: a Python number (weak), a NumPy scalar or array."""
     if isinstance(value, (bool, np.bool_)):
         fail("booleans are not supported (no i1 values); use 0 and 1")
-    if isinstance(value, float | int):
+    if isinstance(value, float | int) and not isinstance(value, np.generic):
         dtype = F64 if isinstance(value, float) else I64
         return Traced(trace, None, dtype, (), weak=True, literal=value)
     if isinstance(value, np.generic | np.ndarray):
