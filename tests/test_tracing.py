@@ -27,7 +27,7 @@ from reference import exact_fp as ref
 from reference import exact_scaled as scaled_ref
 
 import mx
-from mx.errors import CompileError
+from mx.errors import ArgumentError, CompileError
 from mx.tracing.function import python_located
 
 Array = np.ndarray[Any, Any]
@@ -567,6 +567,24 @@ def test_bad_arguments() -> None:
         lambda: f(np.ones((2, 2), np.uint16))
     )
     assert "empty shape" in _error(lambda: f(np.ones((0, 2), np.float32)))
+
+
+def test_call_errors_point_at_the_call() -> None:
+    """An argument error of the compiled function (batch shapes that do not
+    broadcast) is an ArgumentError at the Python call, not at the traced
+    module's text."""
+    f = mx.function(lambda a, b: a @ b)
+    a, b = np.ones((3, 4, 4), np.float32), np.ones((5, 4, 4), np.float32)
+    with pytest.raises(ArgumentError) as info:
+        f(a, b)  # the call
+    message = str(info.value)
+    assert message.startswith(
+        f"{__file__}:{_line_of('# the call')}:9: error: @lambda: "
+    ), message
+    assert (
+        "the batch shapes of the arguments (3, 4, 4), (5, 4, 4) do not broadcast"
+        in message
+    )
 
 
 def test_compile_errors_point_at_python_lines() -> None:

@@ -24,7 +24,7 @@ from xdsl.ir import Region
 from xdsl.printer import Printer
 
 from mx.dialects import matrix as mt
-from mx.errors import CompileError
+from mx.errors import ArgumentError, CompileError
 from mx.jit import DEFAULT_PIPELINE, jit
 from mx.tracing.dtypes import BYTES, DType, mlir_type, small_float_format
 from mx.tracing.locations import PythonLocation, caller_location
@@ -101,7 +101,11 @@ class Function:
         if call is None:
             call = self._compile(args, key)
         self._repeat = _repeat(call, args)
-        return call(*args)
+        try:
+            return call(*args)
+        except ArgumentError as err:  # located in the traced module's text
+            message = _DIAGNOSTIC.sub(r"\4", str(err).split("\n", 1)[0])
+            raise ArgumentError(str(caller_location().error(message))) from None
 
     def mlir(self, *args: object, debuginfo: bool = False) -> str:
         """The traced module (before any pass) for arguments like `args`; with
