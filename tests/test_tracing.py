@@ -559,6 +559,14 @@ def test_unsupported_operations_are_named(
     assert expected in message, message
 
 
+def test_packed_rows_fill_whole_bytes() -> None:
+    x = np.ones((3, 2), np.float32)
+    message = _error(lambda: mx.quantize_mx(x, "f6e2m3fn", block=2))
+    assert "a row of 2 packed 6-bit codes does not fill whole bytes" in message
+    codes, _ = mx.quantize_mx(x, "f6e2m3fn", block=2, packed=False)
+    assert codes.shape == (3, 2) and codes.dtype == np.dtype(ml_dtypes.float6_e2m3fn)
+
+
 def test_bad_arguments() -> None:
     f = mx.function(lambda a: a)
     assert "argument #0 is a 'str'" in _error(lambda: f("x"))

@@ -769,6 +769,12 @@ def quantize_mx(
     if packed and element_fmt.bits == 8:
         fail(f"packed=True: {element_fmt.keyword} codes take whole bytes")
     rows, cols = x.shape
+    is_packed = element_fmt.bits < 8 if packed is None else packed
+    if is_packed and cols * element_fmt.bits % 8:
+        fail(
+            f"mx.quantize_mx: a row of {cols} packed {element_fmt.bits}-bit codes does "
+            "not fill whole bytes (pass packed=False)"
+        )
     op = arbfp.ScaledConvertToOp(
         element_fmt.keyword,
         x.value,
@@ -779,7 +785,6 @@ def quantize_mx(
     )
     x.trace.insert(op, where)
     codes_dtype = format_dtype(element_fmt.keyword) or BYTES
-    is_packed = element_fmt.bits < 8 if packed is None else packed
     codes = Traced(x.trace, op.results[0], codes_dtype, x.shape, packed=is_packed)
     scales_dtype = format_dtype("f8e8m0fnu")
     assert scales_dtype is not None
