@@ -118,12 +118,17 @@ def test_python_number_arguments_are_weak_as_in_numpy() -> None:
     _same(mx.function(lambda s, t: s * t + 1)(2.5, 3), np.float64(8.5))
 
 
-def test_scalars_and_vectors() -> None:
+@pytest.mark.parametrize("dtype", [*FLOATS, np.dtype(np.int16)], ids=lambda d: d.name)
+def test_scalars_and_vectors(dtype: np.dtype[Any]) -> None:
     rng = np.random.default_rng(4)
-    u, v = _random(rng, (9,), np.float32), _random(rng, (9,), np.float32)
-    ops = mx.function(lambda x, y, s: (x + y, x * s, -y, x / y - s, x[3] * y[-1]))
-    s = np.float32(1.5)
-    want = (u + v, u * s, -v, u / v - s, u[3] * v[-1])
+    u, v = _random(rng, (9,), dtype), _random(rng, (9,), dtype)
+    s = dtype.type(3)
+    if dtype.kind == "i":
+        ops = mx.function(lambda x, y, s: (x + y, x * s, -y, x[3] * y[-1] - s))
+        want = (u + v, u * s, -v, u[3] * v[-1] - s)
+    else:
+        ops = mx.function(lambda x, y, s: (x + y, x * s, -y, x / y - s, x[3] * y[-1]))
+        want = (u + v, u * s, -v, u / v - s, u[3] * v[-1])
     for g, w in zip(ops(u, v, s), want, strict=True):
         _same(g, w)
     zero_d = np.array(2.0, dtype=np.float32)
