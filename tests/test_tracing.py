@@ -403,6 +403,43 @@ def test_quantize_options_and_traced_round_trip() -> None:
     _same(decoded, values.reshape(2, 32).astype(np.float32))
 
 
+def test_dequantized_arguments_are_read_from_memory() -> None:
+    """Codes and scales passed to mx.dequantize_mx are memref parameters read
+    by row-major loads (packed for FP4), the form the decoded matvec kernel
+    reads in place; such functions are not batched."""
+    rng = np.random.default_rng(17)
+    w = rng.standard_normal((32, 64)).astype(np.float32)
+    x = rng.standard_normal(64).astype(np.float32)
+    wq, s = mx.quantize_mx(w, "f4e2m1fn", block=32)
+
+    @mx.function
+    def decode(wq: Any, s: Any, x: Any) -> Any:
+        return mx.dequantize_mx(wq, s, "f4e2m1fn", block=32) @ x
+
+    text = decode.mlir(wq, s, x)
+    assert "(%wq: memref<1024xi8>, %s: memref<64xi8>, %x: vector<64xf32>)" in text, text
+    assert (
+        "matrix.row_major_load %wq[0] packed : memref<1024xi8> -> !matrix.matrix<32x64xi4>"
+        in text
+    )
+    assert (
+        "matrix.row_major_load %s[0] : memref<64xi8> -> !matrix.matrix<32x2xi8>" in text
+    )
+    decoded = mx.dequantize_mx(wq, s, "f4e2m1fn", block=32)
+    _same(decode(wq, s, x), _in_order_matmul(decoded, x[:, None])[:, 0])
+    message = _error(lambda: decode(np.stack([wq, wq]), s, x))
+    assert "is not batched; got an argument of shape (2, 32, 32)" in message
+    # scales used as a matrix before: they stay a matrix parameter
+    both = mx.function(
+        lambda q, s: (
+            s.astype(np.float32),
+            mx.dequantize_mx(q, s, "f4e2m1fn", block=32),
+        )
+    )
+    assert "%s: !matrix.matrix<32x2xi8>" in both.mlir(wq, s)
+    _same(both(wq, s)[1], decoded)
+
+
 # Tracing and the cache -------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ from mx.errors import ArgumentError, CompileError
 from mx.jit import DEFAULT_PIPELINE, jit
 from mx.tracing.dtypes import BYTES, DType, mlir_type, small_float_format
 from mx.tracing.locations import PythonLocation, caller_location
-from mx.tracing.values import F64, I64, BytesParameter, Trace, Traced, ssa_type
+from mx.tracing.values import F64, I64, ByteParameter, Trace, Traced, ssa_type
 
 
 def _signature(arg: object) -> object:
@@ -63,7 +63,7 @@ class Trace_:
     outputs: list[_Output]
     single: bool
     """The Python function returned one value (not a tuple)."""
-    packed_inputs: bool
+    memory_inputs: bool
     byte_views: tuple[int, ...]
     """Arguments holding small-float codes, passed to the JIT as their bytes
     (it takes only some of ml_dtypes' types)."""
@@ -172,7 +172,7 @@ class Function:
             name,
             outputs,
             single,
-            any(isinstance(p, BytesParameter) and p.packed_bits for p in params),
+            any(isinstance(p, ByteParameter) and p.in_memory for p in params),
             tuple(
                 i
                 for i, a in enumerate(args)
@@ -267,9 +267,14 @@ def _parameter(trace: Trace, index: int, arg: object, where: PythonLocation) -> 
         if (problem := mt.dimension_error(what, size)) is not None:
             raise where.error(f"argument #{index}: {problem}")
     value = trace.block.insert_arg(ssa_type(array.dtype, shape), index)
-    if array.dtype == BYTES and len(shape) == 2:
-        return BytesParameter(trace, index, shape)
+    if len(shape) == 2 and (array.dtype == BYTES or _is_fp8(array.dtype)):
+        return ByteParameter(trace, index, array.dtype, shape)
     return Traced(trace, value, array.dtype, shape)
+
+
+def _is_fp8(dtype: DType) -> bool:
+    fmt = small_float_format(dtype)
+    return fmt is not None and fmt.bits == 8
 
 
 def _symbol(name: str) -> str:
@@ -318,7 +323,7 @@ def _caller(compiled: Callable[..., Any], traced: Trace_) -> Callable[..., Any]:
     outputs = traced.outputs
     if (
         traced.single
-        and not traced.packed_inputs
+        and not traced.memory_inputs
         and not traced.byte_views
         and outputs[0] == _Output(None, None)
     ):
@@ -327,12 +332,18 @@ def _caller(compiled: Callable[..., Any], traced: Trace_) -> Callable[..., Any]:
     single_result = len(outputs) - len(packed) == 1
 
     def call(*args: object) -> Any:
-        if packed or traced.packed_inputs:
+        if packed or traced.memory_inputs:
             for a in args:
                 if isinstance(a, np.ndarray) and a.ndim > 2:
-                    raise caller_location().error(
-                        f"{traced.name}: packed FP4/FP6 codes are not batched; "
-                        f"got an argument of shape {a.shape}"
+                    raise ArgumentError(
+                        str(
+                            caller_location().error(
+                                f"@{traced.name}: a function reading block-scaled "
+                                "codes and scales from its arguments, or returning "
+                                "packed codes, is not batched; got an argument of "
+                                f"shape {a.shape}"
+                            )
+                        )
                     )
         if traced.byte_views:
             args = tuple(

@@ -802,7 +802,8 @@ def dequantize_mx(
     scale: str = "f8e8m0fnu",
 ) -> Traced:
     """`arbfp.scaled_convert_from`: codes x their block's scale, rounded once
-    to `dtype`. Packed uint8 codes (FP4/FP6) are read with a packed load."""
+    to `dtype`. Codes and scales passed as arguments are read from memory
+    (`ByteParameter`); packed uint8 codes (FP4/FP6) with a packed load."""
     where = caller_location()
     element_fmt = element_format(fmt)
     target = _dtype(dtype, "mx.dequantize_mx")
@@ -816,10 +817,16 @@ def dequantize_mx(
         )
     if codes.kind != "matrix" or scales.kind != "matrix":
         fail("mx.dequantize_mx needs matrices of codes and scales")
-    if isinstance(codes, BytesParameter) and element_fmt.bits < 8:
-        elements = codes.unpacked(element_fmt.bits, where)
+    if (
+        isinstance(codes, ByteParameter)
+        and codes.dtype == BYTES
+        and element_fmt.bits < 8
+    ):
+        elements = codes.loaded(where, element_fmt.bits)
     elif codes.dtype == BYTES or small_float_format(codes.dtype) == element_fmt:
-        elements = codes.value
+        elements = (
+            codes.loaded(where) if isinstance(codes, ByteParameter) else codes.value
+        )
     else:
         fail(
             f"mx.dequantize_mx: codes of dtype {codes.dtype.name} are not "
@@ -840,7 +847,7 @@ def dequantize_mx(
     op = arbfp.ScaledConvertFromOp(
         element_fmt.keyword,
         elements,
-        scales.value,
+        scales.loaded(where) if isinstance(scales, ByteParameter) else scales.value,
         block,
         ssa_type(target, (rows, cols)),
         scale_format=scale,
@@ -849,51 +856,57 @@ def dequantize_mx(
     return Traced(trace, trace.insert(op, where).results[0], target, (rows, cols))
 
 
-class BytesParameter(Traced):
-    """A uint8 matrix argument: packed FP4/FP6 codes if `mx.dequantize_mx`
-    reads it so (then the parameter is a `memref` of the bytes, read by a
-    packed load), else one code per byte (an `i8` matrix)."""
+class ByteParameter(Traced):
+    """A matrix argument of one-byte codes (uint8 bytes, FP8 codes) that
+    `mx.dequantize_mx` reads first: the parameter becomes a `memref` of the
+    array's bytes, read by a `matrix.row_major_load` (`packed` for FP4/FP6
+    codes), the form the lowering's decoded products read in place. Used
+    first in any other way, it stays an `i8` matrix parameter."""
 
-    __slots__ = ("index", "packed_bits")
+    __slots__ = ("in_memory", "index", "packed_bits")
 
-    def __init__(self, trace: Trace, index: int, shape: tuple[int, ...]) -> None:
-        super().__init__(trace, None, BYTES, shape)
+    def __init__(
+        self, trace: Trace, index: int, dtype: DType, shape: tuple[int, ...]
+    ) -> None:
+        super().__init__(trace, None, dtype, shape)
         self.index = index
+        self.in_memory = False
+        """The parameter is a memref (C-ordered bytes, no batch)."""
         self.packed_bits: int | None = None
 
     @property
     def value(self) -> SSAValue:
         if self.packed_bits is not None:
-            fail(
-                "a uint8 argument read as packed codes is used as a matrix of bytes too"
-            )
+            fail("an argument read as packed codes is used as a matrix of bytes too")
         if self._value is None:
             self._value = self.trace.block.args[self.index]
         return self._value
 
-    def unpacked(self, bits: int, where: PythonLocation) -> SSAValue:
-        """The codes of the packed bytes: a `matrix.row_major_load ... packed`."""
-        if self._value is not None and self.packed_bits is None:
-            fail(
-                "a uint8 argument used as a matrix of bytes is read as packed codes too"
-            )
+    def loaded(self, where: PythonLocation, packed_bits: int | None = None) -> SSAValue:
+        """The matrix of codes (`packed_bits` wide codes, packed in the bytes;
+        else one per byte), read from memory if the argument is unused yet."""
+        if packed_bits is None and self.packed_bits is None and self._value is not None:
+            return self._value  # already a matrix parameter
+        if self._value is not None and packed_bits != self.packed_bits:
+            fail("an argument is read both as packed codes and as a matrix of bytes")
         rows, byte_cols = self.shape
+        bits = packed_bits or 8
         if (byte_cols * 8) % bits:
             fail(
                 f"{byte_cols} bytes per row do not hold a whole number of {bits}-bit codes"
             )
-        if self.packed_bits is not None and self.packed_bits != bits:
-            fail("a uint8 argument is read as packed codes of two widths")
         if self._value is None:
-            self.packed_bits = bits
+            self.in_memory = True
+            self.packed_bits = packed_bits
             block = self.trace.block
             old = block.args[self.index]
             memory = block.insert_arg(
                 MemRefType(IntegerType(8), [rows * byte_cols]), self.index
             )
+            memory.name_hint = old.name_hint
             block.erase_arg(old)
             codes = mt.MatrixType(rows, byte_cols * 8 // bits, IntegerType(bits))
-            load = mt.RowMajorLoadOp(memory, codes, packed=True)
+            load = mt.RowMajorLoadOp(memory, codes, packed=packed_bits is not None)
             self._value = self.trace.insert_first(load, where).results[0]
         return self._value
 
