@@ -78,7 +78,3 @@ def is_float(dtype: DType) -> bool:
 
 def has_arithmetic(dtype: DType) -> bool:
     return dtype in NATIVE
-
-
-def display(dtype: DType) -> str:
-    return dtype.name

@@ -68,8 +68,3 @@ def caller_location() -> PythonLocation:
                 column = start + 1
             break
     return PythonLocation(code.co_filename, frame.f_lineno, column)
-
-
-def error_here(message: str) -> TracingError:
-    """A TracingError located at the user's expression being evaluated."""
-    return caller_location().error(message)
