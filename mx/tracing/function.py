@@ -55,7 +55,7 @@ class _Output:
 
 
 @dataclass
-class Trace_:
+class TracedModule:
     """One trace: the module, and how to call its compiled function."""
 
     module: ModuleOp
@@ -83,7 +83,7 @@ class Function:
         self.fn = fn
         self.pipeline = pipeline
         self._calls: dict[tuple[object, ...], Callable[..., Any]] = {}
-        self._traces: dict[tuple[object, ...], Trace_] = {}
+        self._traces: dict[tuple[object, ...], TracedModule] = {}
         self._repeat: Callable[..., Any] = _missed
         """The last call's compiled function, behind a check that the
         arguments have the last call's types, dtypes and shapes exactly."""
@@ -112,11 +112,11 @@ class Function:
         `debuginfo`, each op carries its Python `loc("file":line:col)`."""
         return _text(self.trace(*args).module, debuginfo)
 
-    def trace(self, *args: object) -> Trace_:
+    def trace(self, *args: object) -> TracedModule:
         """The trace for arguments like `args` (made once per signature)."""
         return self._trace(args, tuple([_signature(a) for a in args]))
 
-    def _trace(self, args: Sequence[object], key: tuple[object, ...]) -> Trace_:
+    def _trace(self, args: Sequence[object], key: tuple[object, ...]) -> TracedModule:
         if (known := self._traces.get(key)) is not None:
             return known
         where = caller_location()
@@ -167,7 +167,7 @@ class Function:
         )
         body = func.FuncOp(name, function_type, Region(trace.block))
         body.location = where.attribute()
-        traced = Trace_(
+        traced = TracedModule(
             ModuleOp([body]),
             name,
             outputs,
@@ -316,7 +316,7 @@ def python_located(err: CompileError, module: ModuleOp) -> list[str]:
     return diagnostics
 
 
-def _caller(compiled: Callable[..., Any], traced: Trace_) -> Callable[..., Any]:
+def _caller(compiled: Callable[..., Any], traced: TracedModule) -> Callable[..., Any]:
     """The call of a compiled trace: the JIT function itself when it returns
     what the Python function did, else a wrapper allocating packed outputs
     and viewing codes as their ml_dtypes type."""
