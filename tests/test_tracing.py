@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import os
+import subprocess
 import sys
 from collections.abc import Callable
 from fractions import Fraction
@@ -438,6 +439,17 @@ def test_dequantized_arguments_are_read_from_memory() -> None:
     )
     assert "%s: !matrix.matrix<32x2xi8>" in both.mlir(wq, s)
     _same(both(wq, s)[1], decoded)
+
+
+def test_import_mx_does_not_import_the_tracer() -> None:
+    """`import mx` stays cheap: mx.function and the others import mx.tracing
+    (and with it the JIT) on first use."""
+    check = (
+        "import sys, mx\n"
+        "assert 'mx.tracing' not in sys.modules and 'mx.jit' not in sys.modules\n"
+        "assert callable(mx.function) and 'mx.tracing' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True)
 
 
 # Tracing and the cache -------------------------------------------------------------
