@@ -2,7 +2,7 @@
 
     python examples/run_examples.py [--out DIR]
 
-For every example this
+For every MLIR example this
 1. runs `mx-opt FILE -p mx-lower-to-llvm -t llvm` (the driver itself, as a user
    would) and writes the LLVM IR to DIR (default build/examples/),
 2. JIT-compiles the same module through llvmlite and calls each function on
@@ -12,9 +12,11 @@ For every example this
    computation (results to a tolerance: NumPy's matmul sums in another order;
    written buffers exactly, where the example gives them).
 
-It then runs examples/precision_report.py (precision reports of f32 weights
-in MXFP4, MXFP6 and FP8, checked against NumPy/ml_dtypes). It exits with
-status 1 if anything disagrees.
+It then runs the Python examples, which check themselves against NumPy/ml_dtypes:
+examples/precision_report.py (precision reports of f32 weights in MXFP4, MXFP6
+and FP8) and the ones written with the tracing front end (`@mx.function`).
+
+It exits with status 1 if anything disagrees.
 """
 
 import argparse
@@ -151,6 +153,11 @@ CASES = [
 ]
 
 
+PYTHON_EXAMPLES = ["precision_report.py", "traced_mxfp4_decode.py"]
+"""Examples written with the tracing front end: each checks itself against
+NumPy and exits with status 1 on a mismatch."""
+
+
 def _as_tuple(value: Any) -> tuple[Any, ...]:
     return value if isinstance(value, tuple) else (value,)
 
@@ -240,18 +247,15 @@ def main() -> int:
             f"  {'OK' if ok else 'MISMATCH'}: JIT == interpreter bit for bit, ~= NumPy"
         )
         failures += not ok
-    print(f"{len(CASES) - failures} of {len(CASES)} examples passed")
-    # The precision-report example checks its reports against NumPy/ml_dtypes.
-    report = subprocess.run(
-        [sys.executable, str(HERE / "precision_report.py")],
-        capture_output=True,
-        text=True,
-    )
-    chosen = report.stdout.strip().splitlines()[-1:] or ["(no output)"]
-    print(f"precision_report.py: {'OK' if report.returncode == 0 else 'FAILED'}, {chosen[0]}")
-    if report.returncode != 0:
-        print(report.stdout + report.stderr)
-        failures += 1
+    for script in PYTHON_EXAMPLES:
+        print(f"{script}:")
+        run = subprocess.run(
+            [sys.executable, str(HERE / script)], capture_output=True, text=True
+        )
+        print("  " + (run.stdout + run.stderr).strip().replace("\n", "\n  "))
+        failures += run.returncode != 0
+    total = len(CASES) + len(PYTHON_EXAMPLES)
+    print(f"{total - failures} of {total} examples passed")
     return 1 if failures else 0
 
 

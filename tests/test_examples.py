@@ -21,7 +21,11 @@ def test_examples_compile_run_and_agree(tmp_path: Path) -> None:
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    count = len(list((ROOT / "examples").glob("*.mlir")))
+    examples = ROOT / "examples"
+    scripts = [p for p in examples.glob("*.py") if p.name != "run_examples.py"]
+    count = len(list(examples.glob("*.mlir"))) + len(scripts)
+    for script in scripts:  # each Python example checked itself
+        assert f"{script.name}:" in done.stdout
     assert f"{count} of {count} examples passed" in done.stdout
     for name in ("transform_chain", "gemm_bias", "fp8_dequant_matmul"):
         ir = (tmp_path / f"{name}.ll").read_text()

@@ -23,3 +23,7 @@ for tool in ("mx-opt", "mx-run", "filecheck"):
     config.substitutions.append(
         (rf"(?<![\w/.-]){tool}(?![\w/.-])", os.path.join(bin_dir, tool))
     )
+# Tools and `python` import mx from PYTHONPATH when it is set (a source tree
+# other than the installed one).
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
