@@ -66,6 +66,7 @@ from xdsl.utils.exceptions import (
     ParseError,
     VerifyException,
 )
+from xdsl.utils.lexer import Position
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from mx.diagnostics import Diag, Severity, Source, op_diag
@@ -77,6 +78,7 @@ from mx.dialects.dense_literal import (
 )
 from mx.dialects.llvm_ext import LLVMExt
 from mx.dialects.memref_ext import MemRefExt
+from mx.tools.suggestions import unregistered_name_hint
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
@@ -207,8 +209,32 @@ class LocatingParser(Parser):
         start = source.rfind(name, 0, self.pos)
         if start > 0 and source[start - 1] == '"':
             start -= 1  # generic form: at the quoted name
+        hint = unregistered_name_hint(self.ctx, name, "op")
         self.raise_error(
-            f"Operation {name} is not registered", start, start + len(name)
+            f"Operation {name} is not registered{hint}", start, start + len(name)
+        )
+
+    def _parse_dialect_type_or_attribute_body(
+        self,
+        attr_name: str,
+        is_type: bool,
+        is_opaque: bool,
+        starting_opaque_pos: Position | None,
+    ):  # the return type is the overridden method's (a union it does not name)
+        """A dialect type or attribute; an unregistered name is reported at the
+        name, with the close registered names."""
+        find = self.ctx.get_optional_type if is_type else self.ctx.get_optional_attr
+        if "." in attr_name and find(attr_name) is None:
+            kind = "type" if is_type else "attribute"
+            hint = unregistered_name_hint(self.ctx, attr_name, kind)
+            start = self.lexer.input.content.rfind(attr_name, 0, self.pos)
+            self.raise_error(
+                f"'{attr_name}' is not registered{hint}",
+                max(start - 1, 0),
+                start + len(attr_name),
+            )
+        return super()._parse_dialect_type_or_attribute_body(
+            attr_name, is_type, is_opaque, starting_opaque_pos
         )
 
     def _parse_block(self) -> Block:

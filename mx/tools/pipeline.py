@@ -86,8 +86,8 @@ def options(cls: type[ArgSpecConvertible]) -> list[dataclasses.Field[object]]:
     return [f for f in dataclasses.fields(cls) if f.init and f.name != "name"]
 
 
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=0.6)
+def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=cutoff)
     return f"; did you mean: {', '.join(close)}?" if close else ""
 
 
