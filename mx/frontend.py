@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import llvm, memref
 from xdsl.dialects.builtin import (
     AnyDenseElement,
     AnyFloat,
@@ -55,7 +54,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Block, BlockArgument, Dialect, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.traits import NoTerminator, SymbolOpInterface
@@ -76,42 +75,18 @@ from mx.dialects.dense_literal import (
     literal_bytes,
     parse_optional_hex_string,
 )
-from mx.dialects.llvm_ext import LLVMExt
-from mx.dialects.memref_ext import MemRefExt
 from mx.tools.suggestions import unregistered_name_hint
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
 
 
-def _llvm_with_extensions() -> Dialect:
-    return Dialect(
-        llvm.LLVM.name,
-        [*llvm.LLVM.operations, *LLVMExt.operations],
-        [*llvm.LLVM.attributes],
-    )
-
-
-def _memref_with_extensions() -> Dialect:
-    return Dialect(
-        memref.MemRef.name,
-        [*memref.MemRef.operations, *MemRefExt.operations],
-        [*memref.MemRef.attributes],
-    )
-
-
-_EXTENDED = {
-    llvm.LLVM.name: _llvm_with_extensions,
-    memref.MemRef.name: _memref_with_extensions,
-}
-"""xDSL's dialects with the operations mx adds to them."""
-
-
 def mx_context(allow_unregistered: bool = False) -> Context:
     """A context knowing every dialect mx reads or produces (loaded on first use)."""
     ctx = Context(allow_unregistered=allow_unregistered)
+    # The multiverse's `memref` and `llvm` hold mx's extensions (mx/universe.py).
     for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, _EXTENDED.get(name, factory))
+        ctx.register_dialect(name, factory)
     return ctx
 
 
