@@ -236,6 +236,12 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "2048 (got '7')\n",
         ),
         (
+            "matrix-lowering-remarks{vector-bits=96}",
+            "<pipeline>:1:25: error: option 'vector-bits' of pass "
+            "'matrix-lowering-remarks' must be one of 0, 64, 128, 256, 512, 1024, "
+            "2048 (got '96')\n",
+        ),
+        (
             "convert-matrix-to-affine{vector-bits=-64}",
             "must be one of 0, 64, 128, 256, 512, 1024, 2048 (got '-64')",
         ),

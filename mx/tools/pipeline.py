@@ -59,6 +59,7 @@ CHOICES: dict[tuple[str, str], Callable[[], tuple[object, ...]]] = {
     ("matrix-fuse-contractions", "mode"): _fuse_modes,
     ("convert-matrix-to-affine", "layout"): _layouts,
     ("convert-matrix-to-affine", "vector_bits"): lambda: VECTOR_BITS,
+    ("matrix-lowering-remarks", "vector_bits"): lambda: VECTOR_BITS,
 }
 """The allowed values of options that take only some values of their type,
 by pass name and option field name."""
