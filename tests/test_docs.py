@@ -1,16 +1,16 @@
-"""docs/passes.md agrees with the registered passes: its summary table lists
-every pass of mx (and the xDSL passes it mentions) with exactly its options,
-each pass's option table lists each option with its default and choices,
-and the steps of `mx-lower-to-llvm` are the ones it runs.
-
-The docs' code: the Python blocks of docs/python-api.md's "Building IR from
-Python" section run as written."""
+"""The docs agree with the code: docs/passes.md's summary table lists every
+pass of mx (and the xDSL passes it mentions) with exactly its options, each
+pass's option table each option with its default and choices, and the steps
+of `mx-lower-to-llvm` are the ones it runs; the Python code of
+docs/python-api.md's "Building IR from Python" runs as written; every page
+is linked from docs/index.md and every link to a section reaches one."""
 
 import dataclasses
 import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from xdsl.universe import Universe
 
@@ -110,3 +110,42 @@ def test_mx_lower_to_llvm_steps_are_the_ones_it_runs() -> None:
     assert _ticked(steps) == list(PIPELINE)
     assert set(PIPELINE) <= set(ALL_PASSES) | XDSL_PASSES
     assert set(Universe.get_multiverse().all_passes) >= XDSL_PASSES
+
+
+def test_building_ir_from_python_runs_as_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = (DOCS / "python-api.md").read_text()
+    section = text.split("## Building IR from Python")[1].split("\n## ")[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/python-api.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "arbfp.convert_from f8e4m3fn" in printed
+    assert "matrix.matmul" in printed and "fastmath<contract>" in printed
+    # NumPy and ml_dtypes as the reference (contract allows fmas: to rounding).
+    w, x, c = (np.asarray(namespace[n]) for n in ("w_fp8", "x", "c"))
+    expected = w.astype(np.float64) @ x.astype(np.float64) + c
+    assert np.allclose(namespace["d"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_every_page_is_linked_from_the_index() -> None:
+    index = (DOCS / "index.md").read_text()
+    linked = set(re.findall(r"\]\(([\w-]+\.md)(?:#[\w-]*)?\)", index))
+    assert {page.name for page in DOCS.glob("*.md")} - {"index.md"} <= linked
+
+
+def test_links_between_pages_reach_their_sections() -> None:
+    """A `page.md#anchor` link names a heading of that page (GitHub's anchors)."""
+    pages = [*DOCS.glob("*.md"), DOCS.parent / "README.md"]
+    for page in pages:
+        for target, anchor in re.findall(
+            r"\]\(((?:docs/)?[\w-]+\.md)?#([\w-]+)\)", page.read_text()
+        ):
+            linked = page.parent / target if target else page
+            headings = re.findall(r"^#+ (.*)$", linked.read_text(), re.M)
+            anchors = {
+                re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
+                for h in headings
+            }
+            assert anchor in anchors, f"{page.name}: {target}#{anchor}"
