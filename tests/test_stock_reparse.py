@@ -21,21 +21,19 @@ import re
 import shlex
 import subprocess
 import sys
-from functools import cache
 from io import StringIO
 from pathlib import Path
 
 import pytest
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.universe import Universe
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import DiagnosticException
 
 from mx.diagnostics import OpDiagnostic
 from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.targets.mlir16 import MLIR16Target
+from mx.testing.stock_xdsl import stock_parse_error
 from mx.tools.mx_opt import split_input
 from mx.tools.pipeline import PipelineError, build_passes
 from tests.system_tools import required_tool
@@ -84,15 +82,6 @@ def _pipelines(text: str) -> list[str]:
     return pipelines
 
 
-@cache
-def _stock_context() -> Context:
-    """The context `xdsl-opt` builds: every dialect of the multiverse."""
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def _printed(module: ModuleOp) -> str:
     out = StringIO()
     Printer(stream=out).print_op(module)
@@ -124,10 +113,8 @@ def _check_stock_parse(what: str, module: ModuleOp) -> None:
     if MAX_OPS is not None and sum(1 for _ in module.walk()) > MAX_OPS:
         return
     text = _printed(module)
-    try:
-        Parser(_stock_context(), text, "<output>").parse_module()
-    except ParseError as err:
-        pytest.fail(f"{what}: stock xDSL cannot parse mx's output:\n{err}\n{text}")
+    if (error := stock_parse_error(text)) is not None:
+        pytest.fail(f"{what}: stock xDSL cannot parse mx's output:\n{error}\n{text}")
 
 
 def _mlir16(module: ModuleOp) -> str | None:
