@@ -459,7 +459,11 @@ def test_split_input_file_reports_file_lines(
         ),
         (["-p", "cse{foo=1}"], r"pass 'cse' has no option 'foo' \(it has no options\)"),
         (["-p", "test-reject{reasn=x}"], r"no option 'reasn'; did you mean: reason\?"),
-        (["-p", "test-reject{reason=1}"], r"invalid options for pass 'test-reject'"),
+        (
+            ["-p", "test-reject{reason=1}"],
+            r"<pipeline>:1:13: error: option 'reason' of pass 'test-reject' must be a "
+            r"string \(quoted",
+        ),
         (["-p", "cse{"], r"<pipeline>:1:5: error: expected argument name here"),
         (["-p", "cse,"], r"<pipeline>:1:4: error: expected a pass name after ','"),
         (["-p", "cse,,cse"], r"<pipeline>:1:5: error: expected pass name here"),
@@ -469,6 +473,12 @@ def test_split_input_file_reports_file_lines(
             r" needs a value \(fastmath, matrix, off\)",
         ),
         (["-t", "llvn"], r"invalid choice: 'llvn'; did you mean: llvm\?"),
+        (["-t", "llvm{"], r"<pipeline>:1:6: error: expected argument name here"),
+        (["-t", "llvm,mlir"], r"<pipeline>:1:10: error: expected one target"),
+        (
+            ["-t", "llvm{triple=1}"],
+            r"option 'triple' of target 'llvm' must be a string \(quoted",
+        ),
         (["--no-such-flag"], r"unrecognized arguments: --no-such-flag"),
     ],
 )

@@ -37,7 +37,6 @@ from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_spec
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import (
-    ArgSpecParseError,
     DiagnosticException,
 )
 from xdsl.utils.target import Target
@@ -62,6 +61,7 @@ from mx.tools.pipeline import (
     did_you_mean,
     expand_composites,
     make_pass,
+    parse,
 )
 from mx.tools.xdsl_fixes import xdsl_fixes
 
@@ -280,9 +280,14 @@ class MxOptMain(xDSLOptMain):
         self.args = arg_parser.parse_args(args=args)
 
         try:
-            target_spec = parse_spec(self.args.target)
-        except ArgSpecParseError as err:
-            arg_parser.error(f"argument -t/--target: {err}")
+            specs = parse(self.args.target)
+            if len(specs) != 1:
+                raise PipelineError("expected one target", len(self.args.target) + 1)
+        except PipelineError as err:
+            raise UsageError(
+                err.message, rendered=err.render(self.args.target)
+            ) from None
+        target_spec = specs[0][0]
         target = self.available_targets.get(target_spec.name)
         if target is None:
             arg_parser.error(

@@ -171,7 +171,7 @@ def _accepts(annotation: object, value: object) -> str | None:
     if float in kinds:
         return None if isinstance(value, int | float) else "a number"
     if str in kinds:
-        return None
+        return None if isinstance(value, str) else 'a string (quoted: "...")'
     return None  # tuples, enums, ...: xDSL's own conversion checks them
 
 
