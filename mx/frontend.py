@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import llvm, memref
 from xdsl.dialects.builtin import (
     AnyDenseElement,
     AnyFloat,
@@ -55,7 +54,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Block, BlockArgument, Dialect, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.traits import NoTerminator, SymbolOpInterface
@@ -66,6 +65,7 @@ from xdsl.utils.exceptions import (
     ParseError,
     VerifyException,
 )
+from xdsl.utils.lexer import Position
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from mx.diagnostics import Diag, Severity, Source, op_diag
@@ -75,41 +75,18 @@ from mx.dialects.dense_literal import (
     literal_bytes,
     parse_optional_hex_string,
 )
-from mx.dialects.llvm_ext import LLVMExt
-from mx.dialects.memref_ext import MemRefExt
+from mx.tools.suggestions import unregistered_name_hint
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
 
 
-def _llvm_with_extensions() -> Dialect:
-    return Dialect(
-        llvm.LLVM.name,
-        [*llvm.LLVM.operations, *LLVMExt.operations],
-        [*llvm.LLVM.attributes],
-    )
-
-
-def _memref_with_extensions() -> Dialect:
-    return Dialect(
-        memref.MemRef.name,
-        [*memref.MemRef.operations, *MemRefExt.operations],
-        [*memref.MemRef.attributes],
-    )
-
-
-_EXTENDED = {
-    llvm.LLVM.name: _llvm_with_extensions,
-    memref.MemRef.name: _memref_with_extensions,
-}
-"""xDSL's dialects with the operations mx adds to them."""
-
-
 def mx_context(allow_unregistered: bool = False) -> Context:
     """A context knowing every dialect mx reads or produces (loaded on first use)."""
     ctx = Context(allow_unregistered=allow_unregistered)
+    # The multiverse's `memref` and `llvm` hold mx's extensions (mx/universe.py).
     for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, _EXTENDED.get(name, factory))
+        ctx.register_dialect(name, factory)
     return ctx
 
 
@@ -207,8 +184,32 @@ class LocatingParser(Parser):
         start = source.rfind(name, 0, self.pos)
         if start > 0 and source[start - 1] == '"':
             start -= 1  # generic form: at the quoted name
+        hint = unregistered_name_hint(self.ctx, name, "op")
         self.raise_error(
-            f"Operation {name} is not registered", start, start + len(name)
+            f"Operation {name} is not registered{hint}", start, start + len(name)
+        )
+
+    def _parse_dialect_type_or_attribute_body(
+        self,
+        attr_name: str,
+        is_type: bool,
+        is_opaque: bool,
+        starting_opaque_pos: Position | None,
+    ):  # the return type is the overridden method's (a union it does not name)
+        """A dialect type or attribute; an unregistered name is reported at the
+        name, with the close registered names."""
+        find = self.ctx.get_optional_type if is_type else self.ctx.get_optional_attr
+        if "." in attr_name and find(attr_name) is None:
+            kind = "type" if is_type else "attribute"
+            hint = unregistered_name_hint(self.ctx, attr_name, kind)
+            start = self.lexer.input.content.rfind(attr_name, 0, self.pos)
+            self.raise_error(
+                f"'{attr_name}' is not registered{hint}",
+                max(start - 1, 0),
+                start + len(attr_name),
+            )
+        return super()._parse_dialect_type_or_attribute_body(
+            attr_name, is_type, is_opaque, starting_opaque_pos
         )
 
     def _parse_block(self) -> Block:

@@ -52,8 +52,7 @@ from xdsl.ir import Attribute, BlockArgument
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.universe import Universe
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException
 
 from mx.diagnostics import Diag, OpDiagnostic, Source, op_diag
 from mx.dialects.matrix import LoadOp as MatrixLoadOp
@@ -84,8 +83,7 @@ from mx.targets.llvm_ir import (
     module_to_llvm_ir,
     type_str,
 )
-from mx.tools.mx_opt import UsageError, _from_spec
-from mx.tools.pipeline import PipelineError, did_you_mean, spec_positions
+from mx.tools.pipeline import PipelineError, build_passes, did_you_mean
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 if TYPE_CHECKING:
@@ -875,28 +873,13 @@ def _target_machine() -> binding.TargetMachine:
 
 
 def _passes(pipeline: str) -> list[ModulePass]:
-    """The passes of a `-p`-style pipeline; unknown passes and options are
-    CompileErrors located in the pipeline text, naming the close matches."""
-    available = Universe.get_multiverse().all_passes
+    """The passes of a `-p`-style pipeline; any error in it (syntax, unknown
+    passes and options) is a CompileError located in the pipeline text."""
     try:
-        specs = list(parse_pipeline(pipeline))
-    except ArgSpecParseError as err:
-        raise CompileError([f"<pipeline>: error: {err}"]) from None
-    passes: list[ModulePass] = []
-    for spec, at in zip(specs, spec_positions(pipeline, specs), strict=True):
-        factory = available.get(spec.name)
-        if factory is None:
-            hint = did_you_mean(spec.name, list(available))
-            error = PipelineError(
-                f"unknown pass '{spec.name}'{hint or ' (see mx-opt --list-passes)'}",
-                at + 1,
-            )
-            raise CompileError([error.render(pipeline)])
-        try:
-            passes.append(_from_spec("pass", factory(), spec, pipeline, at))
-        except UsageError as err:
-            raise CompileError([err.rendered or f"<pipeline>: error: {err}"]) from None
-    return passes
+        built = build_passes(pipeline, Universe.get_multiverse().all_passes)
+    except PipelineError as err:
+        raise CompileError([err.render(pipeline)]) from None
+    return [made for _, made in built]
 
 
 def _located_parse(text: str, name: str) -> tuple[ModuleOp, Source]:

@@ -3,6 +3,14 @@
 Each entry imports its module lazily, so loading the universe stays cheap.
 Only names that stock xDSL does not already define are listed here: xDSL
 raises on duplicates. `mx-opt` adds its own `-t llvm` target on top.
+
+mx also adds ops to two of xDSL's dialects (`memref.prefetch`, which the
+cache-blocked products emit, and the `llvm` ops of `mx.dialects.llvm_ext`).
+A universe cannot define a dialect twice, so loading this module replaces
+the factories of those two dialects in xDSL's own universe by factories of
+the extended dialects: every tool that builds its context from
+`Universe.get_multiverse()` (stock `xdsl-opt`, `xdsl-run`, mx's own) reads
+everything mx prints.
 """
 
 import sys
@@ -11,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
-from xdsl.universe import Universe
+from xdsl.universe import XDSL_UNIVERSE, Universe
 
 if TYPE_CHECKING:
     from xdsl.interpreter import Interpreter
@@ -103,6 +111,35 @@ ALL_PASSES["convert-arbfp-to-arith"] = _convert_arbfp_to_arith
 
 
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
+
+
+def _memref_with_extensions() -> Dialect:
+    from xdsl.dialects.memref import MemRef
+
+    from mx.dialects.memref_ext import MemRefExt
+
+    return Dialect(
+        MemRef.name, [*MemRef.operations, *MemRefExt.operations], [*MemRef.attributes]
+    )
+
+
+def _llvm_with_extensions() -> Dialect:
+    from xdsl.dialects.llvm import LLVM
+
+    from mx.dialects.llvm_ext import LLVMExt
+
+    return Dialect(
+        LLVM.name, [*LLVM.operations, *LLVMExt.operations], [*LLVM.attributes]
+    )
+
+
+EXTENDED_DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "memref": _memref_with_extensions,
+    "llvm": _llvm_with_extensions,
+}
+"""xDSL's dialects with the operations mx adds to them."""
+
+XDSL_UNIVERSE.all_dialects.update(EXTENDED_DIALECTS)
 
 
 def _extend_xdsl_run() -> None:

@@ -11,14 +11,19 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, i64
 from xdsl.passes import ModulePass
+from xdsl.universe import Universe
 from xdsl.utils.exceptions import PassFailedException
 
 from mx.diagnostics import OpDiagnostic
+from mx.errors import MXError
 from mx.tools.mx_opt import MxOptMain, main
+from mx.tools.pipeline import PipelineError, build_passes
 
 MX_OPT = Path(sys.executable).parent / "mx-opt"
 
@@ -231,6 +236,12 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "2048 (got '7')\n",
         ),
         (
+            "matrix-lowering-remarks{vector-bits=96}",
+            "<pipeline>:1:25: error: option 'vector-bits' of pass "
+            "'matrix-lowering-remarks' must be one of 0, 64, 128, 256, 512, 1024, "
+            "2048 (got '96')\n",
+        ),
+        (
             "convert-matrix-to-affine{vector-bits=-64}",
             "must be one of 0, 64, 128, 256, 512, 1024, 2048 (got '-64')",
         ),
@@ -264,12 +275,56 @@ def test_pass_options_are_checked_with_the_pipeline(
 def test_valid_pass_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write(tmp_path, VALID)
     for pipeline in (
+        "mx-lower-to-llvm{remarks}",  # a boolean option without a value is true
+        "matrix-fold-transposes{report},matrix-lowering-remarks{annotate}",
         "convert-matrix-to-affine{vector-bits=0}",
         "convert-matrix-to-affine{vector-bits=256}",
         "matrix-fuse-contractions{mode=matrix}",
         "matrix-fold-transposes{report=false}",
     ):
         assert run(capsys, path, "-p", pipeline).status == 0, pipeline
+
+
+@pytest.mark.parametrize(
+    "pipeline", ["mx-lower-to-llvm{remarks}", "mx-lower-to-llvm{remarks=true}"]
+)
+def test_boolean_option_without_value_is_true(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pipeline: str
+) -> None:
+    """As in MLIR: `{remarks}` is `{remarks=true}` (docs/tools.md writes it so)."""
+    result = run(capsys, write(tmp_path, MATRIX_ADD), "-p", pipeline, "-t", "llvm")
+    assert result.status == 0, result.err
+    assert "remark: @f: lowered with" in result.err
+
+
+_PIPELINE_TOKENS = [
+    *("canonicalize", "cse", "mx-lower-to-llvm", "matrix-fuse-contractions"),
+    *("mode", "remarks", "report", "matrix", "true", "7", '"x"'),
+    *("{", "}", "=", ",", ",", " "),
+]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(_PIPELINE_TOKENS), max_size=8))
+def test_pipeline_text_is_accepted_whole_or_rejected_at_a_column(
+    tokens: list[str],
+) -> None:
+    """Any pipeline text either builds one pass per comma-separated element
+    (none dropped, as `a,` once silently was) or is a `PipelineError` at a
+    column inside the text (never another exception)."""
+    text = "".join(tokens)
+    available = Universe.get_multiverse().all_passes
+    try:
+        built = build_passes(text, available)
+    except PipelineError as err:
+        assert 1 <= err.column <= len(text) + 1, (text, err.column)
+        assert err.message and "Traceback" not in err.render(text)
+        return
+    depth, elements = 0, 1 if text else 0
+    for char in text:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        elements += char == "," and depth == 0
+    assert len(built) == elements, text
 
 
 MATRIX_ADD = """\
@@ -400,13 +455,30 @@ def test_split_input_file_reports_file_lines(
         ),
         (
             ["-p", "no-such-thing-at-all"],
-            r"unknown pass 'no-such-thing-at-all' \(see --list-passes\)",
+            r"unknown pass 'no-such-thing-at-all' \(see mx-opt --list-passes\)",
         ),
         (["-p", "cse{foo=1}"], r"pass 'cse' has no option 'foo' \(it has no options\)"),
         (["-p", "test-reject{reasn=x}"], r"no option 'reasn'; did you mean: reason\?"),
-        (["-p", "test-reject{reason=1}"], r"invalid options for pass 'test-reject'"),
-        (["-p", "cse{"], r"Error parsing pass pipeline specification"),
+        (
+            ["-p", "test-reject{reason=1}"],
+            r"<pipeline>:1:13: error: option 'reason' of pass 'test-reject' must be a "
+            r"string \(quoted",
+        ),
+        (["-p", "cse{"], r"<pipeline>:1:5: error: expected argument name here"),
+        (["-p", "cse,"], r"<pipeline>:1:4: error: expected a pass name after ','"),
+        (["-p", "cse,,cse"], r"<pipeline>:1:5: error: expected pass name here"),
+        (
+            ["-p", "matrix-fuse-contractions{mode}"],
+            r"<pipeline>:1:26: error: option 'mode' of pass 'matrix-fuse-contractions'"
+            r" needs a value \(fastmath, matrix, off\)",
+        ),
         (["-t", "llvn"], r"invalid choice: 'llvn'; did you mean: llvm\?"),
+        (["-t", "llvm{"], r"<pipeline>:1:6: error: expected argument name here"),
+        (["-t", "llvm,mlir"], r"<pipeline>:1:10: error: expected one target"),
+        (
+            ["-t", "llvm{triple=1}"],
+            r"option 'triple' of target 'llvm' must be a string \(quoted",
+        ),
         (["--no-such-flag"], r"unrecognized arguments: --no-such-flag"),
     ],
 )
@@ -768,3 +840,20 @@ def test_llvm_ir_of_function_modules_keeps_symbols_unique() -> None:
     assert "define void @f()" in text and "define void @g()" in text
     with pytest.raises(DiagnosticException, match="@f is defined twice"):
         writer.add(module("f"))
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        ("canonicalize,", "<pipeline>:1:13: error: expected a pass name after ','"),
+        ("canonicalise", "did you mean: canonicalize"),
+        ("mx-lower-to-llvm{remarks=2}", "must be true or false (got '2')"),
+    ],
+)
+def test_jit_pipeline_errors_are_located(pipeline: str, message: str) -> None:
+    """The JIT reads its pipeline as mx-opt does."""
+    from mx.jit import lower_to_llvm_ir
+
+    with pytest.raises(MXError) as err:
+        lower_to_llvm_ir(MATRIX_ADD, pipeline)
+    assert message in str(err.value)

@@ -12,7 +12,7 @@ compares each with its constructor (and `mx.lowering.llvm.build`'s).
 from collections.abc import Sequence
 from functools import cache
 
-from xdsl.dialects import affine, arith, memref, vector
+from xdsl.dialects import affine, arith, math, memref, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
@@ -93,6 +93,27 @@ def binary(
     return op_class.create(
         operands=[lhs, rhs],
         result_types=[lhs.type],
+        properties={} if fastmath is None else {"fastmath": fastmath},
+    )
+
+
+def negf(operand: SSAValue, fastmath: arith.FastMathFlagsAttr | None) -> arith.NegfOp:
+    """`arith.negf` with `fastmath` as its property (xDSL 0.75's constructor
+    makes it a discardable attribute, which the LLVM lowering ignores)."""
+    return arith.NegfOp.create(
+        operands=[operand],
+        result_types=[operand.type],
+        properties={} if fastmath is None else {"fastmath": fastmath},
+    )
+
+
+def fma(
+    a: SSAValue, b: SSAValue, c: SSAValue, fastmath: arith.FastMathFlagsAttr | None
+) -> math.FmaOp:
+    """`math.fma` with `fastmath` as its property (see `negf`)."""
+    return math.FmaOp.create(
+        operands=[a, b, c],
+        result_types=[a.type],
         properties={} if fastmath is None else {"fastmath": fastmath},
     )
 

@@ -16,7 +16,13 @@ prints the module as `-t mlir` does except:
 - `vector.extract` with constant positions is printed as MLIR 16 spells it,
   `vector.extract %v[1] : vector<4xf32>` (the result type is implied; later
   versions spell it `: f32 from vector<4xf32>`). Dynamic positions did not
-  exist in MLIR 16: they are reported as an error.
+  exist in MLIR 16: they are reported as an error;
+- a `memref.prefetch` with discardable attributes is printed in the generic
+  form (MLIR 16's custom syntax of the op takes no attribute dictionary);
+- `arith.maximumf`/`arith.minimumf` are printed as MLIR 16 named them,
+  `arith.maxf`/`arith.minf` (the same semantics: NaN if either operand is,
+  -0 below +0). `arith.maxnumf`/`arith.minnumf` did not exist in MLIR 16:
+  they are reported as an error.
 """
 
 from dataclasses import dataclass
@@ -30,6 +36,13 @@ from xdsl.printer import Printer
 from xdsl.utils.target import Target
 
 from mx.diagnostics import OpDiagnostic
+from mx.dialects.memref_ext import PrefetchOp
+
+_MLIR16_NAMES: dict[type[Operation], str] = {
+    arith.MaximumfOp: "arith.maxf",
+    arith.MinimumfOp: "arith.minf",
+}
+"""Ops that MLIR 16 knew under another name."""
 
 
 class MLIR16Printer(Printer):
@@ -42,6 +55,20 @@ class MLIR16Printer(Printer):
         if isinstance(op, vector.ExtractOp):
             self._print_extract(op)
             return
+        if isinstance(op, PrefetchOp) and op.attributes:
+            self.print_generic_format = True
+            try:
+                super().print_op(op)
+            finally:
+                self.print_generic_format = False
+            return
+        if (name := _MLIR16_NAMES.get(type(op))) is not None:
+            self._print_results(op)
+            self.print_string(f'"{name}"')
+            self.print_op_with_default_format(op)
+            return
+        if isinstance(op, arith.MaxnumfOp | arith.MinnumfOp):
+            raise OpDiagnostic(op, "cannot be printed for MLIR 16 (it has no such op)")
         if isinstance(op, arith.SignlessIntegerBinaryOperationWithOverflow):
             flags = op.properties.pop("overflowFlags", None)
             try:

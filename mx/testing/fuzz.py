@@ -41,6 +41,7 @@ from types import FrameType
 from mx.testing.matrix_dags import ProgramGenerator
 from mx.testing.matrix_programs import Generator
 from mx.testing.progress import Progress
+from mx.testing.stock_xdsl import stock_parse_error
 
 TIMEOUT = 30.0
 """Seconds of CPU time (wall time on a shared machine can be several times more).
@@ -468,19 +469,29 @@ def run_in_process(data: bytes, args: list[str], timeout: float = TIMEOUT) -> Re
 REPARSE = "no-reparse"
 
 
+STOCK_REPARSE_CHARS = 200_000
+"""Outputs up to this size are also read by stock xDSL's parser (~1 s per
+1000 ops)."""
+
+
 def run_case(data: bytes, args: list[str]) -> Result:
     """`run_in_process`, and for a run that printed MLIR (exit status 0, no
     `-t`), its output read back by `mx-opt`: every module mx-opt prints must
     parse and verify again (a folded NaN printed as bits that read back as an
-    integer, an index fold beyond 64 bits were such bugs). A module that does
-    not is reported as status `REPARSE`, with the error."""
+    integer, an index fold beyond 64 bits were such bugs), and parse in stock
+    `xdsl-opt` (`memref.prefetch` once did not). A module that does not is
+    reported as status `REPARSE`, with the error."""
     result = run_in_process(data, args)
     if result.status != 0 or "-t" in args or not result.output.strip():
         return result
     again = run_in_process(result.output.encode(), [])
-    if again.status == 0:
-        return result
-    return Result(REPARSE, again.stderr, result.seconds + again.seconds)
+    if again.status != 0:
+        return Result(REPARSE, again.stderr, result.seconds + again.seconds)
+    if len(result.output) <= STOCK_REPARSE_CHARS and (
+        error := stock_parse_error(result.output)
+    ):
+        return Result(REPARSE, f"error: stock xDSL: {error}", result.seconds)
+    return result
 
 
 def run_subprocess(data: bytes, args: list[str], timeout: float = TIMEOUT) -> Result:

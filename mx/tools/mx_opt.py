@@ -34,10 +34,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline, parse_spec
+from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_spec
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import (
-    ArgSpecParseError,
     DiagnosticException,
 )
 from xdsl.utils.target import Target
@@ -56,11 +55,13 @@ from mx.tools.exit_status import run_tool
 from mx.tools.pipeline import (
     PipelineError,
     TimingReport,
+    build_passes,
     check_options,
     describe_passes,
     did_you_mean,
     expand_composites,
-    spec_positions,
+    make_pass,
+    parse,
 )
 from mx.tools.xdsl_fixes import xdsl_fixes
 
@@ -242,10 +243,10 @@ _Convertible = TypeVar("_Convertible", bound=ArgSpecConvertible)
 def _from_spec(
     kind: str, cls: type[_Convertible], spec: ArgSpec, text: str, at: int
 ) -> _Convertible:
-    """A pass or target from its `name{opt=v}` spec, which starts at index `at`
-    of the option `text`; bad options are usage errors located in `text`."""
+    """A target from its `name{opt=v}` spec, which starts at index `at` of
+    the option `text`; bad options are usage errors located in `text`."""
     try:
-        check_options(kind, cls, spec, text, at)
+        spec = check_options(kind, cls, spec, text, at)
     except PipelineError as err:
         raise UsageError(err.message, rendered=err.render(text)) from None
     try:
@@ -279,9 +280,14 @@ class MxOptMain(xDSLOptMain):
         self.args = arg_parser.parse_args(args=args)
 
         try:
-            target_spec = parse_spec(self.args.target)
-        except ArgSpecParseError as err:
-            arg_parser.error(f"argument -t/--target: {err}")
+            specs = parse(self.args.target)
+            if len(specs) != 1:
+                raise PipelineError("expected one target", len(self.args.target) + 1)
+        except PipelineError as err:
+            raise UsageError(
+                err.message, rendered=err.render(self.args.target)
+            ) from None
+        target_spec = specs[0][0]
         target = self.available_targets.get(target_spec.name)
         if target is None:
             arg_parser.error(
@@ -364,27 +370,18 @@ class MxOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         text = self.args.passes
         try:
-            specs = list(parse_pipeline(text))
-        except ArgSpecParseError as err:
-            raise UsageError(str(err)) from None
-        passes = [
-            self._make_pass(spec, at)
-            for spec, at in zip(specs, spec_positions(text, specs), strict=True)
-        ]
-        if self.args.print_between_passes or self.args.time_passes:
-            # Show each step of composite passes (already checked above).
-            passes = [self._make_pass(spec, 0) for spec in expand_composites(specs)]
-        self.pipeline = PassPipeline(tuple(passes), self._between_passes)
-
-    def _make_pass(self, spec: ArgSpec, at: int) -> ModulePass:
-        factory = self.available_passes.get(spec.name)
-        if factory is None:
-            hint = did_you_mean(spec.name, list(self.available_passes))
-            error = PipelineError(
-                f"unknown pass '{spec.name}'{hint or ' (see --list-passes)'}", at + 1
-            )
-            raise UsageError(error.message, rendered=error.render(self.args.passes))
-        return _from_spec("pass", factory(), spec, self.args.passes, at)
+            built = build_passes(text, self.available_passes)
+            if self.args.print_between_passes or self.args.time_passes:
+                # Show each step of composite passes (already checked above).
+                steps = expand_composites([spec for spec, _ in built])
+                built = [
+                    make_pass(self.available_passes[spec.name](), spec, text, 0)
+                    for spec in steps
+                ]
+        except PipelineError as err:
+            raise UsageError(err.message, rendered=err.render(text)) from None
+        passes = tuple(made for _, made in built)
+        self.pipeline = PassPipeline(passes, self._between_passes)
 
     def _between_passes(
         self,

@@ -56,6 +56,7 @@ from mx.semantics.matrix import (
 )
 from mx.tools.exit_status import run_tool
 from mx.tools.mx_opt import _ArgumentParser
+from mx.tools.pipeline import did_you_mean
 from mx.tools.run_arguments import ArgumentError, argument_value
 from mx.tools.xdsl_fixes import xdsl_fixes
 
@@ -78,7 +79,18 @@ def _parse(source: Source) -> ModuleOp:
 def _entry(module: ModuleOp, name: str, arg_count: int) -> FuncOp:
     func = SymbolTable.lookup_symbol(module, name)
     if not isinstance(func, FuncOp):
-        raise _Failed([Diag("error", None, 1, f"no function @{name} to run")])
+        names = [
+            op.sym_name.data
+            for op in module.ops
+            if isinstance(op, FuncOp) and op.body.blocks
+        ]
+        listed = ", ".join(f"@{n}" for n in names) or "none"
+        hint = did_you_mean(f"@{name}", [f"@{n}" for n in names])
+        message = (
+            f"no function @{name} to run{hint} (the module's functions: {listed}; "
+            "choose one with --entry NAME)"
+        )
+        raise _Failed([Diag("error", None, 1, message)])
     if not func.body.blocks:
         raise _Failed([op_diag(func, f"entry function @{name} has no body")])
     count = len(func.function_type.inputs.data)
@@ -116,15 +128,17 @@ def _arguments(
 def format_element(value: Any, element_type: Attribute) -> str:
     """One element: floats as the shortest decimal that reads back as the same
     value of its type (bf16 through f32, which holds it exactly), laid out as
-    Python's repr; integers in decimal (signless integers and i4/i6 containers
-    sign-extended)."""
+    Python's repr; integers in decimal as the JIT returns them: i8 … i64
+    signed (NumPy's int8 … int64), an integer of another width (the i4/i6
+    containers) as its bits, unsigned (`-1 : i4` is 15)."""
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
         if width == 1:
             return "true" if int(value) & 1 else "false"
-        sign = 1 << (width - 1)
-        bits = int(value) & (2 * sign - 1)
-        return str(bits - ((bits & sign) << 1))
+        bits = int(value) & ((1 << width) - 1)
+        if width not in (8, 16, 32, 64):
+            return str(bits)
+        return str(bits - ((bits >> (width - 1)) << width))
     dtype = element_dtype(element_type)
     if dtype == BF16:
         dtype = np.dtype(np.float32)
@@ -257,6 +271,19 @@ def _read(path: str) -> Source:
     return Source(name, text.split("\n"))
 
 
+def _joined_values(argv: Sequence[str]) -> list[str]:
+    """`--arg VALUE` as `--arg=VALUE`: argparse would take a value such as
+    `-inf`, `-1e-3` or `-0x1` for an option."""
+    joined: list[str] = []
+    values = iter(argv)
+    for arg in values:
+        if arg == "--":  # the rest is positional
+            return [*joined, arg, *values]
+        value = next(values, None) if arg in ("--arg", "--entry") else None
+        joined.append(arg if value is None else f"{arg}={value}")
+    return joined
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arg_parser = _ArgumentParser(
         prog="mx-run",
@@ -284,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arg_parser.add_argument(
         "--json", action="store_true", help="with --precision-report: as JSON"
     )
-    args = arg_parser.parse_args(argv)
+    args = arg_parser.parse_args(_joined_values(sys.argv[1:] if argv is None else argv))
     if args.json and not args.precision_report:
         arg_parser.error("--json needs --precision-report")
     source = Source(args.input_file, [])

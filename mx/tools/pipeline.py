@@ -1,5 +1,10 @@
-"""`mx-opt`'s pass pipeline: option checking, composite expansion, pass list, timing.
+"""`mx-opt`'s pass pipeline: parsing, option checking, composite expansion,
+pass list, timing.
 
+- `build_passes` turns a `-p` pipeline into passes (mx-opt and the JIT);
+  every error in it, from a stray comma to a value of the wrong type, is a
+  `PipelineError` at its column of the pipeline text. A boolean option
+  given without a value (`mx-lower-to-llvm{remarks}`) is true, as in MLIR.
 - `check_options` validates a pass's `name{option=value}` spec when the
   pipeline is parsed (before any input is read): unknown options, values of the
   wrong type and values outside an option's choices are reported at their
@@ -17,13 +22,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
+import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible
+from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
 
 from mx.diagnostics import Diag, Source
 from mx.universe import ALL_PASSES
@@ -52,6 +59,7 @@ CHOICES: dict[tuple[str, str], Callable[[], tuple[object, ...]]] = {
     ("matrix-fuse-contractions", "mode"): _fuse_modes,
     ("convert-matrix-to-affine", "layout"): _layouts,
     ("convert-matrix-to-affine", "vector_bits"): lambda: VECTOR_BITS,
+    ("matrix-lowering-remarks", "vector_bits"): lambda: VECTOR_BITS,
 }
 """The allowed values of options that take only some values of their type,
 by pass name and option field name."""
@@ -79,9 +87,61 @@ def options(cls: type[ArgSpecConvertible]) -> list[dataclasses.Field[object]]:
     return [f for f in dataclasses.fields(cls) if f.init and f.name != "name"]
 
 
-def did_you_mean(name: str, candidates: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.6)
+def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=cutoff)
     return f"; did you mean: {', '.join(close)}?" if close else ""
+
+
+_XDSL_ERROR = re.compile(r"pass-pipeline:\d+:(\d+)\n.*\n *\^\n *(.*)$", re.DOTALL)
+"""xDSL's pipeline syntax error: its column and message (after the excerpt)."""
+
+
+def parse(pipeline: str) -> list[tuple[ArgSpec, int]]:
+    """The passes of `pipeline` with the index where each name starts."""
+    stripped = pipeline.rstrip()
+    if stripped.endswith(","):  # xDSL takes `a,` for `a`
+        raise PipelineError("expected a pass name after ','", len(stripped))
+    try:
+        specs = list(parse_pipeline(pipeline))
+    except ArgSpecParseError as err:
+        match = _XDSL_ERROR.search(str(err))
+        if match is None:
+            raise PipelineError(str(err), 1) from None
+        message = match.group(2).strip()
+        column = int(match.group(1))
+        raise PipelineError(message[:1].lower() + message[1:], column) from None
+    return list(zip(specs, spec_positions(pipeline, specs), strict=True))
+
+
+def make_pass(
+    cls: type[ModulePass], spec: ArgSpec, pipeline: str, at: int
+) -> tuple[ArgSpec, ModulePass]:
+    """The pass of `spec` (at index `at` of `pipeline`), options checked, with
+    the normalized spec (see `check_options`)."""
+    spec = check_options("pass", cls, spec, pipeline, at)
+    try:
+        return spec, cls.from_pass_spec(spec)
+    except ValueError as err:
+        message = f"invalid options for pass '{spec.name}': {err}"
+        raise PipelineError(message, at + 1) from None
+
+
+def build_passes(
+    pipeline: str, available: dict[str, Callable[[], type[ModulePass]]]
+) -> list[tuple[ArgSpec, ModulePass]]:
+    """The passes of `pipeline` with their normalized specs; a `PipelineError`
+    for anything wrong in it."""
+    built: list[tuple[ArgSpec, ModulePass]] = []
+    for spec, at in parse(pipeline):
+        factory = available.get(spec.name)
+        if factory is None:
+            hint = did_you_mean(spec.name, available)
+            raise PipelineError(
+                f"unknown pass '{spec.name}'{hint or ' (see mx-opt --list-passes)'}",
+                at + 1,
+            )
+        built.append(make_pass(factory(), spec, pipeline, at))
+    return built
 
 
 def _spelling(value: object) -> str:
@@ -111,7 +171,7 @@ def _accepts(annotation: object, value: object) -> str | None:
     if float in kinds:
         return None if isinstance(value, int | float) else "a number"
     if str in kinds:
-        return None
+        return None if isinstance(value, str) else 'a string (quoted: "...")'
     return None  # tuples, enums, ...: xDSL's own conversion checks them
 
 
@@ -129,10 +189,12 @@ def choices_of(cls: type[ArgSpecConvertible], option: dataclasses.Field[object])
 
 def check_options(
     kind: str, cls: type[ArgSpecConvertible], spec: ArgSpec, pipeline: str, at: int
-) -> None:
-    """Raise `PipelineError` for a bad option of `spec`, which starts at index
-    `at` of `pipeline`."""
+) -> ArgSpec:
+    """`spec`, which starts at index `at` of `pipeline`, with each boolean
+    option given without a value set to true; a `PipelineError` for a bad
+    option."""
     known = {option_name(f.name): f for f in options(cls)}
+    parameters = dict(spec.parameters)
     for given, values in spec.parameters.items():
         column = _column_of(pipeline, at, given)
         option = known.get(option_name(given))
@@ -146,6 +208,15 @@ def check_options(
             )
         annotation = _type_of(cls, option.name)
         is_tuple = typing.get_origin(annotation) is tuple
+        kinds = typing.get_args(annotation) or (annotation,)
+        if not values and bool in kinds:
+            parameters[given] = values = (True,)
+        elif not values and not is_tuple and type(None) not in kinds:
+            raise PipelineError(
+                f"option '{given}' of {kind} '{spec.name}' needs a value "
+                f"({choices_of(cls, option)})",
+                column,
+            )
         for value in values:
             if not is_tuple and len(values) != 1:
                 raise PipelineError(
@@ -161,6 +232,7 @@ def check_options(
                     f"(got '{_spelling(value)}')",
                     column,
                 )
+    return ArgSpec(spec.name, parameters)
 
 
 def _column_of(pipeline: str, at: int, option: str) -> int:

@@ -6,9 +6,12 @@ A value is a `.npy` file (read with NumPy), or a literal: a number (`3`,
 A single number given for a matrix, vector or memref fills it.
 
 Literal floats are rounded to the type once, as MLIR reads float literals;
-a hexadecimal literal is the type's bit pattern. Values read from `.npy`
-files must convert exactly (data is never rounded silently). Integers must fit
-the type's signed or unsigned range.
+a hexadecimal literal is the type's bit pattern (and takes no minus sign, as
+in MLIR). Values read from `.npy` files must convert exactly (data is never
+rounded silently; complex values are refused, never cut to their real part).
+A `.npy` of raw bytes (`V2`, `V1`: what NumPy writes for ml_dtypes' bfloat16
+and float8/6/4 arrays) holds bit patterns of the element type, of its size.
+Integers must fit the type's signed or unsigned range.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from mx.dialects.dense_literal import NEGATIVE_HEX_FLOAT
 from mx.dialects.matrix import MatrixType, is_float_element
 from mx.interpreters.vector import lane_dtype
 from mx.semantics import matrix as sem
@@ -105,6 +109,8 @@ def _element(token: str, element_type: Attribute) -> Any:
     dtype = lane_dtype(element_type)
     lowered = token.lower()
     if is_float_element(element_type):
+        if lowered.lstrip("+-").startswith("0x") and lowered[0] in "+-":
+            raise ArgumentError(f"{token}: {NEGATIVE_HEX_FLOAT}")
         if lowered.startswith("0x"):
             bits = int(lowered, 16)
             if bits >> (8 * dtype.itemsize):
@@ -146,6 +152,13 @@ def _exact_array(
 ) -> Any:
     """A `.npy` array as the element type's dtype, refusing any change of value."""
     dtype = lane_dtype(element_type)
+    if array.dtype.kind == "V":
+        return _bit_patterns(array, element_type, name)
+    if array.dtype.kind == "c":
+        raise ArgumentError(
+            f"{name} holds {array.dtype} values, '{element_type}' takes real numbers "
+            "(the imaginary parts would be lost)"
+        )
     if is_float_element(element_type):
         if not (np.issubdtype(array.dtype, np.number) or array.dtype == sem.BF16):
             raise ArgumentError(f"{name} holds {array.dtype}, not numbers")
@@ -171,6 +184,32 @@ def _exact_array(
     return np.array(
         [sem.scalar(int(v), dtype) for v in values.reshape(-1)], dtype=dtype
     ).reshape(array.shape)
+
+
+def _bit_patterns(
+    array: np.ndarray[Any, Any], element_type: Attribute, name: str
+) -> Any:
+    """Raw bytes (`V<n>`: ml_dtypes' bfloat16, float8, ... saved by NumPy) as
+    bit patterns of `element_type`, which must take `n` bytes; the high bits
+    of a narrower integer container (i4, i6) must be zero."""
+    dtype = lane_dtype(element_type)
+    size = dtype.itemsize
+    if array.dtype.itemsize != size:
+        raise ArgumentError(
+            f"{name} holds raw {array.dtype.itemsize}-byte values ({array.dtype}), "
+            f"expected {size}-byte bit patterns of '{element_type}'"
+        )
+    bits = np.frombuffer(array.tobytes(), dtype=f"<u{size}").reshape(array.shape)
+    width = (
+        element_type.width.data if isinstance(element_type, IntegerType) else 8 * size
+    )
+    if width < 8 * size and np.any(bits >> width):
+        raise ArgumentError(
+            f"{name} holds values with bits above the {width} of '{element_type}'"
+        )
+    if dtype == np.bool_:
+        return bits.astype(np.bool_)
+    return bits.view(dtype)
 
 
 def _shaped(value: Any, shape: tuple[int, ...], what: str, source: str) -> Any:

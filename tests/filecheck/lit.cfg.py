@@ -18,6 +18,10 @@ config.test_source_root = os.path.dirname(__file__)
 # not from whatever `mx-opt` or `filecheck` happens to be first on PATH.
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+# A checkout run with PYTHONPATH (a git worktree sharing another's venv) tests
+# its own `mx`, not the one the venv installed.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 for tool in ("mx-opt", "mx-run", "filecheck"):
     # Only whole words: not inside paths or longer names such as `mx-opt-foo`.
     config.substitutions.append(

@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from xdsl.dialects import affine, arith, math, scf, vector
+from xdsl.dialects import affine, arith, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerType, VectorType
 from xdsl.dialects.utils import FastMathFlag
@@ -53,6 +53,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from mx.dialects.matrix import MatrixType, element_type_of
 from mx.dialects.memref_ext import PrefetchOp
+from mx.lowering import build
 from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
 from mx.lowering.matrix_to_affine.products import dot
@@ -187,7 +188,7 @@ def _step(
         element, IntegerType
     ):
         fma_flags = None if flags == FastMathFlagsAttr("none") else flags
-        return e.emit(math.FmaOp(a, b, acc, fma_flags))
+        return e.emit(build.fma(a, b, acc, fma_flags))
     return e.emit(add(acc, e.emit(multiply(a, b, flags)), flags))
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.builder import Builder
-from xdsl.dialects import affine, arith, llvm, math, memref, vector
+from xdsl.dialects import affine, arith, llvm, memref, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     FloatAttr,
@@ -484,9 +484,10 @@ def elementwise_scalar(
     """
     flags = _flags_or_none(op.fastmath)
     if isinstance(op, NegOp):
-        return arith.NegfOp(operands[0], flags)
+        return build.negf(operands[0], flags)
     if isinstance(op, FmaOp):
-        return math.FmaOp(*operands, fastmath=flags)
+        a, b, c = operands
+        return build.fma(a, b, c, flags)
     a, b = operands
     if isinstance(element_type, IntegerType):
         if isinstance(op, DivOp):

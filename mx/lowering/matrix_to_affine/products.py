@@ -17,7 +17,6 @@ so the same sums are computed side by side in the same order.
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import math
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -70,7 +69,7 @@ def dot(
 
     def term(f: Emitter, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
         if not integer and _has(flags, FastMathFlag.ALLOW_CONTRACT):
-            return f.emit(math.FmaOp(a, b, acc, _fma_flags(flags)))
+            return f.emit(build.fma(a, b, acc, _fma_flags(flags)))
         return f.emit(add(acc, f.emit(multiply(a, b, flags)), flags))
 
     def loop(start: int, init: SSAValue) -> SSAValue:
@@ -140,7 +139,7 @@ def blocked_product(e: Emitter, p: Product) -> None:
 
     def term(f: Emitter, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
         if contract and not isinstance(p.element_type, IntegerType):
-            return f.emit(math.FmaOp(a, b, acc, _fma_flags(p.flags)))
+            return f.emit(build.fma(a, b, acc, _fma_flags(p.flags)))
         return f.emit(add(acc, f.emit(multiply(a, b, p.flags)), p.flags))
 
     def register_block(f: Emitter, r: Index, c0: Index, width: int, n: int) -> None:

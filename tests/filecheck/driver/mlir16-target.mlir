@@ -56,3 +56,30 @@ func.func @generic_properties(%i: index, %n: index, %m: memref<4xf32>, %x: f32) 
   }) : (index, index) -> ()
   func.return
 }
+
+// -----
+
+// MLIR 16 named maximumf/minimumf maxf/minf; its prefetch syntax takes no
+// attribute dictionary, so a prefetch with attributes is printed generic.
+// CHECK-LABEL: func.func @renamed
+// CHECK-NEXT: %{{.*}} = "arith.maxf"(%a, %b) {fastmath = #arith.fastmath<nnan>} : (f32, f32) -> f32
+// CHECK-NEXT: %{{.*}} = "arith.minf"(%a, %b) {fastmath = #arith.fastmath<none>} : (f32, f32) -> f32
+// CHECK-NEXT: memref.prefetch %m[%i], write, locality<2>, data : memref<4xf32>
+// CHECK-NEXT: "memref.prefetch"(%m, %i) {note = "kept", isWrite = false, localityHint = 1 : i32, isDataCache = true} : (memref<4xf32>, index) -> ()
+// DEFAULT-LABEL: func.func @renamed
+// DEFAULT-NEXT: arith.maximumf %a, %b fastmath<nnan> : f32
+func.func @renamed(%a: f32, %b: f32, %m: memref<4xf32>, %i: index) -> f32 {
+  %x = arith.maximumf %a, %b fastmath<nnan> : f32
+  %n = arith.minimumf %a, %b : f32
+  memref.prefetch %m[%i], write, locality<2>, data : memref<4xf32>
+  memref.prefetch %m[%i], read, locality<1>, data {note = "kept"} : memref<4xf32>
+  func.return %x : f32
+}
+
+// -----
+
+// ERR: mlir16-target.mlir:[[# @LINE + 2]]:3: error: 'arith.maxnumf' op cannot be printed for MLIR 16 (it has no such op)
+func.func @maxnumf(%a: f32, %b: f32) -> f32 {
+  %x = arith.maxnumf %a, %b : f32
+  func.return %x : f32
+}

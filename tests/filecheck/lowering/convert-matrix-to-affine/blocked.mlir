@@ -118,7 +118,7 @@ func.func @blocked(%a: !matrix.matrix<80x50xf32>, %b: !matrix.matrix<50x14xf32>,
 // CHECK: %[[NEXTC:.*]] = affine.min affine_map<(d0) -> ((d0 + 6), 11)> (%{{.*}})
 // CHECK-NEXT: memref.prefetch %{{.*}}[%[[NEXTC]], %{{.*}}], write, locality<3>, data : memref<12x16xf64>
 // CHECK: affine.for %{{.*}} iter_args
-// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} {fastmath = #arith.fastmath<contract>} : vector<8xf64>
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} fastmath<contract> : vector<8xf64>
 // CHECK-NOT: arith.mulf
 // CHECK: affine.yield
 func.func @contracted(%a: !matrix.matrix<16x40xf64>, %b: !matrix.matrix<40x12xf64>) -> !matrix.matrix<16x12xf64> {

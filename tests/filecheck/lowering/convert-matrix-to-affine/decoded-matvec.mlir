@@ -61,7 +61,7 @@ func.func @mxfp4_column_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64x
 // CHECK-NEXT: %[[LO32:.*]] = arith.extf %[[LO]] : vector<16xf16> to vector<16xf32>
 // CHECK-NEXT: %[[W:.*]] = arith.mulf %[[LO32]], %[[FACTOR]] : vector<16xf32>
 // CHECK: %[[X:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
-// CHECK-NEXT: math.fma %[[W]], %[[X]], %{{.*}} {fastmath = #arith.fastmath<contract>} : vector<16xf32>
+// CHECK-NEXT: math.fma %[[W]], %[[X]], %{{.*}} fastmath<contract> : vector<16xf32>
 // CHECK-NOT: memref<16x32xf32>
 // CHECK: func.return
 func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf32> {

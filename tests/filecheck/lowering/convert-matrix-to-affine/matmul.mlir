@@ -28,7 +28,7 @@ func.func @matmul(%a: !matrix.matrix<2x3xf32>, %b: !matrix.matrix<3x4xf32>) -> !
 // CHECK-LABEL: func.func @matmul_add_contract
 // CHECK: %[[P0:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f64
 // CHECK: affine.for %{{.*}} = 1 to 3 iter_args(%[[ACC:.*]] = %[[P0]]) -> (f64) {
-// CHECK: %[[F:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC]] {fastmath = #arith.fastmath<contract>} : f64
+// CHECK: %[[F:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC]] fastmath<contract> : f64
 // CHECK-NEXT: affine.yield %[[F]] : f64
 // CHECK: %[[C:.*]] = affine.load
 // CHECK-NEXT: arith.addf %{{.*}}, %[[C]] fastmath<contract> : f64

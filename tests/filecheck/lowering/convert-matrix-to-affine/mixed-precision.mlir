@@ -71,7 +71,7 @@ func.func @float(%a: !matrix.matrix<16x4xf16>, %b: !matrix.matrix<4x2xbf16>, %c:
 // CHECK: memref.alloca() {{.*}} : memref<1x8xf16>
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: math.fma {{.*}}#arith.fastmath<contract>{{.*}} : vector<16xf32>
+// CHECK: math.fma {{.*}} fastmath<contract> : vector<16xf32>
 // SCALAR-LABEL: func.func @matvec
 // SCALAR: vector.extract %{{.*}}[%{{.*}}] : f16 from vector<8xf16>
 // SCALAR-NEXT: arith.extf %{{.*}} : f16 to f32

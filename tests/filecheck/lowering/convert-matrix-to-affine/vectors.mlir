@@ -41,7 +41,7 @@ func.func @matmul(%a: !matrix.matrix<4x3xf32>, %b: !matrix.matrix<3x2xf32>) -> !
 // CHECK-LABEL: func.func @matmul_add_contract
 // CHECK: %[[P0:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : vector<8xf64>
 // CHECK: affine.for %{{.*}} = 1 to 2 iter_args(%[[ACC:.*]] = %[[P0]], %{{.*}} = %{{.*}}) -> (vector<8xf64>, vector<8xf64>) {
-// CHECK: %[[F:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC]] {fastmath = #arith.fastmath<contract>} : vector<8xf64>
+// CHECK: %[[F:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC]] fastmath<contract> : vector<8xf64>
 // CHECK: %[[C:.*]] = vector.load %{{.*}} : memref<?xf64>, vector<8xf64>
 // CHECK-NEXT: arith.addf %{{.*}}, %[[C]] fastmath<contract> : vector<8xf64>
 // CHECK: affine.for %[[COL:.*]] = 0 to 2 {
