@@ -22,16 +22,20 @@ first out beyond `cache_limit()` modules.
 
 import ctypes
 import itertools
+import os
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache, cached_property
-from typing import Any, Literal, TypeVar, cast
+from functools import cache, cached_property, lru_cache
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 import llvmlite.binding as binding
 import ml_dtypes
 import numpy as np
+from llvmlite.binding.newpassmanagers import NewPassManager
 from xdsl.context import Context
 from xdsl.dialects import affine, func, llvm, memref, vector
 from xdsl.dialects.builtin import (
@@ -422,14 +426,93 @@ def _scalar_types(dtype: np.dtype[Any]) -> tuple[int, ...]:
     return (id(dtype.type),) if stored == sample.tobytes() else ()
 
 
-@dataclass(frozen=True, eq=False)
-class NativeCode:
-    """A module's machine code: freed when the last function using it goes."""
+_ENGINE_BYTES = 64 * 1024
+"""Memory an execution engine holds beside its machine code (its target
+machine and sections; measured: ~57 KB on x86-64), for the cache's sizes."""
 
-    engine: binding.ExecutionEngine
-    module: binding.ModuleRef
-    method_defs: list[Any]
-    """The `PyMethodDef`s of the fast entries (they must outlive them)."""
+_LLVM_LOCK = threading.RLock()
+"""Held for every use of LLVM: compiling, and freeing machine code. LLVM's
+global context is not thread-safe, and llvmlite releases the GIL in its calls,
+so a garbage collection in one thread may free an engine while another
+thread compiles."""
+
+_unused_engines: list[binding.ExecutionEngine] = []
+_engines_alive = 0
+
+
+@contextmanager
+def _llvm() -> Generator[None]:
+    """Holds `_LLVM_LOCK`; frees the engines left unused meanwhile."""
+    with _LLVM_LOCK:
+        try:
+            yield
+        finally:
+            _free_unused_engines()
+
+
+def _free_unused_engines() -> None:
+    """Frees the engines whose code nothing uses any more, if no other thread
+    is using LLVM (else it does, at the end of its work)."""
+    global _engines_alive
+    if not _LLVM_LOCK.acquire(blocking=False):
+        return
+    try:
+        while _unused_engines:
+            _unused_engines.pop().close()
+            _engines_alive -= 1
+    finally:
+        _LLVM_LOCK.release()
+
+
+def _release_engine(engine: binding.ExecutionEngine) -> None:
+    _unused_engines.append(engine)
+    _free_unused_engines()
+
+
+class NativeCode:
+    """A module's machine code, in an execution engine of its own: freed
+    when the last function (or entry) using it goes."""
+
+    def __init__(
+        self, engine: binding.ExecutionEngine, size: int, addresses: dict[str, int]
+    ):
+        global _engines_alive
+        self.engine = engine
+        self.size = size
+        """Bytes it holds: its machine code and its engine (`_ENGINE_BYTES`)."""
+        self.addresses = addresses
+        """The address of each symbol asked for."""
+        _engines_alive += 1
+        # At exit, the engines die with the process (no LLVM teardown races).
+        weakref.finalize(self, _release_engine, engine).atexit = False
+
+
+def _machine_code(llvm_ir: str, symbols: Sequence[str]) -> NativeCode:
+    """Compiles `llvm_ir` at -O3 for the host CPU and loads it. Only the
+    object code is kept: the engine is created from it, not from the IR
+    module (which would stay in memory, ~15 times the size of the code)."""
+    with _llvm():
+        module = binding.parse_assembly(llvm_ir)
+        module.verify()
+        machine = _target_machine()
+        tuning = binding.create_pipeline_tuning_options(speed_level=3)
+        builder = binding.create_pass_builder(machine, tuning)
+        passes = builder.getModulePassManager()
+        passes.run(module, builder)
+        # llvmlite 0.50's ModulePassManager never frees itself (its `_dispose`
+        # is shadowed by ObjectRef's in its bases' order), leaking the passes'
+        # state: ~120 KB per compile.
+        NewPassManager._dispose(passes)  # pyright: ignore[reportPrivateUsage]
+        passes.detach()
+        obj = machine.emit_object(module)
+        module.close()
+        engine = binding.create_mcjit_compiler(
+            binding.parse_assembly(""), _target_machine()
+        )
+        engine.add_object_file(binding.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        addresses = {s: engine.get_function_address(s) for s in symbols}
+    return NativeCode(engine, len(obj) + _ENGINE_BYTES, addresses)
 
 
 @dataclass(frozen=True)
@@ -446,8 +529,6 @@ class _Entry:
     """The fast entry's table of functions by order of the matrix arguments."""
     code: NativeCode
 
-
-_ALL_CODE: list[NativeCode] = []
 
 _MAX_LAYOUT_BITS = 8
 """Functions with at most this many matrix parameters get fast calls in every
@@ -466,14 +547,16 @@ class _MethodDef(ctypes.Structure):
 _METH_FASTCALL = 0x80
 
 
-def _builtin(name: str, address: int, defs: list[Any]) -> Callable[..., int]:
-    """A Python builtin function calling the METH_FASTCALL entry at `address`."""
+def _builtin(name: str, address: int) -> Callable[..., int]:
+    """A Python builtin function calling the METH_FASTCALL entry at `address`.
+    Its `self` (which the entry ignores) is its own `PyMethodDef`, which must
+    live as long as it does: the garbage collector reads the definition of
+    every builtin it visits, also after the machine code has been freed."""
     new = ctypes.pythonapi.PyCFunction_NewEx
     new.restype = ctypes.py_object
-    new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
     definition = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    defs.append(definition)
-    return new(ctypes.addressof(definition), None, None)
+    return new(ctypes.addressof(definition), definition, None)
 
 
 Layouts = tuple[Order, ...]
@@ -535,6 +618,10 @@ class JitFunction:
         self._compile_variant = compile_variant
         self._lock = threading.Lock()
 
+    def native_codes(self) -> list[NativeCode]:
+        """The machine code of each combination of matrix orders compiled."""
+        return [entry.code for entry in list(self._variants.values())]
+
     def _default_layouts(self) -> Layouts:
         count = len(self._matrix_params) + sum(
             isinstance(t, MatrixType) for t in self.results
@@ -554,6 +641,8 @@ class JitFunction:
                 entry = self._compile_variant(layouts)
                 self._variants[layouts] = entry
                 self._enable_fast_calls(layouts, entry)
+                with _CACHE_LOCK:  # the module grew
+                    _trim_cache()
             return entry
 
     def _enable_fast_calls(self, layouts: Layouts, entry: _Entry) -> None:
@@ -766,9 +855,20 @@ def _fast_call(function: JitFunction, fast: Callable[..., int]) -> Callable[...,
 class CompiledModule:
     """The functions of a JIT-compiled module, by name (`m.f` or `m["f"]`)."""
 
-    def __init__(self, llvm_ir: str, functions: dict[str, JitFunction]):
+    def __init__(
+        self, llvm_ir: str, functions: dict[str, JitFunction], source_bytes: int
+    ):
         self.llvm_ir = llvm_ir
         self.functions = functions
+        self._source_bytes = source_bytes
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the module holds: the machine code of its functions in
+        every combination of matrix orders compiled so far, with their
+        execution engines, its LLVM IR and its source text."""
+        codes = {c for f in self.functions.values() for c in f.native_codes()}
+        return len(self.llvm_ir) + self._source_bytes + sum(c.size for c in codes)
 
     def __getitem__(self, name: str) -> JitFunction:
         function = self.functions.get(name)
@@ -858,9 +958,12 @@ def _target_machine() -> binding.TargetMachine:
     )
 
 
-def _passes(pipeline: str) -> list[ModulePass]:
+@lru_cache(maxsize=64)
+def _passes(pipeline: str) -> tuple[ModulePass, ...]:
     """The passes of a `-p`-style pipeline; unknown passes and options are
-    CompileErrors located in the pipeline text, naming the close matches."""
+    CompileErrors located in the pipeline text, naming the close matches.
+    (Cached: finding the registered passes reads every installed package's
+    entry points.)"""
     available = Universe.get_multiverse().all_passes
     try:
         specs = list(parse_pipeline(pipeline))
@@ -880,16 +983,16 @@ def _passes(pipeline: str) -> list[ModulePass]:
             passes.append(_from_spec("pass", factory(), spec, pipeline, at))
         except UsageError as err:
             raise CompileError([err.rendered or f"<pipeline>: error: {err}"]) from None
-    return passes
+    return tuple(passes)
 
 
-def _located_parse(text: str, name: str) -> tuple[ModuleOp, Source]:
+def _located_parse(text: str, name: str, ctx: Context) -> tuple[ModuleOp, Source]:
     """The verified module of `text`; bad input is a CompileError with
     mx-opt's located diagnostics."""
     source = Source.of_text(name, text)
     try:
         # Passes assume verified input; invalid IR must not become invalid LLVM IR.
-        return parse_and_verify(text, name), source
+        return parse_and_verify(text, name, ctx), source
     except FrontendError as err:
         raise CompileError([source.render(d) for d in err.diags]) from None
 
@@ -901,18 +1004,19 @@ def lower_to_llvm_ir(
     IR, the lowered module and the type of each `func.func` before lowering.
     Raises `mx.errors.CompileError` with mx-opt's located diagnostics."""
     text = source if isinstance(source, str) else str(source)
-    module, src = _located_parse(text, "<string>")
+    ctx = mx_context()
+    module, src = _located_parse(text, "<string>", ctx)
     signatures = {
         op.sym_name.data: op.function_type
         for op in module.walk()
         if isinstance(op, func.FuncOp)
     }
-    ir, _ = _lower_and_translate(module, src, pipeline)
+    ir, _ = _lower_and_translate(module, src, pipeline, ctx)
     return ir, module, signatures
 
 
 def _lower_and_translate(
-    module: ModuleOp, source: Source, pipeline: str
+    module: ModuleOp, source: Source, pipeline: str, ctx: Context
 ) -> tuple[str, dict[str, llvm.LLVMFunctionType]]:
     """Runs `pipeline` on `module`; returns the LLVM IR and the LLVM type of
     each function defined. `mx-lower-to-llvm` stops before `convert-to-llvm`
@@ -921,9 +1025,7 @@ def _lower_and_translate(
     passes = _passes(pipeline)
     lowering = passes[0] if len(passes) == 1 else None
     if isinstance(lowering, MxLowerToLLVMPass) and not lowering.remarks:
-        translation = _apply(
-            lowering, lowering.apply_for_llvm_ir, mx_context(), module, source
-        )
+        translation = _apply(lowering, lowering.apply_for_llvm_ir, ctx, module, source)
         if translation is not None:
             writer = LLVMIRWriter()
             writer.add_functions(translation.functions, translation.declarations)
@@ -934,19 +1036,14 @@ def _lower_and_translate(
             }
             return writer.text(), types
     else:
-        _run_passes(module, source, passes)
+        for p in passes:
+            _apply(p, p.apply, ctx, module, source)
     types = {
         op.sym_name.data: op.function_type
         for op in module.ops
         if isinstance(op, llvm.FuncOp)
     }
     return _translate(module, source), types
-
-
-def _run_passes(module: ModuleOp, source: Source, passes: list[ModulePass]) -> None:
-    ctx = mx_context()
-    for p in passes:
-        _apply(p, p.apply, ctx, module, source)
 
 
 def _apply(
@@ -1049,7 +1146,8 @@ def _compile(
     """Compiles `text`, with an entry per requested function and matrix
     layouts (default: every function, all matrices C-ordered, with fast
     entries)."""
-    module, source = _located_parse(text, "<string>")
+    ctx = mx_context()
+    module, source = _located_parse(text, "<string>", ctx)
     passes = _passes(pipeline)
     row_major_abi = _abi_row_major(passes)
     definitions = {
@@ -1098,7 +1196,7 @@ def _compile(
             entry_names[name] = op.sym_name.data
         inputs = len(op.function_type.inputs)
         _transpose_boundary(op, flags[:inputs], flags[inputs:])
-    ir, lowered = _lower_and_translate(module, source, pipeline)
+    ir, lowered = _lower_and_translate(module, source, pipeline, ctx)
     wrappers: list[str] = []
     for name, entry_name in entry_names.items():
         function_type = lowered[entry_name]
@@ -1145,31 +1243,18 @@ def _compile(
                 )
             )
     full_ir = ir + "\n" + "\n\n".join(wrappers) + "\n"
-    llvm_module = binding.parse_assembly(full_ir)
-    llvm_module.verify()
-    machine = _target_machine()
-    tuning = binding.create_pipeline_tuning_options(speed_level=3)
-    builder = binding.create_pass_builder(machine, tuning)
-    builder.getModulePassManager().run(llvm_module, builder)
-    engine = binding.create_mcjit_compiler(llvm_module, machine)
-    engine.finalize_object()
-    code = NativeCode(engine, llvm_module, [])
-    # Disposing an MCJIT engine crashed intermittently under pytest-xdist;
-    # until that is understood, machine code is kept for the process.
-    _ALL_CODE.append(code)
+    symbols = [
+        *entry_names.values(),
+        *(f"_mx_batch_{name}" for name in entry_names),
+        *(f"_mx_fast_{name}" for name in entry_names if with_fast),
+    ]
+    code = _machine_code(full_ir, symbols)
+    address = code.addresses
     entries: dict[str, _Entry] = {}
     for name in entry_names:
-        batch = _builtin(
-            name, engine.get_function_address(f"_mx_batch_{name}"), code.method_defs
-        )
-        fast = (
-            _builtin(
-                name, engine.get_function_address(f"_mx_fast_{name}"), code.method_defs
-            )
-            if with_fast
-            else None
-        )
-        kernel = engine.get_function_address(entry_names[name])
+        batch = _builtin(name, address[f"_mx_batch_{name}"])
+        fast = _builtin(name, address[f"_mx_fast_{name}"]) if with_fast else None
+        kernel = address[entry_names[name]]
         entries[name] = _Entry(fast, batch, kernel, tables.get(name), code)
     return _Compiled(full_ir, entries, params, results)
 
@@ -1213,33 +1298,84 @@ def _module(text: str, pipeline: str) -> CompiledModule:
                 },
             )
         functions[name] = function
-    return CompiledModule(compiled.llvm_ir, functions)
+    return CompiledModule(compiled.llvm_ir, functions, len(text))
 
 
 def _arg_name(arg: BlockArgument) -> str:
     return f" (%{arg.name_hint})" if arg.name_hint else ""
 
 
+def _cache_limit_from_environment() -> int:
+    text = os.environ.get("MX_JIT_CACHE_BYTES")
+    if text is None:
+        return 32 << 20
+    try:
+        limit = int(text)
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise ArgumentError(
+            f"error: MX_JIT_CACHE_BYTES must be a number of bytes >= 0, got {text!r}"
+        )
+    return limit
+
+
+class CacheInfo(NamedTuple):
+    """The state of the compile cache (`cache_info()`)."""
+
+    modules: int
+    """Compiled modules in the cache."""
+    nbytes: int
+    """Bytes they hold (see `CompiledModule.nbytes`)."""
+    limit: int
+    """The most bytes the cache keeps (`set_cache_limit`)."""
+    engines: int
+    """Execution engines alive, in the cache or not: a function you hold keeps
+    its module's machine code alive after the cache dropped the module."""
+
+
 _CACHE_LOCK = threading.Lock()
 _cache: OrderedDict[tuple[str, str], CompiledModule] = OrderedDict()
-_cache_limit = 64
+_cache_limit = _cache_limit_from_environment()
 
 
-def cache_limit(limit: int | None = None) -> int:
-    """The number of compiled modules kept alive by the cache (least recently
-    used dropped first; a module stays usable while something refers to it
-    or its functions). With `limit`, sets it (0 disables caching) and returns
-    the previous one."""
+def cache_limit() -> int:
+    """The most bytes of compiled modules the cache keeps (see
+    `set_cache_limit`)."""
+    return _cache_limit
+
+
+def set_cache_limit(nbytes: int) -> int:
+    """Keeps at most `nbytes` of compiled modules in the cache (machine code,
+    LLVM IR and source text, see `CompiledModule.nbytes`), dropping the least
+    recently used first; 0 disables the cache. Returns the previous limit.
+    The default is 32 MiB, or the environment variable `MX_JIT_CACHE_BYTES`
+    read at import. A module the cache drops stays usable while you hold it
+    or one of its functions; its machine code is freed when the last goes."""
     global _cache_limit
-    previous = _cache_limit
-    if limit is not None:
-        if limit < 0:
-            raise ArgumentError(f"error: the cache limit must be >= 0, got {limit}")
-        with _CACHE_LOCK:
-            _cache_limit = limit
-            while len(_cache) > limit:
-                _cache.popitem(last=False)
+    if nbytes < 0:
+        raise ArgumentError(f"error: the cache limit must be >= 0 bytes, got {nbytes}")
+    with _CACHE_LOCK:
+        previous, _cache_limit = _cache_limit, nbytes
+        _trim_cache()
     return previous
+
+
+def cache_info() -> CacheInfo:
+    """The cache's modules, their bytes, its limit, and the engines alive."""
+    with _CACHE_LOCK:
+        nbytes = sum(m.nbytes for m in _cache.values())
+        return CacheInfo(len(_cache), nbytes, _cache_limit, _engines_alive)
+
+
+def _trim_cache() -> None:
+    """Drops the least recently used modules beyond the limit (the lock is
+    held). Sizes are summed anew: a module grows when a function of it
+    compiles for a new combination of matrix orders."""
+    total = sum(m.nbytes for m in _cache.values())
+    while total > _cache_limit:
+        _, dropped = _cache.popitem(last=False)
+        total -= dropped.nbytes
 
 
 def compile_module(
@@ -1248,8 +1384,8 @@ def compile_module(
     """Compiles MLIR text or a module with `pipeline` (an mx-opt `-p` spec),
     then with LLVM at -O3 for the host CPU, and returns its functions.
 
-    Cached per (source text, pipeline) for the process, least recently used
-    first out beyond `cache_limit()` modules. Raises `mx.errors.CompileError`
+    Cached per (source text, pipeline), least recently used first out
+    beyond `cache_limit()` bytes. Raises `mx.errors.CompileError`
     (an `MXError`) with mx-opt's located diagnostics when the source does not
     parse or verify, when a pass rejects it, or when the pipeline names an
     unknown pass or option.
@@ -1262,11 +1398,9 @@ def compile_module(
             return hit
     compiled = _module(text, pipeline)
     with _CACHE_LOCK:
-        if _cache_limit > 0:
-            compiled = _cache.setdefault(key, compiled)
-            _cache.move_to_end(key)
-            while len(_cache) > _cache_limit:
-                _cache.popitem(last=False)
+        compiled = _cache.setdefault(key, compiled)
+        _cache.move_to_end(key)
+        _trim_cache()
     return compiled
 
 
