@@ -146,14 +146,10 @@ class JitFunction:
 
     def _enable_fast_calls(self, layouts: Layouts, entry: Entry) -> None:
         """Let the fast entry call `entry` for these orders of the matrix
-        arguments (it allocates C-ordered results only)."""
+        arguments and results."""
         table = self._layouts_table
-        count = len(self._matrix_params)
-        if table is None or any(o != "C" for o in layouts[count:]):
-            return
-        table[sum(1 << b for b, o in enumerate(layouts[:count]) if o == "F")] = (
-            entry.kernel
-        )
+        if table is not None:
+            table[sum(1 << b for b, o in enumerate(layouts) if o == "F")] = entry.kernel
 
     def _call(self, args: Sequence[object], out: object) -> Any:
         """The general path: checks everything, handles batches, Fortran
@@ -329,42 +325,54 @@ def make_function(
 
 
 def _fast_call(function: JitFunction, fast: Callable[..., int]) -> Callable[..., Any]:
-    """A `__call__` for `function` that tries the fast entry first: with no
-    `out=`, results preallocated in C order, one native call checking every
-    argument; anything else (or a failed check) takes the general path."""
-    shapes = [r.core or (1,) for r in function.results]
-    dtypes = [r.dtype for r in function.results]
-    names = [f"r{j}" for j in range(len(function.results))]
+    """A `__call__` for `function` that tries the fast entry first, with
+    results it allocates (C-ordered) or the `out=` arrays; anything else (or
+    a failed check) takes the general path."""
+    results = function.results
+    names = [f"r{j}" for j in range(len(results))]
     allocations = "".join(
-        f"        {n} = empty({s!r}, d{j})\n"
-        for j, (n, s) in enumerate(zip(names, shapes, strict=True))
+        f"        {n} = empty({r.core!r}, d{j})\n"
+        for j, (n, r) in enumerate(zip(names, results, strict=True))
     )
     values = [
-        n if r.kind in ("matrix", "vector") else f"{n}[0]"
-        for n, r in zip(names, function.results, strict=True)
+        n if r.kind in ("matrix", "vector") else f"{n}[()]"
+        for n, r in zip(names, results, strict=True)
     ]
-    returned = (
-        "None"
-        if not values
-        else values[0]
-        if len(values) == 1
-        else "(" + ", ".join(values) + ",)"
-    )
+    # A batch of one (done = k + 1 for k leading dimensions of size 1): the
+    # results get them too, and stay arrays.
+    batch_values = [
+        f"{n}.reshape((1,) * (done - 1) + {r.core!r})"
+        for n, r in zip(names, results, strict=True)
+    ]
+    given = "out" if len(results) == 1 else "*out"
+    is_given = "" if len(results) == 1 else "type(out) is tuple and "
     source = (
         "def __call__(self, *args, out=None):\n"
         "    if out is None:\n"
         f"{allocations}"
-        f"        if not fast(*args{''.join(', ' + n for n in names)}):\n"
-        f"            return {returned}\n"
+        f"        done = fast(*args{''.join(', ' + n for n in names)}, True)\n"
+        "        if not done:\n"
+        f"            return {_returned(values)}\n"
+        "        if done > 1:\n"
+        f"            return {_returned(batch_values)}\n"
+        f"    elif {is_given}not fast(*args, {given}, False):\n"
+        "        return out\n"
         "    return self._call(args, out)\n"
     )
     scope: dict[str, Any] = {
         "empty": np.empty,
         "fast": fast,
-        **{f"d{j}": d for j, d in enumerate(dtypes)},
+        **{f"d{j}": r.dtype for j, r in enumerate(results)},
     }
     exec(source, scope)  # a call specialized to this signature: no loops
     return scope["__call__"]
+
+
+def _returned(values: Sequence[str]) -> str:
+    """The expression a call returns: None, the value, or a tuple of them."""
+    if not values:
+        return "None"
+    return values[0] if len(values) == 1 else "(" + ", ".join(values) + ",)"
 
 
 class CompiledModule:

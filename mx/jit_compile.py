@@ -332,6 +332,7 @@ class Param:
                 min_size=self.extent,
                 flags=flags,
                 layout_bit=layout_bit,
+                itemsize=numpy_dtype(type_.element_type).itemsize,
             )
         if kind == "vector":
             assert isinstance(type_, VectorType)
@@ -341,6 +342,7 @@ class Param:
                 descrs=_descrs(type_.element_type),
                 dims=self.core,
                 flags=C_CONTIGUOUS,
+                itemsize=numpy_dtype(type_.element_type).itemsize,
             )
         dtype = numpy_dtype(type_)
         from_python: Literal["float", "int", "bool", ""] = ""
@@ -384,6 +386,19 @@ class Result:
     def dtype(self) -> np.dtype[Any]:
         """The dtype of its array (a matrix's or vector's elements)."""
         return _value_dtype(self.type_)
+
+    def operand(self, lowered: Attribute | None, layout_bit: int = -1) -> Operand:
+        """How the fast entry checks an `out=` array for this result and the
+        entries store it (`lowered`: its LLVM type, None for a matrix)."""
+        return Operand(
+            self.kind,
+            lowered,
+            descrs=(id(self.dtype),),
+            dims=self.core,
+            flags=C_CONTIGUOUS | ALIGNED | WRITEABLE,
+            layout_bit=layout_bit,
+            itemsize=self.dtype.itemsize,
+        )
 
 
 def _kind(type_: Attribute) -> Kind:
@@ -534,8 +549,8 @@ class Entry:
 
 
 _MAX_LAYOUT_BITS = 8
-"""Functions with at most this many matrix parameters get fast calls in every
-combination of C and F orders (a table of 2^n functions)."""
+"""Functions with at most this many matrix parameters and results get fast
+calls in every combination of C and F orders (a table of 2^n functions)."""
 
 
 class _MethodDef(ctypes.Structure):
@@ -881,7 +896,9 @@ def _compile(
             if isinstance(function_type.output, llvm.LLVMStructType)
             else [function_type.output]
         )
-        matrices = [i for i, p in enumerate(params[name]) if p.kind == "matrix"]
+        # Layout bits: the matrix parameters', then the matrix results'.
+        kinds = [p.kind for p in params[name]] + [_kind(t) for t in results[name]]
+        matrices = [i for i, kind in enumerate(kinds) if kind == "matrix"]
         if with_fast and 0 < len(matrices) <= _MAX_LAYOUT_BITS:
             tables[name] = (ctypes.c_void_p * (1 << len(matrices)))()
         bits = {i: b for b, i in enumerate(matrices)} if name in tables else {}
@@ -893,8 +910,11 @@ def _compile(
         ]
         scalars = iter(lowered_results)
         outs = [
-            Operand(_kind(t), None if isinstance(t, MatrixType) else next(scalars))
-            for t in results[name]
+            Result(t).operand(
+                None if isinstance(t, MatrixType) else next(scalars),
+                bits.get(len(params[name]) + j, -1),
+            )
+            for j, t in enumerate(results[name])
         ]
         callee = llvm_symbol(entry_name)
         wrappers.append(

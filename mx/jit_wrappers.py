@@ -5,14 +5,20 @@
   checks each argument object in place — an exact `ndarray` of an accepted
   dtype, with the expected dimensions and flags; a `float`, an `int` in range
   or a NumPy scalar of the exact type — loads it and calls the function, the
-  results going into arrays the caller preallocated (appended to the
-  arguments). A matrix argument may be C- or F-ordered: the entry then calls,
-  through a table indexed by the bit mask of the F-ordered arguments, the
-  function compiled for those orders (`layouts`), once the general path has
-  compiled it. It returns the Python int 0, or 1 when an argument is anything
-  else: the caller then takes the general path, which explains what is wrong
-  or handles what is merely unusual (batches, a new combination of orders,
-  conversions).
+  results going into one array per result appended to the arguments, then a
+  flag: `True` if the caller allocated them (C-ordered, of the core shapes:
+  trusted), `False` if they are the user's `out=` arrays (checked as the
+  arguments are, and for overlaps with the arguments and each other). Matrix
+  and vector arguments may have leading dimensions of size 1 (a batch of
+  one); `out=` arrays must then have as many. A matrix argument or `out=`
+  array may be C- or F-ordered: the entry then calls, through a table
+  indexed by the bit mask of the F-ordered ones, the function compiled for
+  those orders (`layouts`), once the general path has compiled it. It
+  returns the Python int 0 when done, k + 1 when done for a batch of one of k
+  leading dimensions in allocated results (which the caller reshapes), or 1
+  when an argument is anything else: the caller then takes the general path,
+  which explains what is wrong or handles what is merely unusual (batches,
+  a new combination of orders, conversions).
   The checks read NumPy's array struct (`PyArrayObject_fields`, stable across
   NumPy 1.x and 2.x; `check_layouts` confirms the offsets at run time).
 - `batch_entry`: a `METH_FASTCALL` function taking one array per operand
@@ -31,6 +37,7 @@ byte, NumPy's layout, not LLVM's packed vectors).
 """
 
 import ctypes
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -105,6 +112,8 @@ class Operand:
     """Which Python scalar is converted natively."""
     int_range: tuple[int, int] = (0, 0)
     """Accepted Python int values [low, high) for an integer parameter."""
+    itemsize: int = 0
+    """Bytes of an element of its array (arrays)."""
 
 
 def _api(name: str) -> int:
@@ -179,9 +188,24 @@ def _call_and_store(
         _store_result(w, r, value, address)
 
 
-def _check_array(w: _Writer, obj: str, p: Operand, layout_bits: list[str]) -> str:
-    """Checks of an array argument; its data pointer. A matrix with a layout
-    bit may be C- or F-ordered: its bit goes into `layout_bits`."""
+@dataclass(frozen=True)
+class _Array:
+    """An array argument or result that passed its checks."""
+
+    data: str
+    """Its data pointer."""
+    end: str
+    """The end of its data."""
+    leading: str
+    """Its count of leading dimensions of size 1 (i32)."""
+
+
+def _check_array(
+    w: _Writer, obj: str, p: Operand, layout_bits: list[str], batch_of_one: bool
+) -> _Array:
+    """Checks of an array argument or result. A matrix with a layout bit may
+    be C- or F-ordered: its bit goes into `layout_bits`. With `batch_of_one`,
+    a matrix or vector may have leading dimensions of size 1."""
     w.check(
         w.emit(
             f"icmp eq ptr {w.field(obj, OB_TYPE, 'ptr')}, {_const_ptr(id(np.ndarray))}"
@@ -206,6 +230,8 @@ def _check_array(w: _Writer, obj: str, p: Operand, layout_bits: list[str]) -> st
         layout_bits.append(w.emit(f"shl i64 {bit}, {p.layout_bit}"))
     nd = w.field(obj, ARRAY_ND, "i32")
     dims = w.field(obj, ARRAY_DIMS, "ptr")
+    data = w.field(obj, ARRAY_DATA, "ptr")
+    leading = "0"
     if p.kind == "memref":
         # One dimension, or two (as many arrays are): at least min_size elements.
         is1 = w.emit(f"icmp eq i32 {nd}, 1")
@@ -218,13 +244,50 @@ def _check_array(w: _Writer, obj: str, p: Operand, layout_bits: list[str]) -> st
         factor = w.emit(f"select i1 {is2}, i64 {d1}, i64 1")
         size = w.emit(f"mul i64 {d0}, {factor}")
         w.check(w.emit(f"icmp sge i64 {size}, {p.min_size}"))
+        nbytes = w.emit(f"mul i64 {size}, {p.itemsize}")
     else:
-        w.check(w.emit(f"icmp eq i32 {nd}, {len(p.dims)}"))
+        if batch_of_one:
+            leading = w.emit(f"sub i32 {nd}, {len(p.dims)}")
+            w.check(w.emit(f"icmp sge i32 {leading}, 0"))
+            _check_ones(w, dims, leading)
+        else:
+            w.check(w.emit(f"icmp eq i32 {nd}, {len(p.dims)}"))
         for j, extent in enumerate(p.dims):
-            address = w.emit(f"getelementptr i64, ptr {dims}, i64 {j}")
+            index = w.emit(f"add i32 {leading}, {j}")
+            address = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
             d = w.emit(f"load i64, ptr {address}, align 1")
             w.check(w.emit(f"icmp eq i64 {d}, {extent}"))
-    return w.field(obj, ARRAY_DATA, "ptr")
+        nbytes = str(math.prod(p.dims) * p.itemsize)
+    end = w.emit(f"getelementptr i8, ptr {data}, i64 {nbytes}")
+    return _Array(data, end, leading)
+
+
+def _check_ones(w: _Writer, dims: str, count: str) -> None:
+    """Continue only if the first `count` dimensions are all 1."""
+    before, head, body, done = (
+        w.fresh(n).lstrip("%") for n in ("pre", "head", "one", "ones")
+    )
+    i, following = w.fresh("i"), w.fresh("i")
+    w.raw(f"  br label %{before}")
+    w.raw(f"{before}:")
+    w.raw(f"  br label %{head}")
+    w.raw(f"{head}:")
+    w.raw(f"  {i} = phi i32 [0, %{before}], [{following}, %{body}]")
+    more = w.emit(f"icmp slt i32 {i}, {count}")
+    w.raw(f"  br i1 {more}, label %{body}, label %{done}")
+    w.raw(f"{body}:")
+    address = w.emit(f"getelementptr i64, ptr {dims}, i32 {i}")
+    is_one = w.emit(f"icmp eq i64 {w.emit(f'load i64, ptr {address}, align 1')}, 1")
+    w.raw(f"  {following} = add i32 {i}, 1")
+    w.raw(f"  br i1 {is_one}, label %{head}, label %fail")
+    w.raw(f"{done}:")
+
+
+def _check_apart(w: _Writer, a: _Array, b: _Array) -> None:
+    """Continue only if the data of `a` and `b` do not overlap."""
+    a_first = w.emit(f"icmp ule ptr {a.end}, {b.data}")
+    b_first = w.emit(f"icmp ule ptr {b.end}, {a.data}")
+    w.check(w.emit(f"or i1 {a_first}, {b_first}"))
 
 
 def _check_scalar(w: _Writer, obj: str, p: Operand, index: int) -> str:
@@ -286,43 +349,69 @@ def fast_entry(
     results: Sequence[Operand],
     layouts: int = 0,
 ) -> str:
-    """The METH_FASTCALL entry `name`: arguments, then one preallocated array
-    per result (matrix: its (R, C) array in the entry's layout; scalar: a
-    1-element array; vector: an (N,) array). `layouts` is the address of the
-    table of functions by order of the matrix arguments with a layout bit
-    (entry 0, all C-ordered, is `callee` itself; a null entry is not compiled
-    yet)."""
+    """The METH_FASTCALL entry `name`: arguments, then one array per result
+    (matrix: its (R, C) array; scalar: a 0-d array; vector: an (N,) array),
+    then the flag `True` if the caller allocated them (see the module docs).
+    `layouts` is the address of the table of functions by order of the
+    matrices with a layout bit (entry 0, all C-ordered, is `callee` itself;
+    a null entry is not compiled yet)."""
     w = _Writer()
     from_long = _const_ptr(_api("PyLong_FromLong"))
     count = len(params) + len(results)
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
-    w.check(w.emit(f"icmp eq i64 %nargs, {count}"))
+    w.raw("  %result_orders = alloca i64")
+    w.raw("  store i64 0, ptr %result_orders")
+    w.check(w.emit(f"icmp eq i64 %nargs, {count + 1}"))
+    flag_slot = w.emit(f"getelementptr ptr, ptr %args, i64 {count}")
+    allocated = w.emit(
+        f"icmp eq ptr {w.emit(f'load ptr, ptr {flag_slot}')}, {_const_ptr(id(True))}"
+    )
     # Vectors are loaded only once every check has passed, in the block of
     # the call: LLVM cannot carry an odd-length bf16 vector across blocks
     # ("Do not know how to soft promote this operator's operand").
     values: list[str] = []
     vector_data: list[tuple[int, Operand, str]] = []
     layout_bits: list[str] = []
+    arrays: list[_Array] = []
+    batch = "0"  # leading dimensions of size 1: the most of any argument
     for i, p in enumerate(params):
         slot = w.emit(f"getelementptr ptr, ptr %args, i64 {i}")
         obj = w.emit(f"load ptr, ptr {slot}")
         if p.kind == "scalar":
             values.append(_check_scalar(w, obj, p, i))
             continue
-        data = _check_array(w, obj, p, layout_bits)
+        array = _check_array(w, obj, p, layout_bits, batch_of_one=p.kind != "memref")
+        arrays.append(array)
+        if p.kind != "memref":
+            more = w.emit(f"icmp sgt i32 {array.leading}, {batch}")
+            batch = w.emit(f"select i1 {more}, i32 {array.leading}, i32 {batch}")
         if p.kind == "vector":
-            vector_data.append((len(values), p, data))
-        values.append(data)
-    addresses: list[str] = []
+            vector_data.append((len(values), p, array.data))
+        values.append(array.data)
+    outs: list[str] = []
     for j in range(len(results)):
         slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
-        obj = w.emit(f"load ptr, ptr {slot}")
-        addresses.append(w.field(obj, ARRAY_DATA, "ptr"))
+        outs.append(w.emit(f"load ptr, ptr {slot}"))
+    addresses = [w.field(obj, ARRAY_DATA, "ptr") for obj in outs]
+    given = w.fresh("given").lstrip("%")
+    checked = w.fresh("checked").lstrip("%")
+    w.raw(f"  br i1 {allocated}, label %{checked}, label %{given}")
+    w.raw(f"{given}:")
+    result_bits: list[str] = []
+    for obj, r in zip(outs, results, strict=True):
+        out = _check_array(w, obj, r, result_bits, batch_of_one=True)
+        w.check(w.emit(f"icmp eq i32 {out.leading}, {batch}"))
+        for other in arrays:
+            _check_apart(w, out, other)
+        arrays.append(out)
+    w.raw(f"  store i64 {_or_all(w, result_bits)}, ptr %result_orders")
+    w.raw(f"  br label %{checked}")
+    w.raw(f"{checked}:")
+    if result_bits:  # allocated results are C-ordered: 0
+        layout_bits.append(w.emit("load i64, ptr %result_orders"))
     if layout_bits:
-        mask = layout_bits[0]
-        for bit in layout_bits[1:]:
-            mask = w.emit(f"or i64 {mask}, {bit}")
+        mask = _or_all(w, layout_bits)
         slot = w.emit(f"getelementptr ptr, ptr {_const_ptr(layouts)}, i64 {mask}")
         compiled = w.emit(f"load ptr, ptr {slot}")
         default = w.emit(f"icmp eq i64 {mask}, 0")
@@ -334,13 +423,25 @@ def fast_entry(
         a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
     ]
     _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
-    w.raw(f"  %done = call ptr {from_long}(i64 0)")
+    # A batch of one in allocated results: k + 1 tells the caller to reshape.
+    reshape = w.emit(f"and i1 {allocated}, {w.emit(f'icmp sgt i32 {batch}, 0')}")
+    code = w.emit(f"add i32 {batch}, 1")
+    done = w.emit(f"select i1 {reshape}, i32 {code}, i32 0")
+    w.raw(f"  %done = call ptr {from_long}(i64 {w.emit(f'sext i32 {done} to i64')})")
     w.raw("  ret ptr %done")
     w.raw("fail:")
     w.raw(f"  %failed = call ptr {from_long}(i64 1)")
     w.raw("  ret ptr %failed")
     w.raw("}")
     return "\n".join(w.lines)
+
+
+def _or_all(w: _Writer, values: Sequence[str]) -> str:
+    """The bitwise or of i64 `values` (0 if none)."""
+    result = values[0] if values else "0"
+    for value in values[1:]:
+        result = w.emit(f"or i64 {result}, {value}")
+    return result
 
 
 def batch_entry(

@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -182,3 +183,169 @@ def test_many_kernels_compiled_and_dropped_keep_memory_bounded() -> None:
     assert growth <= 60e6 + 8e3 * max(0, SOAK_KERNELS - 600), growth  # 600: 60 MB
     assert late <= 8e3 * (SOAK_KERNELS - full) + 2e6, late
     assert report["cache"]["engines"] == report["cache"]["modules"]
+
+
+# -- calling conventions: out=, C/F orders, batches of one ---------------------
+
+M4 = "!matrix.matrix<4x4xf32>"
+CONVENTIONS = f"""
+func.func @mma(%a: {M4}, %b: {M4}, %c: {M4}) -> {M4} {{
+  %p = matrix.matmul %a, %b : {M4}, {M4} -> {M4}
+  %r = matrix.add %p, %c : {M4}
+  func.return %r : {M4}
+}}
+
+func.func @rect(%a: !matrix.matrix<2x3xf64>, %k: f64) -> (!matrix.matrix<3x2xf64>, f64) {{
+  %t = matrix.transpose %a : !matrix.matrix<2x3xf64> -> !matrix.matrix<3x2xf64>
+  %s = matrix.splat %k : !matrix.matrix<3x2xf64>
+  %r = matrix.mul %t, %s : !matrix.matrix<3x2xf64>
+  %e = matrix.extract %a[1, 2] : !matrix.matrix<2x3xf64>
+  %x = arith.addf %e, %k : f64
+  func.return %r, %x : !matrix.matrix<3x2xf64>, f64
+}}
+"""
+
+
+class _Calls:
+    """Counts the calls that take the general path."""
+
+    def __init__(self, function: Any) -> None:
+        self.count = 0
+        general = function._call  # pyright: ignore[reportPrivateUsage]
+
+        def counted(args: Any, out: Any) -> Any:
+            self.count += 1
+            return general(args, out)
+
+        function._call = counted  # pyright: ignore[reportPrivateUsage]
+
+
+def test_every_calling_convention_takes_the_fast_entry() -> None:
+    """`out=` (C- or F-ordered), F-ordered arguments and batches of one are
+    handled by the native entry, not by the general path (44x slower), once
+    their order has been compiled."""
+    module = compile_module(CONVENTIONS.replace("@mma", "@mma_fast"))
+    mma, rect = module.mma_fast, module.rect
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(3))
+    expected = mma(a, b, c)
+    d, d_f = (
+        np.empty((4, 4), np.float32),
+        np.asfortranarray(np.empty((4, 4), np.float32)),
+    )
+    a_f = np.asfortranarray(a)
+    for call in (  # compile the orders first
+        lambda: mma(a, b, c, out=d_f),
+        lambda: mma(a_f, b, c),
+        lambda: mma(a_f, b, c, out=d_f),
+    ):
+        call()
+    calls = _Calls(mma)
+    assert mma(a, b, c, out=d) is d
+    np.testing.assert_array_equal(d, expected)
+    assert mma(a, b, c, out=d_f) is d_f
+    np.testing.assert_array_equal(d_f, expected)
+    np.testing.assert_array_equal(mma(a_f, b, c), expected)
+    np.testing.assert_array_equal(mma(a_f, b, c, out=d_f), expected)
+    one = mma(a[None], b, c[None, None])
+    assert one.shape == (1, 1, 4, 4)
+    np.testing.assert_array_equal(one[0, 0], expected)
+    d1 = np.empty((1, 4, 4), np.float32)
+    assert mma(a[None], b[None], c, out=d1) is d1
+    np.testing.assert_array_equal(d1[0], expected)
+    assert calls.count == 0
+    m = rng.standard_normal((2, 3))
+    r, x = np.empty((3, 2)), np.empty(())
+    calls = _Calls(rect)
+    assert rect(m, 2.0, out=(r, x)) == (r, x)
+    np.testing.assert_array_equal(r, m.T * 2.0)
+    assert x == m[1, 2] + 2.0
+    assert calls.count == 0
+
+
+def _convention_cases(count: int) -> list[dict[str, Any]]:
+    """Random calls of @mma mixing every convention, valid or not: orders,
+    leading dimensions (of size 1: a batch of one, or 2: a batch), dtypes,
+    `out=` arrays of any shape and order, read-only, or overlapping an
+    argument."""
+    rng = np.random.default_rng(2026)
+    cases: list[dict[str, Any]] = []
+    for _ in range(count):
+        lead = [
+            tuple(int(n) for n in rng.choice([1, 1, 1, 2], rng.integers(0, 3)))
+            for _ in range(3)
+        ]
+        cases.append(
+            {
+                "lead": lead,
+                "orders": [str(o) for o in rng.choice(["C", "F"], 3)],
+                "f64": int(rng.integers(0, 12)) == 0,  # a wrong dtype
+                "out": str(
+                    rng.choice(
+                        ["none", "C", "F", "lead", "short", "read-only", "alias"]
+                    )
+                ),
+                "out_order": str(rng.choice(["C", "F"])),
+            }
+        )
+    return cases
+
+
+def _build(case: dict[str, Any], rng: np.random.Generator) -> tuple[list[Any], Any]:
+    args: list[Any] = []
+    for lead, order in zip(case["lead"], case["orders"], strict=True):
+        x = rng.standard_normal((*lead, 4, 4)).astype(np.float32)
+        args.append(np.asfortranarray(x) if order == "F" and not lead else x)
+    if case["f64"]:
+        args[1] = args[1].astype(np.float64)
+    batch = np.broadcast_shapes(*(x.shape[:-2] for x in args))
+    kind = case["out"]
+    if kind == "none":
+        return args, None
+    shape = {"short": (4, 4), "lead": (1, *batch, 4, 4)}.get(kind, (*batch, 4, 4))
+    out = np.zeros(shape, np.float32)
+    if case["out_order"] == "F" and out.ndim == 2:
+        out = np.asfortranarray(out)
+    if kind == "read-only":
+        out.flags.writeable = False
+    if kind == "alias":
+        args[2] = out  # the addend is the result array
+    return args, out
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return "value", call()
+    except ArgumentError as err:
+        return "error", str(err)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_fast_entry_agrees_with_the_general_path(seed: int) -> None:
+    """For random calls mixing the conventions, the fast entry (with its
+    fallback) and the general path alone give the same results, write the
+    same `out=` arrays and raise the same errors; values match NumPy's."""
+    mma = compile_module(CONVENTIONS).mma
+    general = mma._call  # pyright: ignore[reportPrivateUsage]
+    outcomes: list[str] = []
+    for i, case in enumerate(_convention_cases(160)[seed::4]):
+        args, out = _build(case, np.random.default_rng(seed * 1000 + i))
+        copies = [x.copy(order="A") for x in args]
+        twin = None
+        if out is not None:
+            twin = copies[2] if out is args[2] else out.copy(order="A")
+            twin.flags.writeable = out.flags.writeable
+        fast = _outcome(lambda: mma(*args, out=out))  # noqa: B023
+        slow = _outcome(lambda: general(copies, twin))  # noqa: B023
+        outcomes.append(fast[0])
+        assert fast[0] == slow[0], (case, fast, slow)
+        if fast[0] == "error":
+            assert fast[1] == slow[1], case
+            continue
+        np.testing.assert_array_equal(fast[1], slow[1])
+        assert fast[1].shape == slow[1].shape, case
+        a, b, c = (x.astype(np.float64) for x in copies)
+        np.testing.assert_allclose(fast[1], a @ b + c, rtol=1e-5, atol=1e-5)
+        if out is not None:
+            assert fast[1] is out
+    assert 3 <= outcomes.count("error") <= len(outcomes) - 3, outcomes
