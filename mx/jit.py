@@ -324,55 +324,25 @@ def make_function(
     return function
 
 
-def _fast_call(function: JitFunction, fast: Callable[..., int]) -> Callable[..., Any]:
-    """A `__call__` for `function` that tries the fast entry first, with
-    results it allocates (C-ordered) or the `out=` arrays; anything else (or
-    a failed check) takes the general path."""
-    results = function.results
-    names = [f"r{j}" for j in range(len(results))]
-    allocations = "".join(
-        f"        {n} = empty({r.core!r}, d{j})\n"
-        for j, (n, r) in enumerate(zip(names, results, strict=True))
-    )
-    values = [
-        n if r.kind in ("matrix", "vector") else f"{n}[()]"
-        for n, r in zip(names, results, strict=True)
-    ]
-    # A batch of one (done = k + 1 for k leading dimensions of size 1): the
-    # results get them too, and stay arrays.
-    batch_values = [
-        f"{n}.reshape((1,) * (done - 1) + {r.core!r})"
-        for n, r in zip(names, results, strict=True)
-    ]
-    given = "out" if len(results) == 1 else "*out"
-    is_given = "" if len(results) == 1 else "type(out) is tuple and "
+def _fast_call(function: JitFunction, fast: Callable[..., Any]) -> Callable[..., Any]:
+    """A `__call__` for `function` that tries the fast entry first: it
+    returns the results it allocates, or writes the `out=` arrays; anything
+    it does not handle (`NotImplemented`) takes the general path."""
+    given = "out" if len(function.results) == 1 else "*out"
+    is_given = "" if len(function.results) == 1 else "type(out) is tuple and "
     source = (
         "def __call__(self, *args, out=None):\n"
         "    if out is None:\n"
-        f"{allocations}"
-        f"        done = fast(*args{''.join(', ' + n for n in names)}, True)\n"
-        "        if not done:\n"
-        f"            return {_returned(values)}\n"
-        "        if done > 1:\n"
-        f"            return {_returned(batch_values)}\n"
-        f"    elif {is_given}not fast(*args, {given}, False):\n"
+        "        results = fast(*args)\n"
+        "        if results is not NotImplemented:\n"
+        "            return results\n"
+        f"    elif {is_given}fast(*args, {given}) is not NotImplemented:\n"
         "        return out\n"
         "    return self._call(args, out)\n"
     )
-    scope: dict[str, Any] = {
-        "empty": np.empty,
-        "fast": fast,
-        **{f"d{j}": r.dtype for j, r in enumerate(results)},
-    }
-    exec(source, scope)  # a call specialized to this signature: no loops
+    scope: dict[str, Any] = {"fast": fast}
+    exec(source, scope)  # a call specialized to this signature
     return scope["__call__"]
-
-
-def _returned(values: Sequence[str]) -> str:
-    """The expression a call returns: None, the value, or a tuple of them."""
-    if not values:
-        return "None"
-    return values[0] if len(values) == 1 else "(" + ", ".join(values) + ",)"
 
 
 class CompiledModule:

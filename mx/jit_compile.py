@@ -70,6 +70,7 @@ from mx.jit_wrappers import (
     batch_entry,
     check_layouts,
     fast_entry,
+    numpy_api,
 )
 from mx.lowering.llvm.func import llvm_function_type
 from mx.lowering.llvm.memref import constant_value
@@ -846,7 +847,7 @@ def _compile(
     results = {
         name: list(op.function_type.outputs.data) for name, op in definitions.items()
     }
-    with_fast = requests is None and check_layouts()
+    with_fast = requests is None and check_layouts() and numpy_api() is not None
     if requests is None:
         requests = {
             name: cast(

@@ -4,21 +4,21 @@
 - `fast_entry`: a CPython `METH_FASTCALL` function `(self, args, nargs)` that
   checks each argument object in place — an exact `ndarray` of an accepted
   dtype, with the expected dimensions and flags; a `float`, an `int` in range
-  or a NumPy scalar of the exact type — loads it and calls the function, the
-  results going into one array per result appended to the arguments, then a
-  flag: `True` if the caller allocated them (C-ordered, of the core shapes:
-  trusted), `False` if they are the user's `out=` arrays (checked as the
-  arguments are, and for overlaps with the arguments and each other). Matrix
-  and vector arguments may have leading dimensions of size 1 (a batch of
-  one); `out=` arrays must then have as many. A matrix argument or `out=`
-  array may be C- or F-ordered: the entry then calls, through a table
-  indexed by the bit mask of the F-ordered ones, the function compiled for
-  those orders (`layouts`), once the general path has compiled it. It
-  returns the Python int 0 when done, k + 1 when done for a batch of one of k
-  leading dimensions in allocated results (which the caller reshapes), or 1
-  when an argument is anything else: the caller then takes the general path,
-  which explains what is wrong or handles what is merely unusual (batches,
-  a new combination of orders, conversions).
+  or a NumPy scalar of the exact type — loads it and calls the function.
+  Given the arguments alone, it allocates the results (C-ordered arrays
+  through NumPy's C API, `numpy_api`; NumPy scalars for scalar results) and
+  returns them (None, the one result, or a tuple). Given one `out=` array per
+  result after the arguments, it checks them as it checks arguments, and for
+  overlaps with the arguments and each other, writes them and returns None.
+  Matrix and vector arguments may have leading dimensions of size 1 (a batch
+  of one): allocated results get as many, `out=` arrays must have them. A
+  matrix argument or `out=` array may be C- or F-ordered: the entry then
+  calls, through a table indexed by the bit mask of the F-ordered ones, the
+  function compiled for those orders (`layouts`), once the general path has
+  compiled it. It returns `NotImplemented` when an argument is anything else:
+  the caller then takes the general path, which explains what is wrong or
+  handles what is merely unusual (batches, a new combination of orders,
+  conversions).
   The checks read NumPy's array struct (`PyArrayObject_fields`, stable across
   NumPy 1.x and 2.x; `check_layouts` confirms the offsets at run time).
 - `batch_entry`: a `METH_FASTCALL` function taking one array per operand
@@ -37,9 +37,11 @@ byte, NumPy's layout, not LLVM's packed vectors).
 """
 
 import ctypes
+import importlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 import numpy as np
@@ -85,6 +87,56 @@ def check_layouts() -> bool:
         and ctypes.string_at(id(np.float32(1.5)) + SCALAR_VALUE, 4)
         == np.float32(1.5).tobytes()
     )
+
+
+@dataclass(frozen=True)
+class NumPyAPI:
+    """Entries of NumPy's C API table, which the fast entry calls to allocate
+    its results (slots stable across NumPy 1.x and 2.x)."""
+
+    array_type: int
+    """`PyArray_Type` (slot 2)."""
+    new_from_descr: int
+    """`PyArray_NewFromDescr` (slot 94): a new array; steals the dtype."""
+    scalar: int
+    """`PyArray_Scalar` (slot 60): a NumPy scalar copied from memory."""
+
+
+@cache
+def numpy_api() -> NumPyAPI | None:
+    """NumPy's C API entries, if this NumPy's table is the expected one
+    (checked by allocating an array through it); else None."""
+    try:
+        multiarray = importlib.import_module("numpy._core._multiarray_umath")
+    except ImportError:  # NumPy 1.x
+        multiarray = importlib.import_module("numpy.core._multiarray_umath")
+    capsule = getattr(multiarray, "_ARRAY_API", None)
+    if capsule is None:
+        return None
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    pointer.restype = ctypes.c_void_p
+    pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    table = (ctypes.c_void_p * 95).from_address(pointer(capsule, None) or 0)
+    api = NumPyAPI(table[2] or 0, table[94] or 0, table[60] or 0)
+    if api.array_type != id(np.ndarray):
+        return None
+    new = ctypes.PYFUNCTYPE(
+        ctypes.py_object,
+        *(ctypes.c_void_p,) * 2,
+        ctypes.c_int,
+        *(ctypes.c_void_p,) * 3,
+        ctypes.c_int,
+        ctypes.c_void_p,
+    )(api.new_from_descr)
+    dtype = np.dtype(np.float32)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(dtype))  # stolen by the call
+    dims = (ctypes.c_int64 * 2)(3, 5)
+    made = new(
+        id(np.ndarray), id(dtype), 2, ctypes.addressof(dims), None, None, 0, None
+    )
+    if not (isinstance(made, np.ndarray) and made.shape == (3, 5)):
+        return None
+    return api
 
 
 @dataclass(frozen=True)
@@ -349,24 +401,31 @@ def fast_entry(
     results: Sequence[Operand],
     layouts: int = 0,
 ) -> str:
-    """The METH_FASTCALL entry `name`: arguments, then one array per result
-    (matrix: its (R, C) array; scalar: a 0-d array; vector: an (N,) array),
-    then the flag `True` if the caller allocated them (see the module docs).
-    `layouts` is the address of the table of functions by order of the
-    matrices with a layout bit (entry 0, all C-ordered, is `callee` itself;
-    a null entry is not compiled yet)."""
+    """The METH_FASTCALL entry `name`: the arguments, then either nothing
+    (the entry allocates the results and returns them) or one `out=` array
+    per result (it returns None); `NotImplemented` if it does not handle the
+    call (see the module docs). `layouts` is the address of the table of
+    functions by order of the matrices with a layout bit (entry 0, all
+    C-ordered, is `callee` itself; a null entry is not compiled yet)."""
+    api = numpy_api()
+    assert api is not None
     w = _Writer()
-    from_long = _const_ptr(_api("PyLong_FromLong"))
-    count = len(params) + len(results)
+    not_implemented = _const_ptr(id(NotImplemented))
+    incref, decref = (_const_ptr(_api(f)) for f in ("Py_IncRef", "Py_DecRef"))
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
     w.raw("  %result_orders = alloca i64")
     w.raw("  store i64 0, ptr %result_orders")
-    w.check(w.emit(f"icmp eq i64 %nargs, {count + 1}"))
-    flag_slot = w.emit(f"getelementptr ptr, ptr %args, i64 {count}")
-    allocated = w.emit(
-        f"icmp eq ptr {w.emit(f'load ptr, ptr {flag_slot}')}, {_const_ptr(id(True))}"
-    )
+    w.raw(f"  %dims = alloca [{_MAX_DIMS} x i64]")
+    for j, r in enumerate(results):
+        w.raw(f"  %result{j} = alloca ptr")
+        w.raw(f"  store ptr null, ptr %result{j}")
+        w.raw(f"  %address{j} = alloca ptr")
+        if r.kind == "scalar":
+            w.raw(f"  %scalar_result{j} = alloca {type_str(r.value_type)}")
+    allocate = w.emit(f"icmp eq i64 %nargs, {len(params)}")
+    given_count = w.emit(f"icmp eq i64 %nargs, {len(params) + len(results)}")
+    w.check(w.emit(f"or i1 {allocate}, {given_count}"))
     # Vectors are loaded only once every check has passed, in the block of
     # the call: LLVM cannot carry an odd-length bf16 vector across blocks
     # ("Do not know how to soft promote this operator's operand").
@@ -389,23 +448,24 @@ def fast_entry(
         if p.kind == "vector":
             vector_data.append((len(values), p, array.data))
         values.append(array.data)
-    outs: list[str] = []
-    for j in range(len(results)):
-        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
-        outs.append(w.emit(f"load ptr, ptr {slot}"))
-    addresses = [w.field(obj, ARRAY_DATA, "ptr") for obj in outs]
-    given = w.fresh("given").lstrip("%")
-    checked = w.fresh("checked").lstrip("%")
-    w.raw(f"  br i1 {allocated}, label %{checked}, label %{given}")
+    given, allocation, checked = (
+        w.fresh(n).lstrip("%") for n in ("given", "allocation", "checked")
+    )
+    w.raw(f"  br i1 {allocate}, label %{allocation}, label %{given}")
     w.raw(f"{given}:")
     result_bits: list[str] = []
-    for obj, r in zip(outs, results, strict=True):
-        out = _check_array(w, obj, r, result_bits, batch_of_one=True)
+    for j, r in enumerate(results):
+        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
+        out = _check_array(w, w.emit(f"load ptr, ptr {slot}"), r, result_bits, True)
         w.check(w.emit(f"icmp eq i32 {out.leading}, {batch}"))
         for other in arrays:
             _check_apart(w, out, other)
         arrays.append(out)
+        w.raw(f"  store ptr {out.data}, ptr %address{j}")
     w.raw(f"  store i64 {_or_all(w, result_bits)}, ptr %result_orders")
+    w.raw(f"  br label %{checked}")
+    w.raw(f"{allocation}:")
+    _allocate_results(w, api, results, batch, incref)
     w.raw(f"  br label %{checked}")
     w.raw(f"{checked}:")
     if result_bits:  # allocated results are C-ordered: 0
@@ -416,24 +476,121 @@ def fast_entry(
         compiled = w.emit(f"load ptr, ptr {slot}")
         default = w.emit(f"icmp eq i64 {mask}, 0")
         callee = w.emit(f"select i1 {default}, ptr {callee}, ptr {compiled}")
-        w.check(w.emit(f"icmp ne ptr {callee}, null"))
+        w.check(w.emit(f"icmp ne ptr {callee}, null"), "unhandled")
+    addresses = [w.emit(f"load ptr, ptr %address{j}") for j in range(len(results))]
     for index, p, data in vector_data:
         values[index] = w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1")
     matrix_outs = [
         a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
     ]
     _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
-    # A batch of one in allocated results: k + 1 tells the caller to reshape.
-    reshape = w.emit(f"and i1 {allocated}, {w.emit(f'icmp sgt i32 {batch}, 0')}")
-    code = w.emit(f"add i32 {batch}, 1")
-    done = w.emit(f"select i1 {reshape}, i32 {code}, i32 0")
-    w.raw(f"  %done = call ptr {from_long}(i64 {w.emit(f'sext i32 {done} to i64')})")
-    w.raw("  ret ptr %done")
+    done = w.fresh("done").lstrip("%")
+    w.raw(f"  br i1 {allocate}, label %{done}, label %return_none")
+    w.raw(f"{done}:")
+    objects: list[str] = []
+    for j, r in enumerate(results):
+        if r.kind == "scalar":  # a NumPy scalar (a batch of one is refused)
+            scalar = _const_ptr(api.scalar)
+            made = w.emit(
+                f"call ptr {scalar}(ptr %scalar_result{j}, ptr {_const_ptr(r.descrs[0])}, ptr null)"
+            )
+            w.raw(f"  store ptr {made}, ptr %result{j}")
+            w.check(w.emit(f"icmp ne ptr {made}, null"), "no_memory")
+            objects.append(made)
+        else:
+            objects.append(w.emit(f"load ptr, ptr %result{j}"))
+    if not objects:
+        w.raw("  br label %return_none")
+    elif len(objects) == 1:
+        w.raw(f"  ret ptr {objects[0]}")
+    else:
+        pack = _const_ptr(_api("PyTuple_Pack"))
+        items = ", ".join(f"ptr {o}" for o in objects)
+        packed = w.emit(f"call ptr (i64, ...) {pack}(i64 {len(objects)}, {items})")
+        for o in objects:  # the tuple holds them now
+            w.raw(f"  call void {decref}(ptr {o})")
+        w.raw(f"  ret ptr {packed}")
+    w.raw("return_none:")
+    none = _const_ptr(id(None))
+    w.raw(f"  call void {incref}(ptr {none})")
+    w.raw(f"  ret ptr {none}")
+    w.raw("no_memory:")  # NumPy has set the exception
+    for j in range(len(results)):
+        w.raw(f"  %freed{j} = load ptr, ptr %result{j}")
+        w.raw(f"  call void {decref}(ptr %freed{j})")
+    w.raw("  ret ptr null")
     w.raw("fail:")
-    w.raw(f"  %failed = call ptr {from_long}(i64 1)")
-    w.raw("  ret ptr %failed")
+    w.raw("  br label %unhandled")
+    w.raw("unhandled:")
+    for j in range(len(results)):  # results allocated before a later check
+        w.raw(f"  %unused{j} = load ptr, ptr %result{j}")
+        w.raw(f"  call void {decref}(ptr %unused{j})")
+    w.raw(f"  call void {incref}(ptr {not_implemented})")
+    w.raw(f"  ret ptr {not_implemented}")
     w.raw("}")
     return "\n".join(w.lines)
+
+
+_MAX_DIMS = 66
+"""Dimensions of a result array: NumPy's most (64) and room for a matrix's."""
+
+
+def _allocate_results(
+    w: _Writer,
+    api: NumPyAPI,
+    results: Sequence[Operand],
+    batch: str,
+    incref: str,
+) -> None:
+    """New C-ordered arrays for the results, each with `batch` leading
+    dimensions of size 1 (`%result<j>`, their data in `%address<j>`); a
+    scalar result is computed into `%scalar_result<j>` (and refused in a batch)."""
+    if any(r.kind == "scalar" for r in results):
+        w.check(w.emit(f"icmp eq i32 {batch}, 0"), "unhandled")
+    arrays = [(j, r) for j, r in enumerate(results) if r.kind != "scalar"]
+    if arrays:
+        _fill_ones(w, "%dims", batch)
+    new = _const_ptr(api.new_from_descr)
+    array_type = _const_ptr(api.array_type)
+    for j, r in enumerate(results):
+        if r.kind == "scalar":
+            w.raw(f"  store ptr %scalar_result{j}, ptr %address{j}")
+    for j, r in arrays:
+        for k, extent in enumerate(r.dims):
+            index = w.emit(f"add i32 {batch}, {k}")
+            address = w.emit(f"getelementptr i64, ptr %dims, i32 {index}")
+            w.raw(f"  store i64 {extent}, ptr {address}")
+        nd = w.emit(f"add i32 {batch}, {len(r.dims)}")
+        descr = _const_ptr(r.descrs[0])
+        w.raw(f"  call void {incref}(ptr {descr})")  # the call steals it
+        made = w.emit(
+            f"call ptr {new}(ptr {array_type}, ptr {descr}, i32 {nd}, ptr %dims, "
+            "ptr null, ptr null, i32 0, ptr null)"
+        )
+        w.raw(f"  store ptr {made}, ptr %result{j}")
+        w.check(w.emit(f"icmp ne ptr {made}, null"), "no_memory")
+        w.raw(f"  store ptr {w.field(made, ARRAY_DATA, 'ptr')}, ptr %address{j}")
+
+
+def _fill_ones(w: _Writer, dims: str, count: str) -> None:
+    """Store 1 into the first `count` i64s at `dims`."""
+    before, head, body, done = (
+        w.fresh(n).lstrip("%") for n in ("pre", "head", "one", "ones")
+    )
+    i, following = w.fresh("i"), w.fresh("i")
+    w.raw(f"  br label %{before}")
+    w.raw(f"{before}:")
+    w.raw(f"  br label %{head}")
+    w.raw(f"{head}:")
+    w.raw(f"  {i} = phi i32 [0, %{before}], [{following}, %{body}]")
+    more = w.emit(f"icmp slt i32 {i}, {count}")
+    w.raw(f"  br i1 {more}, label %{body}, label %{done}")
+    w.raw(f"{body}:")
+    address = w.emit(f"getelementptr i64, ptr {dims}, i32 {i}")
+    w.raw(f"  store i64 1, ptr {address}")
+    w.raw(f"  {following} = add i32 {i}, 1")
+    w.raw(f"  br label %{head}")
+    w.raw(f"{done}:")
 
 
 def _or_all(w: _Writer, values: Sequence[str]) -> str:

@@ -3,6 +3,7 @@ machine code of a function lives exactly as long as something can call it,
 many kernels compiled and dropped keep memory bounded, and `import mx.jit`
 loads no compiler."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -349,3 +350,28 @@ def test_the_fast_entry_agrees_with_the_general_path(seed: int) -> None:
         if out is not None:
             assert fast[1] is out
     assert 3 <= outcomes.count("error") <= len(outcomes) - 3, outcomes
+
+
+def test_the_fast_entry_keeps_reference_counts_balanced() -> None:
+    """The native entry allocates results through NumPy's C API, returns
+    tuples, None and NotImplemented: after many calls, no reference to a
+    dtype or a singleton is leaked or lost (a lost one crashes later)."""
+    module = compile_module(CONVENTIONS)
+    rect = module.rect
+    m = np.ones((2, 3))
+    r, x = np.empty((3, 2)), np.empty(())
+    watched = (np.dtype(np.float64), None, NotImplemented, True)
+
+    def calls(count: int) -> list[int]:
+        for _ in range(count):
+            rect(m, 2.0)
+            rect(m[None], 2.0)  # a batch of one with a scalar result: general path
+            rect(m, 2.0, out=(r, x))
+            with contextlib.suppress(ArgumentError):
+                rect(m.astype(np.float32), 2.0)
+        return [sys.getrefcount(w) for w in watched]
+
+    before = calls(10)  # references the first calls leave (caches) counted
+    assert calls(2000) == before
+    result, scalar = rect(m, 2.0)
+    assert type(scalar) is np.float64 and result.flags.c_contiguous
