@@ -328,15 +328,13 @@ def _fast_call(function: JitFunction, fast: Callable[..., Any]) -> Callable[...,
     """A `__call__` for `function` that tries the fast entry first: it
     returns the results it allocates, or writes the `out=` arrays; anything
     it does not handle (`NotImplemented`) takes the general path."""
-    given = "out" if len(function.results) == 1 else "*out"
-    is_given = "" if len(function.results) == 1 else "type(out) is tuple and "
     source = (
         "def __call__(self, *args, out=None):\n"
         "    if out is None:\n"
-        "        results = fast(*args)\n"
+        "        results = fast(args)\n"
         "        if results is not NotImplemented:\n"
         "            return results\n"
-        f"    elif {is_given}fast(*args, {given}) is not NotImplemented:\n"
+        "    elif fast(args, out) is not NotImplemented:\n"
         "        return out\n"
         "    return self._call(args, out)\n"
     )

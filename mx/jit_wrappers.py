@@ -57,6 +57,8 @@ ARRAY_ND = 24
 ARRAY_DIMS = 32
 ARRAY_DESCR = 56
 ARRAY_FLAGS = 64
+TUPLE_SIZE = 16
+TUPLE_ITEMS = 24
 SCALAR_VALUE = 16
 """`PyFloatObject.ob_fval`, and the value of a NumPy or ml_dtypes scalar."""
 
@@ -71,6 +73,7 @@ def check_layouts() -> bool:
     if ctypes.sizeof(ctypes.c_void_p) != 8:
         return False
     a = np.zeros((3, 5), np.float32)
+    pair = (None, a)
 
     def at(offset: int, t: type[Any]) -> Any:
         return t.from_address(id(a) + offset).value
@@ -84,6 +87,8 @@ def check_layouts() -> bool:
         and at(ARRAY_DESCR, ctypes.c_void_p) == id(a.dtype)
         and at(ARRAY_FLAGS, ctypes.c_int) & C_CONTIGUOUS == C_CONTIGUOUS
         and ctypes.c_double.from_address(id(1.25) + SCALAR_VALUE).value == 1.25
+        and ctypes.c_int64.from_address(id(pair) + TUPLE_SIZE).value == 2
+        and ctypes.c_void_p.from_address(id(pair) + TUPLE_ITEMS + 8).value == id(a)
         and ctypes.string_at(id(np.float32(1.5)) + SCALAR_VALUE, 4)
         == np.float32(1.5).tobytes()
     )
@@ -401,10 +406,11 @@ def fast_entry(
     results: Sequence[Operand],
     layouts: int = 0,
 ) -> str:
-    """The METH_FASTCALL entry `name`: the arguments, then either nothing
-    (the entry allocates the results and returns them) or one `out=` array
-    per result (it returns None); `NotImplemented` if it does not handle the
-    call (see the module docs). `layouts` is the address of the table of
+    """The METH_FASTCALL entry `name`: the tuple of the arguments, then
+    either nothing (the entry allocates the results and returns them) or the
+    `out=` array (a tuple of one per result, but for one result), which it
+    writes (it returns None); `NotImplemented` if it does not handle the call
+    (see the module docs). `layouts` is the address of the table of
     functions by order of the matrices with a layout bit (entry 0, all
     C-ordered, is `callee` itself; a null entry is not compiled yet)."""
     api = numpy_api()
@@ -423,9 +429,10 @@ def fast_entry(
         w.raw(f"  %address{j} = alloca ptr")
         if r.kind == "scalar":
             w.raw(f"  %scalar_result{j} = alloca {type_str(r.value_type)}")
-    allocate = w.emit(f"icmp eq i64 %nargs, {len(params)}")
-    given_count = w.emit(f"icmp eq i64 %nargs, {len(params) + len(results)}")
-    w.check(w.emit(f"or i1 {allocate}, {given_count}"))
+    # (arguments) or (arguments, out): the caller's tuples, as they are.
+    allocate = w.emit("icmp eq i64 %nargs, 1")
+    w.check(w.emit(f"or i1 {allocate}, {w.emit('icmp eq i64 %nargs, 2')}"))
+    items = _tuple_items(w, w.emit("load ptr, ptr %args"), len(params))
     # Vectors are loaded only once every check has passed, in the block of
     # the call: LLVM cannot carry an odd-length bf16 vector across blocks
     # ("Do not know how to soft promote this operator's operand").
@@ -435,7 +442,7 @@ def fast_entry(
     arrays: list[_Array] = []
     batch = "0"  # leading dimensions of size 1: the most of any argument
     for i, p in enumerate(params):
-        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {i}")
+        slot = w.emit(f"getelementptr ptr, ptr {items}, i64 {i}")
         obj = w.emit(f"load ptr, ptr {slot}")
         if p.kind == "scalar":
             values.append(_check_scalar(w, obj, p, i))
@@ -454,8 +461,13 @@ def fast_entry(
     w.raw(f"  br i1 {allocate}, label %{allocation}, label %{given}")
     w.raw(f"{given}:")
     result_bits: list[str] = []
+    out_slot = w.emit("getelementptr ptr, ptr %args, i64 1")
+    if len(results) == 1:  # the array itself, else a tuple of them
+        outs = out_slot
+    else:
+        outs = _tuple_items(w, w.emit(f"load ptr, ptr {out_slot}"), len(results))
     for j, r in enumerate(results):
-        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
+        slot = w.emit(f"getelementptr ptr, ptr {outs}, i64 {j}")
         out = _check_array(w, w.emit(f"load ptr, ptr {slot}"), r, result_bits, True)
         w.check(w.emit(f"icmp eq i32 {out.leading}, {batch}"))
         for other in arrays:
@@ -529,6 +541,15 @@ def fast_entry(
     w.raw(f"  ret ptr {not_implemented}")
     w.raw("}")
     return "\n".join(w.lines)
+
+
+def _tuple_items(w: _Writer, obj: str, count: int) -> str:
+    """Continue only if `obj` is a tuple of `count` items; its items."""
+    w.check(
+        w.emit(f"icmp eq ptr {w.field(obj, OB_TYPE, 'ptr')}, {_const_ptr(id(tuple))}")
+    )
+    w.check(w.emit(f"icmp eq i64 {w.field(obj, TUPLE_SIZE, 'i64')}, {count}"))
+    return w.emit(f"getelementptr i8, ptr {obj}, i64 {TUPLE_ITEMS}")
 
 
 _MAX_DIMS = 66
