@@ -75,11 +75,12 @@ def _pick(n: int) -> str:
 
 C_LOOP = r"""
 #include <stdint.h>
-void abc(const float *a, const float *b, const float *c, float *d);
+/* The JIT's symbol for @abc (mx.jit_compile.DEFINITION_PREFIX). */
+void _mx_fn_abc(const float *a, const float *b, const float *c, float *d);
 /* D[i] = A[i]·B[i] + C[i]; B and C advance by `step` matrices (0: broadcast). */
 void loop(const float *a, const float *b, const float *c, float *d, int64_t n, int64_t step) {
   for (int64_t i = 0; i < n; ++i)
-    abc(a + 16 * i, b + 16 * step * i, c + 16 * step * i, d + 16 * i);
+    _mx_fn_abc(a + 16 * i, b + 16 * step * i, c + 16 * step * i, d + 16 * i);
 }
 """
 
