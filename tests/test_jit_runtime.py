@@ -4,6 +4,7 @@ many kernels compiled and dropped keep memory bounded, and `import mx.jit`
 loads no compiler."""
 
 import contextlib
+import gc
 import json
 import os
 import subprocess
@@ -44,6 +45,7 @@ def no_cache() -> Iterator[None]:
 
 def test_code_lives_while_a_function_does(no_cache: object) -> None:
     a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    gc.collect()  # the engines of earlier tests' garbage
     before = cache_info().engines
     f = jit.jit(_kernel(1), "k")
     assert cache_info().engines == before + 1
@@ -375,3 +377,37 @@ def test_the_fast_entry_keeps_reference_counts_balanced() -> None:
     assert calls(2000) == before
     result, scalar = rect(m, 2.0)
     assert type(scalar) is np.float64 and result.flags.c_contiguous
+
+
+def test_threads_compiling_calling_and_dropping_at_once(no_cache: object) -> None:
+    """Engines are freed (in whichever thread drops the last function, or a
+    garbage collection runs) while other threads compile and call: every use
+    of LLVM holds one lock, so none of this crashes or mixes up kernels."""
+    import threading
+
+    a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    gc.collect()  # the engines of earlier tests' garbage
+    engines = cache_info().engines
+    held = [jit.jit(_kernel(30), "k")]
+    failures: list[str] = []
+    start = threading.Barrier(3)
+
+    def work(t: int) -> None:
+        start.wait()
+        for i in range(6):
+            f = jit.jit(_kernel(100 * t + i + 31), "k")
+            if not np.array_equal(f(a, a), a @ a) or not np.array_equal(
+                held[0](a, a), a @ a
+            ):
+                failures.append(f"thread {t}, kernel {i}")
+            del f
+            gc.collect()
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    held.clear()
+    assert cache_info().engines == engines
