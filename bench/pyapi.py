@@ -6,6 +6,9 @@ usage: python -m bench.pyapi [--quick] [--out DIR]     (also run by bench/run.py
   with C-ordered arrays, beside NumPy's own `np.matmul(a, b)` and `a @ b + c + d` on
   4×4. The time per call includes the kernel's few nanoseconds (bench/README.md's
   harness: ~3.5 ns for A·B+C 4×4), so it bounds the Python overhead from above.
+- Calling conventions: D = A·B+C on 4×4 f32 with the result returned or written into
+  `out=` (C- or F-ordered), with an F-ordered argument, and as a batch of one ((1, 4, 4)
+  arrays, returned or into `out=`), timed interleaved, each as a ratio to the fastest.
 - Zero-copy: a function reading one element of a 1024×1024 f32 matrix, called with a
   C-ordered and an F-ordered array (and, to show that the cost does not grow with the
   matrix, with 4×4 ones); beside it what one copy of the matrix costs.
@@ -72,11 +75,12 @@ def _pick(n: int) -> str:
 
 C_LOOP = r"""
 #include <stdint.h>
-void abc(const float *a, const float *b, const float *c, float *d);
+/* The JIT's symbol for @abc (mx.jit_compile.DEFINITION_PREFIX). */
+void _mx_fn_abc(const float *a, const float *b, const float *c, float *d);
 /* D[i] = A[i]·B[i] + C[i]; B and C advance by `step` matrices (0: broadcast). */
 void loop(const float *a, const float *b, const float *c, float *d, int64_t n, int64_t step) {
   for (int64_t i = 0; i < n; ++i)
-    abc(a + 16 * i, b + 16 * step * i, c + 16 * step * i, d + 16 * i);
+    _mx_fn_abc(a + 16 * i, b + 16 * step * i, c + 16 * step * i, d + 16 * i);
 }
 """
 
@@ -124,6 +128,46 @@ def _calls(time_ns: Timer, ms: float) -> dict[str, float]:
         "np.matmul": time_ns(lambda: np.matmul(a, b), ms),
         "numpy a@b+c+d": time_ns(lambda: a @ b + c + d, ms),
     }
+
+
+CONVENTIONS = (
+    "returned",
+    "out=",
+    "out= F-ordered",
+    "F-ordered argument",
+    "batch of one",
+    "batch of one, out=",
+)
+"""The calling conventions of D = A·B+C, 4×4 f32 (see `_conventions`)."""
+
+
+def _conventions(reps: int, ms: float) -> dict[str, float]:
+    """D = A·B+C 4×4 f32 called in each convention, timed interleaved: C-ordered
+    arguments with the result returned or written into `out=` (C- or
+    F-ordered), an F-ordered A, and a batch of one ((1, 4, 4) arguments),
+    returned or into `out=`. Each call is checked against NumPy first."""
+    from mx.jit import compile_module
+
+    abc = compile_module(KERNELS).abc
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(3))
+    d, d1 = np.empty((4, 4), np.float32), np.empty((1, 4, 4), np.float32)
+    d_f, a_f = np.asfortranarray(d), np.asfortranarray(a)
+    a1, b1, c1 = a[None], b[None], c[None]
+    calls: dict[str, Callable[[], object]] = {
+        "returned": lambda: abc(a, b, c),
+        "out=": lambda: abc(a, b, c, out=d),
+        "out= F-ordered": lambda: abc(a, b, c, out=d_f),
+        "F-ordered argument": lambda: abc(a_f, b, c),
+        "batch of one": lambda: abc(a1, b1, c1),
+        "batch of one, out=": lambda: abc(a1, b1, c1, out=d1),
+    }
+    expected = a.astype(np.float64) @ b + c
+    for call in calls.values():  # also compiles the F-ordered variants
+        result = np.asarray(call())
+        np.testing.assert_allclose(result.reshape(4, 4), expected, rtol=1e-5)
+    times = time_interleaved(calls, 1, reps, ms)
+    return {f"convention {k}": statistics.median(v) for k, v in times.items()}
 
 
 def _layouts(time_ns: Timer, ms: float) -> dict[str, float]:
@@ -196,6 +240,7 @@ def _measure_here(quick: bool) -> dict[str, float]:
     with threadpool_limits(1), tempfile.TemporaryDirectory() as tmp:
         return {
             **_calls(time_ns, call_ms),
+            **_conventions(reps, call_ms),
             **_layouts(time_ns, call_ms),
             **_batches(reps, batch_ms, Path(tmp)),
         }
@@ -223,6 +268,18 @@ def _report(t: dict[str, float], machine: str) -> str:
         f"(`np.asfortranarray`): {_us(t['copy'])} | C costs what F costs; "
         f"no growth with size | {_zero_copy_met(t)} |",
     ]
+    fastest = min(t[f"convention {k}"] for k in CONVENTIONS)
+    ratios = {k: t[f"convention {k}"] / fastest for k in CONVENTIONS}
+    lines.append(
+        "| calling conventions of A·B+C 4×4 f32 (timed interleaved) | "
+        + "; ".join(
+            f"{k}: {_us(t[f'convention {k}'])} (**{ratios[k]:.2f}×**)"
+            for k in CONVENTIONS
+        )
+        + " | — | each ≤ 1.15× the fastest | "
+        + ("yes" if max(ratios.values()) <= 1.15 else "no")
+        + " |"
+    )
     for label, what in (
         ("100k", f"{BATCH // 1000}k A·B+C 4×4 f32, all batched"),
         ("100k broadcast", f"{BATCH // 1000}k A·B+C 4×4 f32, B and C broadcast"),

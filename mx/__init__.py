@@ -1,17 +1,16 @@
 """mx: fixed-size matrices as SSA values and small floating-point formats
 (FP8/FP6/FP4), on xDSL, compiled through LLVM. See docs/index.md; from Python:
 `mx.jit` (docs/python-api.md) and the tracing front end `@mx.function`
-(docs/python-frontend.md)."""
+(docs/python-frontend.md).
 
-from importlib.metadata import PackageNotFoundError, version
+Importing `mx` (or `mx.jit`) loads no compiler: xDSL, LLVM and ml_dtypes are
+imported by what needs them, when it is first used. Attributes that need more
+than the standard library are computed on first access (`__getattr__`).
+"""
+
 from typing import TYPE_CHECKING
 
 from mx.errors import MXError
-
-try:
-    __version__ = version("mx")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
 
 if TYPE_CHECKING:
     from mx.precision.report import PrecisionReport as PrecisionReport
@@ -22,12 +21,17 @@ if TYPE_CHECKING:
     from mx.tracing import transpose as transpose
 
 _TRACING = ("dequantize_mx", "fma", "function", "quantize_mx", "transpose")
-"""Names of `mx.tracing`, imported on first use: `import mx` stays cheap."""
+"""Names of `mx.tracing`."""
 
 
 def __getattr__(name: str) -> object:
-    """`mx.PrecisionReport` and the tracing front end's names, imported on
-    first use (`import mx` stays cheap)."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("mx")
+        except PackageNotFoundError:  # a source tree that is not installed
+            return "0+unknown"
     if name == "PrecisionReport":
         from mx.precision.report import PrecisionReport
 

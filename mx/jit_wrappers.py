@@ -4,14 +4,20 @@
 - `fast_entry`: a CPython `METH_FASTCALL` function `(self, args, nargs)` that
   checks each argument object in place — an exact `ndarray` of an accepted
   dtype, with the expected dimensions and flags; a `float`, an `int` in range
-  or a NumPy scalar of the exact type — loads it and calls the function, the
-  results going into arrays the caller preallocated (appended to the
-  arguments). A matrix argument may be C- or F-ordered: the entry then calls,
-  through a table indexed by the bit mask of the F-ordered arguments, the
+  or a NumPy scalar of the exact type — loads it and calls the function.
+  Given the arguments alone, it allocates the results (C-ordered arrays
+  through NumPy's C API, `numpy_api`; NumPy scalars for scalar results) and
+  returns them (None, the one result, or a tuple). Given one `out=` array per
+  result after the arguments, it checks them as it checks arguments, and for
+  overlaps with the arguments and each other, writes them and returns None.
+  Matrix and vector arguments may have leading dimensions of size 1 (a batch
+  of one): allocated results get as many, `out=` arrays must have them. A
+  matrix argument or `out=` array may be C- or F-ordered: the entry then
+  calls, through a table indexed by the bit mask of the F-ordered ones, the
   function compiled for those orders (`layouts`), once the general path has
-  compiled it. It returns the Python int 0, or 1 when an argument is anything
-  else: the caller then takes the general path, which explains what is wrong
-  or handles what is merely unusual (batches, a new combination of orders,
+  compiled it. It returns `NotImplemented` when an argument is anything else:
+  the caller then takes the general path, which explains what is wrong or
+  handles what is merely unusual (batches, a new combination of orders,
   conversions).
   The checks read NumPy's array struct (`PyArrayObject_fields`, stable across
   NumPy 1.x and 2.x; `check_layouts` confirms the offsets at run time).
@@ -31,8 +37,11 @@ byte, NumPy's layout, not LLVM's packed vectors).
 """
 
 import ctypes
+import importlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 import numpy as np
@@ -48,6 +57,8 @@ ARRAY_ND = 24
 ARRAY_DIMS = 32
 ARRAY_DESCR = 56
 ARRAY_FLAGS = 64
+TUPLE_SIZE = 16
+TUPLE_ITEMS = 24
 SCALAR_VALUE = 16
 """`PyFloatObject.ob_fval`, and the value of a NumPy or ml_dtypes scalar."""
 
@@ -62,6 +73,7 @@ def check_layouts() -> bool:
     if ctypes.sizeof(ctypes.c_void_p) != 8:
         return False
     a = np.zeros((3, 5), np.float32)
+    pair = (None, a)
 
     def at(offset: int, t: type[Any]) -> Any:
         return t.from_address(id(a) + offset).value
@@ -75,9 +87,61 @@ def check_layouts() -> bool:
         and at(ARRAY_DESCR, ctypes.c_void_p) == id(a.dtype)
         and at(ARRAY_FLAGS, ctypes.c_int) & C_CONTIGUOUS == C_CONTIGUOUS
         and ctypes.c_double.from_address(id(1.25) + SCALAR_VALUE).value == 1.25
+        and ctypes.c_int64.from_address(id(pair) + TUPLE_SIZE).value == 2
+        and ctypes.c_void_p.from_address(id(pair) + TUPLE_ITEMS + 8).value == id(a)
         and ctypes.string_at(id(np.float32(1.5)) + SCALAR_VALUE, 4)
         == np.float32(1.5).tobytes()
     )
+
+
+@dataclass(frozen=True)
+class NumPyAPI:
+    """Entries of NumPy's C API table, which the fast entry calls to allocate
+    its results (slots stable across NumPy 1.x and 2.x)."""
+
+    array_type: int
+    """`PyArray_Type` (slot 2)."""
+    new_from_descr: int
+    """`PyArray_NewFromDescr` (slot 94): a new array; steals the dtype."""
+    scalar: int
+    """`PyArray_Scalar` (slot 60): a NumPy scalar copied from memory."""
+
+
+@cache
+def numpy_api() -> NumPyAPI | None:
+    """NumPy's C API entries, if this NumPy's table is the expected one
+    (checked by allocating an array through it); else None."""
+    try:
+        multiarray = importlib.import_module("numpy._core._multiarray_umath")
+    except ImportError:  # NumPy 1.x
+        multiarray = importlib.import_module("numpy.core._multiarray_umath")
+    capsule = getattr(multiarray, "_ARRAY_API", None)
+    if capsule is None:
+        return None
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    pointer.restype = ctypes.c_void_p
+    pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    table = (ctypes.c_void_p * 95).from_address(pointer(capsule, None) or 0)
+    api = NumPyAPI(table[2] or 0, table[94] or 0, table[60] or 0)
+    if api.array_type != id(np.ndarray):
+        return None
+    new = ctypes.PYFUNCTYPE(
+        ctypes.py_object,
+        *(ctypes.c_void_p,) * 2,
+        ctypes.c_int,
+        *(ctypes.c_void_p,) * 3,
+        ctypes.c_int,
+        ctypes.c_void_p,
+    )(api.new_from_descr)
+    dtype = np.dtype(np.float32)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(dtype))  # stolen by the call
+    dims = (ctypes.c_int64 * 2)(3, 5)
+    made = new(
+        id(np.ndarray), id(dtype), 2, ctypes.addressof(dims), None, None, 0, None
+    )
+    if not (isinstance(made, np.ndarray) and made.shape == (3, 5)):
+        return None
+    return api
 
 
 @dataclass(frozen=True)
@@ -105,6 +169,8 @@ class Operand:
     """Which Python scalar is converted natively."""
     int_range: tuple[int, int] = (0, 0)
     """Accepted Python int values [low, high) for an integer parameter."""
+    itemsize: int = 0
+    """Bytes of an element of its array (arrays)."""
 
 
 def _api(name: str) -> int:
@@ -179,9 +245,24 @@ def _call_and_store(
         _store_result(w, r, value, address)
 
 
-def _check_array(w: _Writer, obj: str, p: Operand, layout_bits: list[str]) -> str:
-    """Checks of an array argument; its data pointer. A matrix with a layout
-    bit may be C- or F-ordered: its bit goes into `layout_bits`."""
+@dataclass(frozen=True)
+class _Array:
+    """An array argument or result that passed its checks."""
+
+    data: str
+    """Its data pointer."""
+    end: str
+    """The end of its data."""
+    leading: str
+    """Its count of leading dimensions of size 1 (i32)."""
+
+
+def _check_array(
+    w: _Writer, obj: str, p: Operand, layout_bits: list[str], batch_of_one: bool
+) -> _Array:
+    """Checks of an array argument or result. A matrix with a layout bit may
+    be C- or F-ordered: its bit goes into `layout_bits`. With `batch_of_one`,
+    a matrix or vector may have leading dimensions of size 1."""
     w.check(
         w.emit(
             f"icmp eq ptr {w.field(obj, OB_TYPE, 'ptr')}, {_const_ptr(id(np.ndarray))}"
@@ -206,6 +287,8 @@ def _check_array(w: _Writer, obj: str, p: Operand, layout_bits: list[str]) -> st
         layout_bits.append(w.emit(f"shl i64 {bit}, {p.layout_bit}"))
     nd = w.field(obj, ARRAY_ND, "i32")
     dims = w.field(obj, ARRAY_DIMS, "ptr")
+    data = w.field(obj, ARRAY_DATA, "ptr")
+    leading = "0"
     if p.kind == "memref":
         # One dimension, or two (as many arrays are): at least min_size elements.
         is1 = w.emit(f"icmp eq i32 {nd}, 1")
@@ -218,13 +301,50 @@ def _check_array(w: _Writer, obj: str, p: Operand, layout_bits: list[str]) -> st
         factor = w.emit(f"select i1 {is2}, i64 {d1}, i64 1")
         size = w.emit(f"mul i64 {d0}, {factor}")
         w.check(w.emit(f"icmp sge i64 {size}, {p.min_size}"))
+        nbytes = w.emit(f"mul i64 {size}, {p.itemsize}")
     else:
-        w.check(w.emit(f"icmp eq i32 {nd}, {len(p.dims)}"))
+        if batch_of_one:
+            leading = w.emit(f"sub i32 {nd}, {len(p.dims)}")
+            w.check(w.emit(f"icmp sge i32 {leading}, 0"))
+            _check_ones(w, dims, leading)
+        else:
+            w.check(w.emit(f"icmp eq i32 {nd}, {len(p.dims)}"))
         for j, extent in enumerate(p.dims):
-            address = w.emit(f"getelementptr i64, ptr {dims}, i64 {j}")
+            index = w.emit(f"add i32 {leading}, {j}")
+            address = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
             d = w.emit(f"load i64, ptr {address}, align 1")
             w.check(w.emit(f"icmp eq i64 {d}, {extent}"))
-    return w.field(obj, ARRAY_DATA, "ptr")
+        nbytes = str(math.prod(p.dims) * p.itemsize)
+    end = w.emit(f"getelementptr i8, ptr {data}, i64 {nbytes}")
+    return _Array(data, end, leading)
+
+
+def _check_ones(w: _Writer, dims: str, count: str) -> None:
+    """Continue only if the first `count` dimensions are all 1."""
+    before, head, body, done = (
+        w.fresh(n).lstrip("%") for n in ("pre", "head", "one", "ones")
+    )
+    i, following = w.fresh("i"), w.fresh("i")
+    w.raw(f"  br label %{before}")
+    w.raw(f"{before}:")
+    w.raw(f"  br label %{head}")
+    w.raw(f"{head}:")
+    w.raw(f"  {i} = phi i32 [0, %{before}], [{following}, %{body}]")
+    more = w.emit(f"icmp slt i32 {i}, {count}")
+    w.raw(f"  br i1 {more}, label %{body}, label %{done}")
+    w.raw(f"{body}:")
+    address = w.emit(f"getelementptr i64, ptr {dims}, i32 {i}")
+    is_one = w.emit(f"icmp eq i64 {w.emit(f'load i64, ptr {address}, align 1')}, 1")
+    w.raw(f"  {following} = add i32 {i}, 1")
+    w.raw(f"  br i1 {is_one}, label %{head}, label %fail")
+    w.raw(f"{done}:")
+
+
+def _check_apart(w: _Writer, a: _Array, b: _Array) -> None:
+    """Continue only if the data of `a` and `b` do not overlap."""
+    a_first = w.emit(f"icmp ule ptr {a.end}, {b.data}")
+    b_first = w.emit(f"icmp ule ptr {b.end}, {a.data}")
+    w.check(w.emit(f"or i1 {a_first}, {b_first}"))
 
 
 def _check_scalar(w: _Writer, obj: str, p: Operand, index: int) -> str:
@@ -286,61 +406,220 @@ def fast_entry(
     results: Sequence[Operand],
     layouts: int = 0,
 ) -> str:
-    """The METH_FASTCALL entry `name`: arguments, then one preallocated array
-    per result (matrix: its (R, C) array in the entry's layout; scalar: a
-    1-element array; vector: an (N,) array). `layouts` is the address of the
-    table of functions by order of the matrix arguments with a layout bit
-    (entry 0, all C-ordered, is `callee` itself; a null entry is not compiled
-    yet)."""
+    """The METH_FASTCALL entry `name`: the tuple of the arguments, then
+    either nothing (the entry allocates the results and returns them) or the
+    `out=` array (a tuple of one per result, but for one result), which it
+    writes (it returns None); `NotImplemented` if it does not handle the call
+    (see the module docs). `layouts` is the address of the table of
+    functions by order of the matrices with a layout bit (entry 0, all
+    C-ordered, is `callee` itself; a null entry is not compiled yet)."""
+    api = numpy_api()
+    assert api is not None
     w = _Writer()
-    from_long = _const_ptr(_api("PyLong_FromLong"))
-    count = len(params) + len(results)
+    not_implemented = _const_ptr(id(NotImplemented))
+    incref, decref = (_const_ptr(_api(f)) for f in ("Py_IncRef", "Py_DecRef"))
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
-    w.check(w.emit(f"icmp eq i64 %nargs, {count}"))
+    w.raw("  %result_orders = alloca i64")
+    w.raw("  store i64 0, ptr %result_orders")
+    w.raw(f"  %dims = alloca [{_MAX_DIMS} x i64]")
+    for j, r in enumerate(results):
+        w.raw(f"  %result{j} = alloca ptr")
+        w.raw(f"  store ptr null, ptr %result{j}")
+        w.raw(f"  %address{j} = alloca ptr")
+        if r.kind == "scalar":
+            w.raw(f"  %scalar_result{j} = alloca {type_str(r.value_type)}")
+    # (arguments) or (arguments, out): the caller's tuples, as they are.
+    allocate = w.emit("icmp eq i64 %nargs, 1")
+    w.check(w.emit(f"or i1 {allocate}, {w.emit('icmp eq i64 %nargs, 2')}"))
+    items = _tuple_items(w, w.emit("load ptr, ptr %args"), len(params))
     # Vectors are loaded only once every check has passed, in the block of
     # the call: LLVM cannot carry an odd-length bf16 vector across blocks
     # ("Do not know how to soft promote this operator's operand").
     values: list[str] = []
     vector_data: list[tuple[int, Operand, str]] = []
     layout_bits: list[str] = []
+    arrays: list[_Array] = []
+    batch = "0"  # leading dimensions of size 1: the most of any argument
     for i, p in enumerate(params):
-        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {i}")
+        slot = w.emit(f"getelementptr ptr, ptr {items}, i64 {i}")
         obj = w.emit(f"load ptr, ptr {slot}")
         if p.kind == "scalar":
             values.append(_check_scalar(w, obj, p, i))
             continue
-        data = _check_array(w, obj, p, layout_bits)
+        array = _check_array(w, obj, p, layout_bits, batch_of_one=p.kind != "memref")
+        arrays.append(array)
+        if p.kind != "memref":
+            more = w.emit(f"icmp sgt i32 {array.leading}, {batch}")
+            batch = w.emit(f"select i1 {more}, i32 {array.leading}, i32 {batch}")
         if p.kind == "vector":
-            vector_data.append((len(values), p, data))
-        values.append(data)
-    addresses: list[str] = []
-    for j in range(len(results)):
-        slot = w.emit(f"getelementptr ptr, ptr %args, i64 {len(params) + j}")
-        obj = w.emit(f"load ptr, ptr {slot}")
-        addresses.append(w.field(obj, ARRAY_DATA, "ptr"))
+            vector_data.append((len(values), p, array.data))
+        values.append(array.data)
+    given, allocation, checked = (
+        w.fresh(n).lstrip("%") for n in ("given", "allocation", "checked")
+    )
+    w.raw(f"  br i1 {allocate}, label %{allocation}, label %{given}")
+    w.raw(f"{given}:")
+    result_bits: list[str] = []
+    out_slot = w.emit("getelementptr ptr, ptr %args, i64 1")
+    if len(results) == 1:  # the array itself, else a tuple of them
+        outs = out_slot
+    else:
+        outs = _tuple_items(w, w.emit(f"load ptr, ptr {out_slot}"), len(results))
+    for j, r in enumerate(results):
+        slot = w.emit(f"getelementptr ptr, ptr {outs}, i64 {j}")
+        out = _check_array(w, w.emit(f"load ptr, ptr {slot}"), r, result_bits, True)
+        w.check(w.emit(f"icmp eq i32 {out.leading}, {batch}"))
+        for other in arrays:
+            _check_apart(w, out, other)
+        arrays.append(out)
+        w.raw(f"  store ptr {out.data}, ptr %address{j}")
+    w.raw(f"  store i64 {_or_all(w, result_bits)}, ptr %result_orders")
+    w.raw(f"  br label %{checked}")
+    w.raw(f"{allocation}:")
+    _allocate_results(w, api, results, batch, incref)
+    w.raw(f"  br label %{checked}")
+    w.raw(f"{checked}:")
+    if result_bits:  # allocated results are C-ordered: 0
+        layout_bits.append(w.emit("load i64, ptr %result_orders"))
     if layout_bits:
-        mask = layout_bits[0]
-        for bit in layout_bits[1:]:
-            mask = w.emit(f"or i64 {mask}, {bit}")
+        mask = _or_all(w, layout_bits)
         slot = w.emit(f"getelementptr ptr, ptr {_const_ptr(layouts)}, i64 {mask}")
         compiled = w.emit(f"load ptr, ptr {slot}")
         default = w.emit(f"icmp eq i64 {mask}, 0")
         callee = w.emit(f"select i1 {default}, ptr {callee}, ptr {compiled}")
-        w.check(w.emit(f"icmp ne ptr {callee}, null"))
+        w.check(w.emit(f"icmp ne ptr {callee}, null"), "unhandled")
+    addresses = [w.emit(f"load ptr, ptr %address{j}") for j in range(len(results))]
     for index, p, data in vector_data:
         values[index] = w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1")
     matrix_outs = [
         a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
     ]
     _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
-    w.raw(f"  %done = call ptr {from_long}(i64 0)")
-    w.raw("  ret ptr %done")
+    done = w.fresh("done").lstrip("%")
+    w.raw(f"  br i1 {allocate}, label %{done}, label %return_none")
+    w.raw(f"{done}:")
+    objects: list[str] = []
+    for j, r in enumerate(results):
+        if r.kind == "scalar":  # a NumPy scalar (a batch of one is refused)
+            scalar = _const_ptr(api.scalar)
+            made = w.emit(
+                f"call ptr {scalar}(ptr %scalar_result{j}, ptr {_const_ptr(r.descrs[0])}, ptr null)"
+            )
+            w.raw(f"  store ptr {made}, ptr %result{j}")
+            w.check(w.emit(f"icmp ne ptr {made}, null"), "no_memory")
+            objects.append(made)
+        else:
+            objects.append(w.emit(f"load ptr, ptr %result{j}"))
+    if not objects:
+        w.raw("  br label %return_none")
+    elif len(objects) == 1:
+        w.raw(f"  ret ptr {objects[0]}")
+    else:
+        pack = _const_ptr(_api("PyTuple_Pack"))
+        items = ", ".join(f"ptr {o}" for o in objects)
+        packed = w.emit(f"call ptr (i64, ...) {pack}(i64 {len(objects)}, {items})")
+        for o in objects:  # the tuple holds them now
+            w.raw(f"  call void {decref}(ptr {o})")
+        w.raw(f"  ret ptr {packed}")
+    w.raw("return_none:")
+    none = _const_ptr(id(None))
+    w.raw(f"  call void {incref}(ptr {none})")
+    w.raw(f"  ret ptr {none}")
+    w.raw("no_memory:")  # NumPy has set the exception
+    for j in range(len(results)):
+        w.raw(f"  %freed{j} = load ptr, ptr %result{j}")
+        w.raw(f"  call void {decref}(ptr %freed{j})")
+    w.raw("  ret ptr null")
     w.raw("fail:")
-    w.raw(f"  %failed = call ptr {from_long}(i64 1)")
-    w.raw("  ret ptr %failed")
+    w.raw("  br label %unhandled")
+    w.raw("unhandled:")
+    for j in range(len(results)):  # results allocated before a later check
+        w.raw(f"  %unused{j} = load ptr, ptr %result{j}")
+        w.raw(f"  call void {decref}(ptr %unused{j})")
+    w.raw(f"  call void {incref}(ptr {not_implemented})")
+    w.raw(f"  ret ptr {not_implemented}")
     w.raw("}")
     return "\n".join(w.lines)
+
+
+def _tuple_items(w: _Writer, obj: str, count: int) -> str:
+    """Continue only if `obj` is a tuple of `count` items; its items."""
+    w.check(
+        w.emit(f"icmp eq ptr {w.field(obj, OB_TYPE, 'ptr')}, {_const_ptr(id(tuple))}")
+    )
+    w.check(w.emit(f"icmp eq i64 {w.field(obj, TUPLE_SIZE, 'i64')}, {count}"))
+    return w.emit(f"getelementptr i8, ptr {obj}, i64 {TUPLE_ITEMS}")
+
+
+_MAX_DIMS = 66
+"""Dimensions of a result array: NumPy's most (64) and room for a matrix's."""
+
+
+def _allocate_results(
+    w: _Writer,
+    api: NumPyAPI,
+    results: Sequence[Operand],
+    batch: str,
+    incref: str,
+) -> None:
+    """New C-ordered arrays for the results, each with `batch` leading
+    dimensions of size 1 (`%result<j>`, their data in `%address<j>`); a
+    scalar result is computed into `%scalar_result<j>` (and refused in a batch)."""
+    if any(r.kind == "scalar" for r in results):
+        w.check(w.emit(f"icmp eq i32 {batch}, 0"), "unhandled")
+    arrays = [(j, r) for j, r in enumerate(results) if r.kind != "scalar"]
+    if arrays:
+        _fill_ones(w, "%dims", batch)
+    new = _const_ptr(api.new_from_descr)
+    array_type = _const_ptr(api.array_type)
+    for j, r in enumerate(results):
+        if r.kind == "scalar":
+            w.raw(f"  store ptr %scalar_result{j}, ptr %address{j}")
+    for j, r in arrays:
+        for k, extent in enumerate(r.dims):
+            index = w.emit(f"add i32 {batch}, {k}")
+            address = w.emit(f"getelementptr i64, ptr %dims, i32 {index}")
+            w.raw(f"  store i64 {extent}, ptr {address}")
+        nd = w.emit(f"add i32 {batch}, {len(r.dims)}")
+        descr = _const_ptr(r.descrs[0])
+        w.raw(f"  call void {incref}(ptr {descr})")  # the call steals it
+        made = w.emit(
+            f"call ptr {new}(ptr {array_type}, ptr {descr}, i32 {nd}, ptr %dims, "
+            "ptr null, ptr null, i32 0, ptr null)"
+        )
+        w.raw(f"  store ptr {made}, ptr %result{j}")
+        w.check(w.emit(f"icmp ne ptr {made}, null"), "no_memory")
+        w.raw(f"  store ptr {w.field(made, ARRAY_DATA, 'ptr')}, ptr %address{j}")
+
+
+def _fill_ones(w: _Writer, dims: str, count: str) -> None:
+    """Store 1 into the first `count` i64s at `dims`."""
+    before, head, body, done = (
+        w.fresh(n).lstrip("%") for n in ("pre", "head", "one", "ones")
+    )
+    i, following = w.fresh("i"), w.fresh("i")
+    w.raw(f"  br label %{before}")
+    w.raw(f"{before}:")
+    w.raw(f"  br label %{head}")
+    w.raw(f"{head}:")
+    w.raw(f"  {i} = phi i32 [0, %{before}], [{following}, %{body}]")
+    more = w.emit(f"icmp slt i32 {i}, {count}")
+    w.raw(f"  br i1 {more}, label %{body}, label %{done}")
+    w.raw(f"{body}:")
+    address = w.emit(f"getelementptr i64, ptr {dims}, i32 {i}")
+    w.raw(f"  store i64 1, ptr {address}")
+    w.raw(f"  {following} = add i32 {i}, 1")
+    w.raw(f"  br label %{head}")
+    w.raw(f"{done}:")
+
+
+def _or_all(w: _Writer, values: Sequence[str]) -> str:
+    """The bitwise or of i64 `values` (0 if none)."""
+    result = values[0] if values else "0"
+    for value in values[1:]:
+        result = w.emit(f"or i64 {result}, {value}")
+    return result
 
 
 def batch_entry(

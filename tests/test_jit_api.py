@@ -100,7 +100,8 @@ def _kernel(i: int) -> str:
 
 
 def test_the_compile_cache_is_bounded() -> None:
-    previous = jit.cache_limit(3)
+    size = compile_module(_kernel(0)).nbytes
+    previous = jit.set_cache_limit(3 * size)
     try:
         first = compile_module(_kernel(0))
         assert compile_module(_kernel(0)) is first
@@ -114,7 +115,7 @@ def test_the_compile_cache_is_bounded() -> None:
         assert f(7) == 7, "a function keeps its native code alive"
         assert compile_module(_kernel(4)) is compile_module(_kernel(4))
     finally:
-        jit.cache_limit(previous)
+        jit.set_cache_limit(previous)
 
 
 # -- one error type, mx-opt's located messages -------------------------------

@@ -69,7 +69,7 @@ class Capture:
     in the order of the extra arguments."""
 
     def buffers(self) -> list[np.ndarray[Any, Any]]:
-        from mx.jit import numpy_dtype
+        from mx.jit_compile import numpy_dtype
 
         out: list[np.ndarray[Any, Any]] = []
         for _, _, t in self.values:

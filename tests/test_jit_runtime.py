@@ -1,0 +1,414 @@
+"""The JIT's runtime behaviour: the compile cache is bounded in bytes, the
+machine code of a function lives exactly as long as something can call it,
+many kernels compiled and dropped keep memory bounded, and `import mx.jit`
+loads no compiler."""
+
+import contextlib
+import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mx import jit
+from mx.errors import ArgumentError
+from mx.jit import cache_info, compile_module, set_cache_limit
+
+SOAK_KERNELS = int(os.environ.get("MX_JIT_SOAK_KERNELS", "600"))
+"""Kernels the soak test compiles and drops (a long run: 10000)."""
+
+M2 = "!matrix.matrix<2x2xf32>"
+
+
+def _kernel(i: int) -> str:
+    return (
+        f"func.func @k(%a: {M2}, %b: {M2}) -> {M2} {{\n"
+        f"  %p = matrix.matmul %a, %b : {M2}, {M2} -> {M2}\n"
+        f"  func.return %p : {M2}\n}} // {i}\n"
+    )
+
+
+@pytest.fixture
+def no_cache() -> Iterator[None]:
+    """The cache disabled for the test, so that only the test's references
+    keep code alive."""
+    previous = set_cache_limit(0)
+    yield
+    set_cache_limit(previous)
+
+
+def test_code_lives_while_a_function_does(no_cache: object) -> None:
+    a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    gc.collect()  # the engines of earlier tests' garbage
+    before = cache_info().engines
+    f = jit.jit(_kernel(1), "k")
+    assert cache_info().engines == before + 1
+    g = jit.jit(_kernel(2), "k")
+    del g  # its code is freed at once, not at the next garbage collection
+    assert cache_info().engines == before + 1
+    np.testing.assert_array_equal(f(a, a), a @ a)
+    np.testing.assert_array_equal(f(np.asfortranarray(a), a), a @ a)  # a variant
+    assert cache_info().engines == before + 2
+    del f  # frees the module's code and its variant's
+    assert cache_info().engines == before
+
+
+def test_the_cache_drops_the_least_recently_used_beyond_its_bytes() -> None:
+    first = compile_module(_kernel(10))
+    size = first.nbytes
+    assert size > 50_000  # machine code, engine, IR and source
+    previous = set_cache_limit(int(3.5 * size))
+    try:
+        for i in range(11, 13):
+            compile_module(_kernel(i))
+        assert compile_module(_kernel(10)) is first  # now the most recent
+        compile_module(_kernel(13))  # drops 11, the least recently used
+        info = cache_info()
+        assert info.modules == 3 and info.nbytes <= info.limit
+        assert compile_module(_kernel(10)) is first
+        assert compile_module(_kernel(12)) is compile_module(_kernel(12))
+        set_cache_limit(0)
+        assert cache_info()[:3] == (0, 0, 0)
+    finally:
+        set_cache_limit(previous)
+
+
+def test_a_module_grows_with_the_orders_it_compiles(no_cache: object) -> None:
+    module = compile_module(_kernel(20))
+    size = module.nbytes
+    a = np.asfortranarray(np.ones((2, 2), np.float32))
+    module.k(a, a)
+    assert module.nbytes > size + 50_000  # one more engine
+
+
+def test_bad_cache_limits_are_the_package_error() -> None:
+    with pytest.raises(ArgumentError, match="must be >= 0 bytes, got -1"):
+        set_cache_limit(-1)
+    code = "import mx.jit; print(mx.jit.cache_limit())"
+    env = {**os.environ, "MX_JIT_CACHE_BYTES": "12345"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
+    assert run.stdout == "12345\n"
+    env["MX_JIT_CACHE_BYTES"] = "12 MB"
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
+    assert "MX_JIT_CACHE_BYTES must be a number of bytes >= 0, got '12 MB'" in (
+        run.stderr
+    )
+
+
+LAZY = (
+    "xdsl",
+    "llvmlite",
+    "ml_dtypes",
+    "mx.jit_compile",
+    "mx.dialects",
+    "importlib.metadata",
+)
+"""What `import mx.jit` must not import: the compiler, xDSL, LLVM, ml_dtypes
+(0.6 s alone), and the package metadata."""
+
+
+def test_importing_the_jit_loads_no_compiler() -> None:
+    code = textwrap.dedent(
+        """
+        import json, sys
+        import mx.jit
+        print(json.dumps(sorted(sys.modules)))
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    loaded = json.loads(run.stdout)
+    assert "numpy" in loaded and "mx.jit" in loaded
+    eager = [m for m in loaded if m.startswith(LAZY)]
+    assert not eager
+
+
+SOAK = """
+import json, sys
+import numpy as np
+from mx import jit
+
+def resident_bytes():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+M2 = "!matrix.matrix<2x2xf32>"
+count, marks = int(sys.argv[1]), {int(m) for m in sys.argv[2:]}
+a = np.ones((2, 2), np.float32)
+resident = {}
+for i in range(count + 1):
+    scale = float(i)
+    f = jit.jit(
+        f"func.func @k(%a: {M2}) -> {M2} {{\\n"
+        f"  %c = arith.constant {scale:.1f} : f32\\n"
+        f"  %s = matrix.splat %c : {M2}\\n"
+        f"  %r = matrix.mul %a, %s : {M2}\\n"
+        f"  func.return %r : {M2}\\n}}\\n",
+        "k",
+    )
+    assert (f(a) == scale).all()
+    del f
+    if i in marks or i in (0, count):
+        resident[i] = resident_bytes()
+print(json.dumps({"resident": resident, "cache": jit.cache_info()._asdict()}))
+"""
+
+
+def test_many_kernels_compiled_and_dropped_keep_memory_bounded() -> None:
+    """Kernels compiled one after another and dropped, with a 16 MiB cache:
+    memory grows until the cache is full, then by a few KB per compile only
+    (measured ~9 KB: LLVM's pass instrumentation, which llvmlite's pass
+    builder leaks, and the allocator's fragmentation)."""
+    full = SOAK_KERNELS // 2  # the cache is full after ~250 such kernels
+    env = {**os.environ, "MX_JIT_CACHE_BYTES": str(16 << 20)}
+    run = subprocess.run(
+        [sys.executable, "-c", SOAK, str(SOAK_KERNELS), str(full)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    report = json.loads(run.stdout)
+    resident = {int(k): v for k, v in report["resident"].items()}
+    growth = resident[SOAK_KERNELS] - resident[0]
+    late = resident[SOAK_KERNELS] - resident[full]
+    assert report["cache"]["nbytes"] <= 16 << 20
+    assert growth <= 60e6 + 12e3 * max(0, SOAK_KERNELS - 600), growth  # 600: 60 MB
+    assert late <= 12e3 * (SOAK_KERNELS - full) + 2e6, late
+    assert report["cache"]["engines"] == report["cache"]["modules"]
+
+
+# -- calling conventions: out=, C/F orders, batches of one ---------------------
+
+M4 = "!matrix.matrix<4x4xf32>"
+CONVENTIONS = f"""
+func.func @mma(%a: {M4}, %b: {M4}, %c: {M4}) -> {M4} {{
+  %p = matrix.matmul %a, %b : {M4}, {M4} -> {M4}
+  %r = matrix.add %p, %c : {M4}
+  func.return %r : {M4}
+}}
+
+func.func @rect(%a: !matrix.matrix<2x3xf64>, %k: f64) -> (!matrix.matrix<3x2xf64>, f64) {{
+  %t = matrix.transpose %a : !matrix.matrix<2x3xf64> -> !matrix.matrix<3x2xf64>
+  %s = matrix.splat %k : !matrix.matrix<3x2xf64>
+  %r = matrix.mul %t, %s : !matrix.matrix<3x2xf64>
+  %e = matrix.extract %a[1, 2] : !matrix.matrix<2x3xf64>
+  %x = arith.addf %e, %k : f64
+  func.return %r, %x : !matrix.matrix<3x2xf64>, f64
+}}
+"""
+
+
+class _Calls:
+    """Counts the calls that take the general path."""
+
+    def __init__(self, function: Any) -> None:
+        self.count = 0
+        general = function._call  # pyright: ignore[reportPrivateUsage]
+
+        def counted(args: Any, out: Any) -> Any:
+            self.count += 1
+            return general(args, out)
+
+        function._call = counted  # pyright: ignore[reportPrivateUsage]
+
+
+def test_every_calling_convention_takes_the_fast_entry() -> None:
+    """`out=` (C- or F-ordered), F-ordered arguments and batches of one are
+    handled by the native entry, not by the general path (44x slower), once
+    their order has been compiled."""
+    module = compile_module(CONVENTIONS.replace("@mma", "@mma_fast"))
+    mma, rect = module.mma_fast, module.rect
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(3))
+    expected = mma(a, b, c)
+    d, d_f = (
+        np.empty((4, 4), np.float32),
+        np.asfortranarray(np.empty((4, 4), np.float32)),
+    )
+    a_f = np.asfortranarray(a)
+    for call in (  # compile the orders first
+        lambda: mma(a, b, c, out=d_f),
+        lambda: mma(a_f, b, c),
+        lambda: mma(a_f, b, c, out=d_f),
+    ):
+        call()
+    calls = _Calls(mma)
+    assert mma(a, b, c, out=d) is d
+    np.testing.assert_array_equal(d, expected)
+    assert mma(a, b, c, out=d_f) is d_f
+    np.testing.assert_array_equal(d_f, expected)
+    np.testing.assert_array_equal(mma(a_f, b, c), expected)
+    np.testing.assert_array_equal(mma(a_f, b, c, out=d_f), expected)
+    one = mma(a[None], b, c[None, None])
+    assert one.shape == (1, 1, 4, 4)
+    np.testing.assert_array_equal(one[0, 0], expected)
+    d1 = np.empty((1, 4, 4), np.float32)
+    assert mma(a[None], b[None], c, out=d1) is d1
+    np.testing.assert_array_equal(d1[0], expected)
+    assert calls.count == 0
+    m = rng.standard_normal((2, 3))
+    r, x = np.empty((3, 2)), np.empty(())
+    calls = _Calls(rect)
+    assert rect(m, 2.0, out=(r, x)) == (r, x)
+    np.testing.assert_array_equal(r, m.T * 2.0)
+    assert x == m[1, 2] + 2.0
+    assert calls.count == 0
+
+
+def _convention_cases(count: int) -> list[dict[str, Any]]:
+    """Random calls of @mma mixing every convention, valid or not: orders,
+    leading dimensions (of size 1: a batch of one, or 2: a batch), dtypes,
+    `out=` arrays of any shape and order, read-only, or overlapping an
+    argument."""
+    rng = np.random.default_rng(2026)
+    cases: list[dict[str, Any]] = []
+    for _ in range(count):
+        lead = [
+            tuple(int(n) for n in rng.choice([1, 1, 1, 2], rng.integers(0, 3)))
+            for _ in range(3)
+        ]
+        cases.append(
+            {
+                "lead": lead,
+                "orders": [str(o) for o in rng.choice(["C", "F"], 3)],
+                "f64": int(rng.integers(0, 12)) == 0,  # a wrong dtype
+                "out": str(
+                    rng.choice(
+                        ["none", "C", "F", "lead", "short", "read-only", "alias"]
+                    )
+                ),
+                "out_order": str(rng.choice(["C", "F"])),
+            }
+        )
+    return cases
+
+
+def _build(case: dict[str, Any], rng: np.random.Generator) -> tuple[list[Any], Any]:
+    args: list[Any] = []
+    for lead, order in zip(case["lead"], case["orders"], strict=True):
+        x = rng.standard_normal((*lead, 4, 4)).astype(np.float32)
+        args.append(np.asfortranarray(x) if order == "F" and not lead else x)
+    if case["f64"]:
+        args[1] = args[1].astype(np.float64)
+    batch = np.broadcast_shapes(*(x.shape[:-2] for x in args))
+    kind = case["out"]
+    if kind == "none":
+        return args, None
+    shape = {"short": (4, 4), "lead": (1, *batch, 4, 4)}.get(kind, (*batch, 4, 4))
+    out = np.zeros(shape, np.float32)
+    if case["out_order"] == "F" and out.ndim == 2:
+        out = np.asfortranarray(out)
+    if kind == "read-only":
+        out.flags.writeable = False
+    if kind == "alias":
+        args[2] = out  # the addend is the result array
+    return args, out
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return "value", call()
+    except ArgumentError as err:
+        return "error", str(err)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_fast_entry_agrees_with_the_general_path(seed: int) -> None:
+    """For random calls mixing the conventions, the fast entry (with its
+    fallback) and the general path alone give the same results, write the
+    same `out=` arrays and raise the same errors; values match NumPy's."""
+    mma = compile_module(CONVENTIONS).mma
+    general = mma._call  # pyright: ignore[reportPrivateUsage]
+    outcomes: list[str] = []
+    for i, case in enumerate(_convention_cases(160)[seed::4]):
+        args, out = _build(case, np.random.default_rng(seed * 1000 + i))
+        copies = [x.copy(order="A") for x in args]
+        twin = None
+        if out is not None:
+            twin = copies[2] if out is args[2] else out.copy(order="A")
+            twin.flags.writeable = out.flags.writeable
+        fast = _outcome(lambda: mma(*args, out=out))  # noqa: B023
+        slow = _outcome(lambda: general(copies, twin))  # noqa: B023
+        outcomes.append(fast[0])
+        assert fast[0] == slow[0], (case, fast, slow)
+        if fast[0] == "error":
+            assert fast[1] == slow[1], case
+            continue
+        np.testing.assert_array_equal(fast[1], slow[1])
+        assert fast[1].shape == slow[1].shape, case
+        a, b, c = (x.astype(np.float64) for x in copies)
+        np.testing.assert_allclose(fast[1], a @ b + c, rtol=1e-5, atol=1e-5)
+        if out is not None:
+            assert fast[1] is out
+    assert 3 <= outcomes.count("error") <= len(outcomes) - 3, outcomes
+
+
+def test_the_fast_entry_keeps_reference_counts_balanced() -> None:
+    """The native entry allocates results through NumPy's C API, returns
+    tuples, None and NotImplemented: after many calls, no reference to a
+    dtype or a singleton is leaked or lost (a lost one crashes later)."""
+    module = compile_module(CONVENTIONS)
+    rect = module.rect
+    m = np.ones((2, 3))
+    r, x = np.empty((3, 2)), np.empty(())
+    watched = (np.dtype(np.float64), None, NotImplemented, True)
+
+    def calls(count: int) -> list[int]:
+        for _ in range(count):
+            rect(m, 2.0)
+            rect(m[None], 2.0)  # a batch of one with a scalar result: general path
+            rect(m, 2.0, out=(r, x))
+            with contextlib.suppress(ArgumentError):
+                rect(m.astype(np.float32), 2.0)
+        return [sys.getrefcount(w) for w in watched]
+
+    before = calls(10)  # references the first calls leave (caches) counted
+    assert calls(2000) == before
+    result, scalar = rect(m, 2.0)
+    assert type(scalar) is np.float64 and result.flags.c_contiguous
+
+
+def test_threads_compiling_calling_and_dropping_at_once(no_cache: object) -> None:
+    """Engines are freed (in whichever thread drops the last function, or a
+    garbage collection runs) while other threads compile and call: every use
+    of LLVM holds one lock, so none of this crashes or mixes up kernels."""
+    import threading
+
+    a = np.arange(4, dtype=np.float32).reshape(2, 2)
+    gc.collect()  # the engines of earlier tests' garbage
+    engines = cache_info().engines
+    held = [jit.jit(_kernel(30), "k")]
+    failures: list[str] = []
+    start = threading.Barrier(3)
+
+    def work(t: int) -> None:
+        start.wait()
+        for i in range(6):
+            f = jit.jit(_kernel(100 * t + i + 31), "k")
+            if not np.array_equal(f(a, a), a @ a) or not np.array_equal(
+                held[0](a, a), a @ a
+            ):
+                failures.append(f"thread {t}, kernel {i}")
+            del f
+            gc.collect()
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    held.clear()
+    assert cache_info().engines == engines
