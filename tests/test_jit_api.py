@@ -316,16 +316,17 @@ def test_accesses_in_branches_are_the_callers_responsibility() -> None:
 
 def test_the_readme_python_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """README's From Python examples run as shown: a batched call with out=
-    and the error type, printing the located message."""
+    and the error type, printing the located message; a traced MXFP4 decode."""
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     section = readme[readme.index("## From Python") :]
     section = section[: section.index("\n## ", 1)]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     scope: dict[str, Any] = {}
     exec("\n".join(blocks), scope)
     a, b, c, d = (scope[k] for k in "abcd")
     assert d.shape == (100_000, 4, 4)
     np.testing.assert_allclose(d, a @ b + c, rtol=1e-6)
+    assert scope["y"].shape == (256,) and scope["y"].dtype == np.float32
     printed = capsys.readouterr().out
     assert printed.startswith("<string>:2:1: error: argument #0 (%a) of @mma")
