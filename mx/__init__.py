@@ -5,10 +5,17 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from mx.errors import MXError
+from mx.runtime.threads import get_num_threads, num_threads, set_num_threads
 
 try:
     __version__ = version("mx")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["MXError", "__version__"]
+__all__ = [
+    "MXError",
+    "__version__",
+    "get_num_threads",
+    "num_threads",
+    "set_num_threads",
+]

@@ -1,0 +1,114 @@
+"""The number of threads compiled code runs on (docs/python-api.md#threads).
+
+mx runs its parallel loops on OpenMP's threads (libgomp, GCC's runtime,
+loaded into the JIT's process; see `parallel_for.py`). The count lives in a C
+`int` that the JIT's code reads at every parallel loop (the symbol
+`mx_num_threads`), so a change applies to the next call of every compiled
+function, compiled before or after. It is one setting for the process, as
+`threadpoolctl`'s limits are: `num_threads` sets it for a `with` block.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import warnings
+from collections.abc import Generator
+from contextlib import contextmanager
+from functools import cache
+
+import llvmlite.binding as binding
+
+from mx.errors import ArgumentError
+from mx.runtime.parallel_for import THREAD_COUNT_SYMBOL
+
+ENVIRONMENT_VARIABLE = "MX_NUM_THREADS"
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask)."""
+    return len(os.sched_getaffinity(0))
+
+
+def _checked(n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ArgumentError(
+            f"error: the number of threads must be an int >= 1, got {n!r}"
+        )
+    return n
+
+
+def _from_environment() -> int:
+    """MX_NUM_THREADS if set to a valid count, else every available CPU (a
+    bad value is reported by a warning: it must not make `import mx` fail)."""
+    text = os.environ.get(ENVIRONMENT_VARIABLE)
+    if text is None or not text.strip():
+        return available_cpus()
+    try:
+        return _checked(int(text))
+    except (ValueError, ArgumentError):
+        warnings.warn(
+            f"{ENVIRONMENT_VARIABLE}={text!r} is not an int >= 1; "
+            f"mx uses the {available_cpus()} available CPUs",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return available_cpus()
+
+
+_count = ctypes.c_int(_from_environment())
+"""Read by compiled code through the symbol `mx_num_threads`."""
+
+
+def set_num_threads(n: int) -> None:
+    """Run compiled code on `n` threads (an int >= 1) from the next call on.
+    Results are bitwise identical for every `n`."""
+    _count.value = _checked(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads compiled code runs on: `set_num_threads`'s
+    value, else `MX_NUM_THREADS` as read at import, else every CPU available
+    to the process."""
+    return _count.value
+
+
+@contextmanager
+def num_threads(n: int) -> Generator[None]:
+    """`with num_threads(n):` runs the block's calls on `n` threads, then
+    restores the previous count (for the whole process, not just the
+    calling thread)."""
+    previous = get_num_threads()
+    set_num_threads(n)
+    try:
+        yield
+    finally:
+        _count.value = previous
+
+
+@cache
+def load_runtime() -> bool:
+    """Makes libgomp's symbols and `mx_num_threads` visible to the JIT's code
+    (once per process); False if libgomp is not installed (parallel loops
+    then run on the calling thread)."""
+    binding.add_symbol(THREAD_COUNT_SYMBOL, ctypes.addressof(_count))
+    for name in ("libgomp.so.1", ctypes.util.find_library("gomp")):
+        if name is None:
+            continue
+        try:
+            binding.load_library_permanently(name)
+        except RuntimeError:
+            continue
+        return True
+    return False
+
+
+BATCH_PARALLEL_MIN_BYTES = 64 * 1024
+"""A batch whose calls read and write at least this many bytes in all runs
+on every thread; smaller ones on the calling thread (measured: see
+docs/python-api.md#threads)."""
+
+
+def parallel_min_count(bytes_per_call: int) -> int:
+    """The smallest batch of calls of `bytes_per_call` bytes each that runs
+    on every thread."""
+    return max(2, -(-BATCH_PARALLEL_MIN_BYTES // max(1, bytes_per_call)))
