@@ -124,3 +124,27 @@ def missing_declarations(text: str) -> list[str]:
         for name, line in DECLARATIONS.items()
         if not re.search(rf"^(declare [^\n]*@{name}\(|@{name} = )", text, re.MULTILINE)
     ]
+
+
+_TRAMPOLINE_DECLARATION = re.compile(
+    rf'^declare void @(?P<quote>"?){PREFIX}(?P<body>[^"(]+)(?P=quote)\((?P<args>[^)]*)\)$',
+    re.MULTILINE,
+)
+
+
+def define_trampolines(text: str) -> str:
+    """The LLVM IR module `text` with each declared trampoline
+    `_mx_parallel_for_F(i64, args...)` (as `outline-parallel-loops` leaves
+    them) defined by `parallel_for`, running function F."""
+
+    def definition(match: re.Match[str]) -> str:
+        quote, body = match["quote"], match["body"]
+        arg_types = [t.strip() for t in match["args"].split(",")][1:]
+        return parallel_for(
+            f"@{quote}{PREFIX}{body}{quote}", f"@{quote}{body}{quote}", arg_types
+        )
+
+    defined = _TRAMPOLINE_DECLARATION.sub(definition, text)
+    if defined == text:
+        return text
+    return defined + "".join(line + "\n" for line in missing_declarations(defined))

@@ -58,7 +58,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from mx.dialects import arbfp
 from mx.dialects.matrix import (
@@ -83,6 +83,7 @@ from mx.lowering.matrix_to_affine.vectors import (
     read_block,
     readable,
 )
+from mx.passes.outline_parallel_loops import mark_parallel
 from mx.semantics.arbfp import FloatFormat
 
 COLUMNS = 16
@@ -426,8 +427,10 @@ def decoded_matvec(
     weights: Weights,
     lanes: int,
     allocate: Callable[[MatrixType], SSAValue],
+    parallel: bool = False,
 ) -> SSAValue:
-    """y = W·x (+ bias) for `match_weights`' W (see the module docs)."""
+    """y = W·x (+ bias) for `match_weights`' W (see the module docs); with
+    `parallel`, a row-major W's groups of rows run on threads."""
     m = op.matrix.type
     assert isinstance(m, MatrixType)
     rows, cols, flags = m.rows, m.cols, op.fastmath
@@ -450,7 +453,7 @@ def decoded_matvec(
     if weights.load.COLUMN_MAJOR:
         _column_passes(e, kernel, m, x, sums)
     else:
-        _row_passes(e, kernel, m, x, sums)
+        _row_passes(e, kernel, m, x, sums, parallel)
     bias = None
     if op.bias is not None:
         bias = allocate(MatrixType(rows, 1, f32))
@@ -574,7 +577,12 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
 
 
 def _row_passes(
-    e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
+    e: Emitter,
+    kernel: _Kernel,
+    m: MatrixType,
+    x: SSAValue,
+    sums: SSAValue,
+    parallel: bool,
 ) -> None:
     """Adds every column to the sums: row-major W, a pass per `_chunk`
     columns over groups of two tiles of `lanes` rows. A tile's rows are read
@@ -637,6 +645,9 @@ def _row_passes(
     def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
         """Two tiles of rows, every chunk of columns in turn (each row a
         sequential read), their sums carried in registers."""
+        if parallel:  # independent rows
+            assert isinstance(i, BlockArgument)
+            mark_parallel(i.block)
         r = block_start(g, 0, 2 * lanes, i)
         starts: list[Index] = [r, offset(g, r, lanes)]
         at = [[g.index(0), g.index(s)] for s in starts]
