@@ -166,7 +166,8 @@ func.func @f(%m: {m}, %x: vector<{k}x{t}>) -> vector<{r}x{t}> {{
 }}
 """
     rng = np.random.default_rng(seed)
-    matrix = np.asarray(_values(rng, t, (r, k)), order=order)
+    values = _values(rng, t, (r, k))
+    matrix = np.asfortranarray(values) if order == "F" else values
     _check(source, "f", [matrix, _values(rng, t, (k,))], exact=not flags)
 
 
