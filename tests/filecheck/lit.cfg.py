@@ -23,3 +23,8 @@ for tool in ("mx-opt", "mx-run", "filecheck"):
     config.substitutions.append(
         (rf"(?<![\w/.-]){tool}(?![\w/.-])", os.path.join(bin_dir, tool))
     )
+
+# A worktree run with PYTHONPATH pointing at its sources tests those sources,
+# not the copy the venv has installed.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -215,13 +215,14 @@ def blocked_gemm(
     g: Gemm,
     blocking: Blocking,
     allocate: Callable[[MatrixType], SSAValue],
+    count_temporary: Callable[[], None],
 ) -> None:
     """Emit D = A·B (+ Acc) as the packed, blocked loop nest of the module
     docs into `g.output`; `allocate` gives the packing buffers. A product of
     at least `blocking.parallel_min_work` multiply-adds runs its blocks of D
     on threads: one loop over the (row block, column block) pairs, marked
-    parallel (`outline-parallel-loops`), each iteration packing into buffers
-    of its own."""
+    parallel (`outline-parallel-loops`), each iteration packing into heap
+    buffers of its own (`count_temporary` is called for each)."""
     parallel = blocking.parallel(g.rows * g.cols * g.depth)
     s = _Sizes.of(g, blocking, parallel)
     scratch = [
@@ -254,6 +255,8 @@ def blocked_gemm(
         assert isinstance(unit, BlockArgument)
         mark_parallel(unit.block)
         buffers = [f.emit(heap_buffer(t)) for t in scratch]
+        for _ in buffers:
+            count_temporary()
         ib = (
             _apply(f, _d(0) // s.column_blocks, [unit])
             if s.row_blocks > 1

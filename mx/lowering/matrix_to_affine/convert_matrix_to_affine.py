@@ -198,6 +198,10 @@ class LoweringState:
         self._count("temporaries", at)
         return self.buffer(t, at)
 
+    def count_temporary(self, at: Operation) -> None:
+        """Counts a temporary that `at`'s lowering allocates itself."""
+        self._count("temporaries", at)
+
     def _count(self, key: str, at: Operation) -> None:
         if (function := self.allocator.enclosing_function(at)) is not None:
             self.emitted.setdefault(function, Counter())[key] += 1
@@ -487,6 +491,7 @@ class LowerMatmul(MatrixPattern):
                     gemm,
                     self.state.blocking,
                     lambda m: self.state.temporary(m, op),
+                    lambda: self.state.count_temporary(op),
                 )
                 rewriter.replace(op, as_matrix(buffer, t))
                 return
