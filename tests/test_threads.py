@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import ml_dtypes
@@ -28,6 +29,7 @@ from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from mx.runtime.threads import parallel_min_count
+from tests.system_tools import required_tool
 
 THREAD_COUNTS = (1, 2, 3, 4)
 
@@ -355,3 +357,99 @@ def test_bad_environment_variable_warns(bad: str) -> None:
     run = _count_in_subprocess(bad)
     assert run.stdout.strip() == str(len(os.sched_getaffinity(0)))
     assert f"MX_NUM_THREADS={bad!r} is not an int >= 1" in run.stderr
+
+
+# ------------------------------------------------------------- C callers
+
+C_DRIVER = r"""
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+void f(const float *a, const float *b, const float *c, float *out);
+int main(void) {
+  static float a[ROWS * DEPTH], b[DEPTH * COLS], c[ROWS * COLS], d[ROWS * COLS];
+  uint32_t state = 12345;
+  float *all[] = {a, b, c};
+  int sizes[] = {ROWS * DEPTH, DEPTH * COLS, ROWS * COLS};
+  for (int m = 0; m < 3; ++m)
+    for (int i = 0; i < sizes[m]; ++i) {
+      state = state * 1664525u + 1013904223u;
+      all[m][i] = (float)(state >> 8) / 8388608.0f;
+    }
+  f(a, b, c, d);
+  int threads = 0; /* the process's threads, OpenMP's pool included */
+  DIR *tasks = opendir("/proc/self/task");
+  for (struct dirent *e; (e = readdir(tasks));) threads += e->d_name[0] != '.';
+  closedir(tasks);
+  printf("%d\n", threads);
+  fwrite(d, sizeof d, 1, stdout);
+  return 0;
+}
+"""
+
+
+def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
+    """mx's LLVM IR linked without an OpenMP runtime runs on one thread;
+    linked with libgomp, on OMP_NUM_THREADS threads; the same bytes, the
+    interpreter's."""
+    clang = required_tool("clang-16")
+    rows, depth, cols = 150, 40, 130
+    source = _matmul_add(rows, depth, cols, "f32", "f32", "")
+    ll = tmp_path / "f.ll"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mx.tools.mx_opt",
+            "-",
+            "-p",
+            PARALLEL_PIPELINE,
+            "-t",
+            "llvm",
+        ],
+        input=source,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ll.write_text(run.stdout)
+    driver = tmp_path / "main.c"
+    sizes = f"#define ROWS {rows}\n#define DEPTH {depth}\n#define COLS {cols}\n"
+    driver.write_text(sizes + C_DRIVER)
+    outputs: dict[str, tuple[int, bytes]] = {}
+    for name, libraries in (("serial", []), ("gomp", ["-l:libgomp.so.1"])):
+        exe = tmp_path / name
+        subprocess.run(
+            [clang, "-O2", str(driver), str(ll), *libraries, "-o", str(exe)],
+            check=True,
+        )
+        for threads in ("1", "3"):
+            env = {**os.environ, "OMP_NUM_THREADS": threads}
+            out = subprocess.run([str(exe)], env=env, capture_output=True, check=True)
+            count, data = out.stdout.split(b"\n", 1)
+            outputs[f"{name} {threads}"] = (int(count), data)
+    assert outputs["serial 3"][0] == 1
+    assert outputs["gomp 3"][0] >= 3
+    results = {data for _, data in outputs.values()}
+    assert len(results) == 1
+    # The same bytes as the interpreter (the driver's column-major inputs).
+    (data,) = results
+    state = 12345
+    values: list[np.ndarray] = []
+    for count in (rows * depth, depth * cols, rows * cols):
+        out = np.empty(count, np.float32)
+        for i in range(count):
+            state = (state * 1664525 + 1013904223) % 2**32
+            out[i] = np.float32(state >> 8) / np.float32(8388608.0)
+        values.append(out)
+    a, b, c = (
+        v.reshape(n, m).T.copy()
+        for v, (m, n) in zip(
+            values, ((rows, depth), (depth, cols), (rows, cols)), strict=True
+        )
+    )
+    (expected,) = run_function(
+        Parser(mx_context(), source).parse_module(), "f", a, b, c
+    )
+    got = np.frombuffer(data, np.float32).reshape(cols, rows).T
+    assert _same_bits(got, np.asarray(expected))
