@@ -152,21 +152,21 @@ def rows(quick: bool, counts: list[int], reps: int) -> list[str]:
     assert np.allclose(f(a, b), a @ b, rtol=1e-3, atol=1e-3 * n)
     times = per_threads(lambda: f(a, b), counts, reps)
     numpy_default = best_seconds(lambda: a @ b, reps)
-    numpy_one = numpy_default
+    numpy_one = "n/a (no threadpoolctl)"
     try:
         from threadpoolctl import (  # pyright: ignore[reportMissingImports]
             threadpool_limits,  # pyright: ignore[reportUnknownVariableType]
         )
 
         with threadpool_limits(1):
-            numpy_one = best_seconds(lambda: a @ b, reps)
+            numpy_one = f"{best_seconds(lambda: a @ b, reps) * 1e3:.3f} ms"
     except ImportError:
         pass
     flops = 2 * n**3
     line(
         f"f32 GEMM {n}² ({flops / times[counts[-1]] / 1e9:.0f} GFLOP/s on {counts[-1]})",
         times,
-        f"NumPy default threads {numpy_default * 1e3:.3f} ms, 1 thread {numpy_one * 1e3:.3f} ms; "
+        f"NumPy default threads {numpy_default * 1e3:.3f} ms, 1 thread {numpy_one}; "
         f"mx {counts[-1]} threads / NumPy default: {numpy_default / times[counts[-1]]:.2f}×",
     )
 
@@ -253,7 +253,8 @@ def rows(quick: bool, counts: list[int], reps: int) -> list[str]:
     # One small call
     a, b, c = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(3))
     times = per_threads(lambda: f4(a, b, c), counts, reps)
-    line("one 4×4 a@b+c call (fast entry; µs ×1000)", times)
+    calls = ", ".join(f"{n} thr {times[n] * 1e6:.2f} µs" for n in counts)
+    line("one 4×4 a@b+c call (the fast entry)", times, calls)
     return out
 
 
