@@ -173,15 +173,15 @@ func.func @f(%m: {m}, %x: vector<{k}x{t}>) -> vector<{r}x{t}> {{
     _check(source, "f", [matrix, _values(rng, t, (k,))], exact=not flags)
 
 
-def _decoded_matvec(rows: int, cols: int, fmt: str, flags: str) -> str:
-    """Row-major block-scaled W (32 elements a scale) times x."""
+def _decoded_matvec(rows: int, cols: int, fmt: str, flags: str, layout: str) -> str:
+    """Block-scaled W (32 elements a scale) times x."""
     element = "i4" if fmt == "f4e2m1fn" else "i8"
     packed = " packed" if element == "i4" else ""
     q, s, w = _m(rows, cols, element), _m(rows, cols // 32, "i8"), _m(rows, cols, "f32")
     fm = f" fastmath<{flags}>" if flags else ""
     return f"""
 func.func @f(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>) -> vector<{rows}xf32> {{
-  %q = matrix.row_major_load %w[0] stride {cols}{packed} : memref<?xi8> -> {q}
+  %q = matrix.{layout}_load %w[0]{packed} : memref<?xi8> -> {q}
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> {s}
   %f = arbfp.scaled_convert_from {fmt} %q, %sc block 32 scale f8e8m0fnu : {q}, {s} to {w}
   %y = matrix.matvec %f, %x{fm} : {w}, vector<{cols}xf32> -> vector<{rows}xf32>
@@ -190,16 +190,19 @@ func.func @f(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>) -> vect
 """
 
 
+@pytest.mark.parametrize("layout", ["row_major", "column_major"])
 @pytest.mark.parametrize("fmt", ["f4e2m1fn", "f8e4m3fn"])
 @pytest.mark.parametrize("flags", ["", "contract"])
-def test_decoded_matvec_same_bits_for_every_thread_count(fmt: str, flags: str) -> None:
-    """MXFP4/MXFP8 weights decoded in registers, groups of rows on threads."""
+def test_decoded_matvec_same_bits_for_every_thread_count(
+    fmt: str, flags: str, layout: str
+) -> None:
+    """MXFP4/MXFP8 weights decoded in registers, blocks of rows on threads."""
     rows, cols = 352, 128
     rng = np.random.default_rng(7)
     codes = rng.integers(0, 256, rows * cols).astype(np.uint8)
     scales = rng.integers(118, 138, rows * cols // 32).astype(np.uint8)
     x = rng.standard_normal(cols).astype(np.float32)
-    source = _decoded_matvec(rows, cols, fmt, flags)
+    source = _decoded_matvec(rows, cols, fmt, flags, layout)
     assert "_mx_parallel_for_" in compile_module(source, PARALLEL_PIPELINE).llvm_ir
     _check(source, "f", [codes, scales, x], exact=not flags)
 

@@ -37,6 +37,7 @@ rounding the exact product once as scaled_convert_from does.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from math import gcd
 from typing import cast
 
@@ -73,7 +74,13 @@ from mx.dialects.matrix import (
 from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.convert_arbfp_to_arith import emit_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
-from mx.lowering.matrix_to_affine.blocked import _identity, _step
+from mx.lowering.matrix_to_affine.blocked import (
+    PARALLEL_BLOCKS,
+    _ceil,
+    _for,
+    _identity,
+    _step,
+)
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
 from mx.lowering.matrix_to_affine.packed import vector_block_access
@@ -430,7 +437,7 @@ def decoded_matvec(
     parallel: bool = False,
 ) -> SSAValue:
     """y = W·x (+ bias) for `match_weights`' W (see the module docs); with
-    `parallel`, a row-major W's groups of rows run on threads."""
+    `parallel`, blocks of its groups of rows run on threads."""
     m = op.matrix.type
     assert isinstance(m, MatrixType)
     rows, cols, flags = m.rows, m.cols, op.fastmath
@@ -451,7 +458,7 @@ def decoded_matvec(
 
     e.loop(0, rows // lanes, [], fill)
     if weights.load.COLUMN_MAJOR:
-        _column_passes(e, kernel, m, x, sums)
+        _column_passes(e, kernel, m, x, sums, parallel)
     else:
         _row_passes(e, kernel, m, x, sums, parallel)
     bias = None
@@ -500,18 +507,31 @@ def _for_chunks(
         body(e, full * chunk, last)
 
 
+_Rows = tuple[int, int] | tuple[SSAValue, int, int, int]
+"""The groups of rows a pass runs over: all, or one block (`blocked._for`)."""
+
+
 def _column_passes(
-    e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
+    e: Emitter,
+    kernel: _Kernel,
+    m: MatrixType,
+    x: SSAValue,
+    sums: SSAValue,
+    parallel: bool,
 ) -> None:
     """Adds every column to the sums: column-major W, a pass per `COLUMNS`
-    columns over groups of rows, each column one contiguous read."""
+    columns over groups of rows, each column one contiguous read. With
+    `parallel`, the groups of rows are split in `PARALLEL_BLOCKS` blocks at
+    least, each running every pass over its rows (on threads)."""
     lanes, group, flags = kernel.lanes, kernel.group, kernel.flags
     vt = VectorType(f32, [lanes])
     columns = COLUMNS
     if kernel.weights.scaled is not None:
         columns = gcd(columns, kernel.weights.scaled.block_size)
 
-    def one_pass(f: Emitter, k0: Index, count: int) -> None:
+    groups = m.rows // group
+
+    def one_pass(f: Emitter, k0: Index, count: int, rows: _Rows) -> None:
         def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
             r = block_start(g, 0, group, i)
             at = [[g.index(0), r], [g.index(0), g.index(offset(g, r, lanes))]]
@@ -528,9 +548,21 @@ def _column_passes(
                 g.builder.insert(vector.StoreOp(acc, sums, a))
             return []
 
-        f.loop(0, m.rows // group, [], rows_of)
+        _for(f, rows, [], rows_of)
 
-    _for_chunks(e, m.cols, columns, one_pass)
+    if not parallel:
+        _for_chunks(e, m.cols, columns, partial(one_pass, rows=(0, groups)))
+        return
+    per_block = _ceil(groups, PARALLEL_BLOCKS)
+
+    def row_block(f: Emitter, rb: SSAValue, _: object) -> list[SSAValue]:
+        assert isinstance(rb, BlockArgument)
+        mark_parallel(rb.block)
+        rows = (rb, per_block, per_block, groups)
+        _for_chunks(f, m.cols, columns, partial(one_pass, rows=rows))
+        return []
+
+    e.loop(0, _ceil(groups, per_block), [], row_block)
 
 
 def _per_word(fmt: FloatFormat) -> int:
