@@ -19,8 +19,10 @@
   (parameters, then results) and an int64 control array `[count, stride_0..,
   offset_0..]`; it calls the function `count` times, operand k of call i at
   `data(array_k) + offset_k + i * stride_k` (a stride of 0 broadcasts), with
-  the GIL released. Scalars and vectors are loaded from there, results stored
-  there, matrices and memrefs passed as that pointer. The caller has checked
+  the GIL released; a large batch runs on OpenMP's threads, each a contiguous
+  run of the calls (`mx.runtime.parallel_for`). Scalars and vectors are
+  loaded from there, results stored there, matrices and memrefs passed as
+  that pointer. The caller has checked
   everything: this entry only reads each array's data pointer natively,
   which costs far less than asking NumPy for it from Python.
 
