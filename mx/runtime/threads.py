@@ -16,8 +16,6 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from functools import cache
 
-import llvmlite.binding as binding
-
 from mx.errors import ArgumentError
 from mx.runtime.parallel_for import THREAD_COUNT_SYMBOL
 
@@ -109,6 +107,8 @@ def load_runtime() -> bool:
     """Makes libgomp's symbols and `mx_num_threads` visible to the JIT's code
     (once per process); False if libgomp is not installed (parallel loops
     then run on the calling thread)."""
+    import llvmlite.binding as binding  # only once something is compiled
+
     binding.add_symbol(THREAD_COUNT_SYMBOL, ctypes.addressof(_count))
     _shorter_spinning()
     for name in ("libgomp.so.1", ctypes.util.find_library("gomp")):
