@@ -258,8 +258,8 @@ def test_batches_same_bits_for_every_thread_count(
 
 
 def test_batch_threshold_is_measured_in_bytes() -> None:
-    """Calls of 4x4 f32 a@b+c move 256 bytes: from 256 of them on threads."""
-    assert parallel_min_count(256) == 256
+    """Calls of 4x4 f32 a@b+c move 256 bytes: from 4096 of them on threads."""
+    assert parallel_min_count(256) == 4096
     assert parallel_min_count(1 << 30) == 2
 
 
@@ -274,7 +274,7 @@ def test_concurrent_calls_from_python_threads() -> None:
     inputs = [
         (
             [_values(rng, "f32", s) for s in ((200, 64), (64, 150), (200, 150))],
-            [_values(rng, "f32", (3000, 4, 4)) for _ in range(3)],
+            [_values(rng, "f32", (6000, 4, 4)) for _ in range(3)],
         )
         for _ in range(8)
     ]

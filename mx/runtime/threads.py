@@ -122,10 +122,12 @@ def load_runtime() -> bool:
     return False
 
 
-BATCH_PARALLEL_MIN_BYTES = 64 * 1024
+BATCH_PARALLEL_MIN_BYTES = 1 << 20
 """A batch whose calls read and write at least this many bytes in all runs
-on every thread; smaller ones on the calling thread (measured: see
-docs/python-api.md#threads)."""
+on every thread; smaller ones on the calling thread. An estimate, to be
+checked by bench/threads.py on a quiet machine: 4096 4x4 f32 a@b+c (~5 ns
+each) or 256 16x16 ones (~90 ns) take 20-25 us on one core, some ten times
+the fork and join of spinning threads."""
 
 
 def parallel_min_count(bytes_per_call: int) -> int:
