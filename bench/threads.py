@@ -11,7 +11,7 @@ Rows (f32; every result checked against NumPy before it is timed):
   same bytes by 1 and N threads (`np.copyto` on N slices in a thread pool);
 - MXFP4 decode matvec 4096×4096 row-major W with cold weights (8 copies of W, 68 MB,
   used in turn: never in L3), against the copy bandwidth;
-- thresholds: 4×4 `a@b+c` batches of 64 .. 4096 calls forced onto threads, and f32
+- thresholds: 4×4 `a@b+c` batches of 256 .. 65536 calls forced onto threads, and f32
   n×n GEMMs forced onto threads (`parallel-min-work=1`), 1 vs 2 threads: where 2
   threads start to win is where `BATCH_PARALLEL_MIN_BYTES` and `parallel-min-work`
   are set;
@@ -236,7 +236,7 @@ def rows(quick: bool, counts: list[int], reps: int) -> list[str]:
         tiny = affine(4, forced)
     finally:
         threads.BATCH_PARALLEL_MIN_BYTES = saved
-    for count in (64, 128, 256, 512, 1024, 4096):
+    for count in (256, 1024, 2048, 4096, 8192, 16384, 65536):
         a = rng.standard_normal((count, 4, 4)).astype(np.float32)
         y = np.empty_like(a)
         times = per_threads(lambda a=a, y=y: tiny(a, b, c, out=y), counts, reps)
