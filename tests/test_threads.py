@@ -456,3 +456,43 @@ def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
     )
     got = np.frombuffer(data, np.float32).reshape(cols, rows).T
     assert _same_bits(got, np.asarray(expected))
+
+
+FORK_AFTER_THREADS = """
+import multiprocessing, warnings
+import numpy as np
+import mx
+from mx.jit import compile_module
+m = "!matrix.matrix<256x256xf32>"
+f = compile_module(f'''
+func.func @f(%a: {m}, %b: {m}) -> {m} {{
+  %p = matrix.matmul %a, %b : {m}, {m} -> {m}
+  func.return %p : {m}
+}}''').f
+a = np.ones((256, 256), np.float32)
+mx.set_num_threads(2)
+f(a, a)  # the parent starts OpenMP's threads
+
+def child(_):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mx.set_num_threads(2)
+    return float(f(a, a)[0, 0]), mx.get_num_threads(), len(caught)
+
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print(pool.map(child, [0, 1]))
+"""
+
+
+def test_fork_after_threads_does_not_hang() -> None:
+    """libgomp's threads do not survive a fork (a parallel region in the
+    child waited forever): a forked child runs compiled code on one thread,
+    and says so if asked for more."""
+    run = subprocess.run(
+        [sys.executable, "-c", FORK_AFTER_THREADS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert run.stdout.strip() == "[(256.0, 1, 1), (256.0, 1, 1)]"

@@ -57,10 +57,37 @@ _count = ctypes.c_int(_from_environment())
 """Read by compiled code through the symbol `mx_num_threads`."""
 
 
+_forked_from_openmp = False
+"""This process was forked from one that had loaded OpenMP's runtime: its
+threads are gone, and libgomp would wait for them forever."""
+
+
+def _after_fork_in_child() -> None:
+    global _forked_from_openmp
+    if load_runtime.cache_info().currsize:
+        _forked_from_openmp = True
+        _count.value = 1
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def set_num_threads(n: int) -> None:
     """Run compiled code on `n` threads (an int >= 1) from the next call on.
-    Results are bitwise identical for every `n`."""
-    _count.value = _checked(n)
+    Results are bitwise identical for every `n`. In a process forked after
+    the parent compiled code, compiled code stays on one thread (OpenMP does
+    not survive a fork; a warning says so)."""
+    n = _checked(n)
+    if _forked_from_openmp and n > 1:
+        warnings.warn(
+            "mx: this process was forked after OpenMP's threads were started; "
+            "compiled code runs on 1 thread (use multiprocessing's 'spawn' or "
+            "'forkserver' start method for more)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return
+    _count.value = n
 
 
 def get_num_threads() -> int:
@@ -76,7 +103,7 @@ def num_threads(n: int) -> Generator[None]:
     restores the previous count (for the whole process, not just the
     calling thread)."""
     previous = get_num_threads()
-    set_num_threads(n)
+    set_num_threads(n)  # checks n
     try:
         yield
     finally:
