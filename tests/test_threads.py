@@ -369,6 +369,9 @@ C_DRIVER = r"""
 #include <stdint.h>
 #include <stdio.h>
 void f(const float *a, const float *b, const float *c, float *out);
+#ifdef MX_THREADS
+int mx_num_threads = MX_THREADS; /* read by mx's trampolines */
+#endif
 int main(void) {
   static float a[ROWS * DEPTH], b[DEPTH * COLS], c[ROWS * COLS], d[ROWS * COLS];
   uint32_t state = 12345;
@@ -393,8 +396,8 @@ int main(void) {
 
 def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
     """mx's LLVM IR linked without an OpenMP runtime runs on one thread;
-    linked with libgomp, on OMP_NUM_THREADS threads; the same bytes, the
-    interpreter's."""
+    linked with libgomp, on OMP_NUM_THREADS threads, or on the program's
+    `mx_num_threads`; the same bytes, the interpreter's."""
     clang = required_tool("clang-16")
     rows, depth, cols = 150, 40, 130
     source = _matmul_add(rows, depth, cols, "f32", "f32", "")
@@ -420,10 +423,16 @@ def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
     sizes = f"#define ROWS {rows}\n#define DEPTH {depth}\n#define COLS {cols}\n"
     driver.write_text(sizes + C_DRIVER)
     outputs: dict[str, tuple[int, bytes]] = {}
-    for name, libraries in (("serial", []), ("gomp", ["-l:libgomp.so.1"])):
-        exe = tmp_path / name
+    gomp = ["-l:libgomp.so.1"]
+    for name, options in (
+        ("serial", []),
+        ("gomp", gomp),
+        ("gomp count 3", [*gomp, "-DMX_THREADS=3"]),
+        ("gomp count 1", [*gomp, "-DMX_THREADS=1"]),
+    ):
+        exe = tmp_path / name.replace(" ", "_")
         subprocess.run(
-            [clang, "-O2", str(driver), str(ll), *libraries, "-o", str(exe)],
+            [clang, "-O2", str(driver), str(ll), *options, "-o", str(exe)],
             check=True,
         )
         for threads in ("1", "3"):
@@ -433,6 +442,9 @@ def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
             outputs[f"{name} {threads}"] = (int(count), data)
     assert outputs["serial 3"][0] == 1
     assert outputs["gomp 3"][0] >= 3
+    # A program's mx_num_threads overrides OMP_NUM_THREADS.
+    assert outputs["gomp count 3 1"][0] >= 3
+    assert outputs["gomp count 1 3"][0] == 1
     results = {data for _, data in outputs.values()}
     assert len(results) == 1
     # The same bytes as the interpreter (the driver's column-major inputs).
