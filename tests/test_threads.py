@@ -508,3 +508,38 @@ def test_fork_after_threads_does_not_hang() -> None:
         check=True,
     )
     assert run.stdout.strip() == "[(256.0, 1, 1), (256.0, 1, 1)]"
+
+
+TEAM_SIZE = """
+import os, sys
+import numpy as np
+import mx
+from mx.jit import compile_module
+m = "!matrix.matrix<4x4xf32>"
+f = compile_module(f'''
+func.func @f(%a: {m}, %b: {m}) -> {m} {{
+  %p = matrix.matmul %a, %b : {m}, {m} -> {m}
+  func.return %p : {m}
+}}''').f
+a = np.ones((8192, 4, 4), np.float32)
+before = len(os.listdir("/proc/self/task"))
+mx.set_num_threads(int(sys.argv[1]))
+f(a, a[0])  # a batch above the threshold
+print(len(os.listdir("/proc/self/task")) - before)
+"""
+
+
+@pytest.mark.parametrize(("count", "started"), [(1, 0), (3, 2)])
+def test_set_num_threads_sets_the_team(count: int, started: int) -> None:
+    """The OS threads a parallel batch starts (OpenMP keeps them): the team
+    less the calling thread."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    env.pop("OMP_NUM_THREADS", None)
+    run = subprocess.run(
+        [sys.executable, "-c", TEAM_SIZE, str(count)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert int(run.stdout) == started
