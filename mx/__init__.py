@@ -11,6 +11,7 @@ than the standard library are computed on first access (`__getattr__`).
 from typing import TYPE_CHECKING
 
 from mx.errors import MXError
+from mx.runtime.threads import get_num_threads, num_threads, set_num_threads
 
 if TYPE_CHECKING:
     from mx.precision.report import PrecisionReport as PrecisionReport
@@ -43,4 +44,4 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'mx' has no attribute {name!r}")
 
 
-__all__ = ["MXError", "PrecisionReport", "__version__", *_TRACING]  # pyright: ignore[reportUnsupportedDunderAll]
+__all__ = ["MXError", "PrecisionReport", "__version__", "get_num_threads", "num_threads", "set_num_threads", *_TRACING]  # pyright: ignore[reportUnsupportedDunderAll]

@@ -13,6 +13,7 @@ using it goes; every use of LLVM holds one lock (`_llvm`).
 """
 
 import ctypes
+import math
 import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
@@ -77,6 +78,8 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+from mx.runtime.parallel_for import missing_declarations
+from mx.runtime.threads import load_runtime, parallel_min_count
 from mx.targets.llvm_ir import (
     LLVMIRWriter,
     host_target,
@@ -903,7 +906,12 @@ def _compile(
         callee = llvm_symbol(entry_name)
         wrappers.append(
             batch_entry(
-                llvm_symbol(f"_mx_batch_{name}"), callee, signature, operands, outs
+                llvm_symbol(f"_mx_batch_{name}"),
+                callee,
+                signature,
+                operands,
+                outs,
+                parallel_min_count(_bytes_per_call(params[name], results[name])),
             )
         )
         if with_fast:
@@ -919,6 +927,8 @@ def _compile(
                 )
             )
     full_ir = ir + "\n" + "\n\n".join(wrappers) + "\n"
+    full_ir += "".join(line + "\n" for line in missing_declarations(full_ir))
+    load_runtime()
     symbols = [
         *entry_names.values(),
         *(f"_mx_batch_{name}" for name in entry_names),
@@ -933,6 +943,14 @@ def _compile(
         kernel = address[entry_names[name]]
         entries[name] = Entry(fast, batch, kernel, tables.get(name), code)
     return _Compiled(full_ir, entries, params, results)
+
+
+def _bytes_per_call(params: Sequence[Param], results: Sequence[Attribute]) -> int:
+    """Bytes of the values one call of a batch reads and writes (memrefs are
+    the same for every call)."""
+    values = [(p.core, p.type_) for p in params if p.kind != "memref"]
+    values += [(_core(t), t) for t in results]
+    return sum(math.prod(core) * _value_dtype(t).itemsize for core, t in values)
 
 
 DEFINITION_PREFIX = "_mx_fn_"

@@ -25,8 +25,10 @@
   (parameters, then results) and an int64 control array `[count, stride_0..,
   offset_0..]`; it calls the function `count` times, operand k of call i at
   `data(array_k) + offset_k + i * stride_k` (a stride of 0 broadcasts), with
-  the GIL released. Scalars and vectors are loaded from there, results stored
-  there, matrices and memrefs passed as that pointer. The caller has checked
+  the GIL released; a large batch runs on OpenMP's threads, each a contiguous
+  run of the calls (`mx.runtime.parallel_for`). Scalars and vectors are
+  loaded from there, results stored there, matrices and memrefs passed as
+  that pointer. The caller has checked
   everything: this entry only reads each array's data pointer natively,
   which costs far less than asking NumPy for it from Python.
 
@@ -46,6 +48,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from mx.runtime.parallel_for import parallel_for
 from mx.targets.llvm_ir import type_str
 
 Kind = Literal["matrix", "memref", "vector", "scalar"]
@@ -620,6 +623,11 @@ def _or_all(w: _Writer, values: Sequence[str]) -> str:
     for value in values[1:]:
         result = w.emit(f"or i64 {result}, {value}")
     return result
+def _suffixed(symbol: str, suffix: str) -> str:
+    """The LLVM symbol `symbol` (`@name` or `@"name"`) with `suffix` appended."""
+    if symbol.endswith('"'):
+        return symbol[:-1] + suffix + '"'
+    return symbol + suffix
 
 
 def batch_entry(
@@ -628,34 +636,82 @@ def batch_entry(
     signature: tuple[str, Sequence[str]],
     params: Sequence[Operand],
     results: Sequence[Operand],
+    parallel_min_count: int = 0,
 ) -> str:
-    """The METH_FASTCALL batch loop `name` (see the module docs)."""
+    """The METH_FASTCALL batch loop `name` (see the module docs). A batch of
+    at least `parallel_min_count` calls (0: never) runs on `mx`'s threads
+    (`mx.runtime.parallel_for`): each thread a contiguous chunk of the
+    calls, the same calls a single thread makes."""
     w = _Writer()
     operands = [*params, *results]
     n = len(operands)
     from_long = _const_ptr(_api("PyLong_FromLong"))
+    body = _suffixed(name, ".body")
+    trampoline = _suffixed(name, ".parallel")
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
     control_slot = w.emit(f"getelementptr ptr, ptr %args, i64 {n}")
     control = w.field(w.emit(f"load ptr, ptr {control_slot}"), ARRAY_DATA, "ptr")
     w.raw(f"  %count = load i64, ptr {control}")
-    bases: list[str] = []
-    strides: list[str] = []
+    w.raw(f"  %bases = alloca ptr, i64 {n}")
+    w.raw(f"  %strides = getelementptr i8, ptr {control}, i64 8")
     for k in range(n):
         slot = w.emit(f"getelementptr ptr, ptr %args, i64 {k}")
         data = w.field(w.emit(f"load ptr, ptr {slot}"), ARRAY_DATA, "ptr")
         offset = w.field(control, 8 * (1 + n + k), "i64")
-        bases.append(w.emit(f"getelementptr i8, ptr {data}, i64 {offset}"))
-        strides.append(w.field(control, 8 * (1 + k), "i64"))
+        base = w.emit(f"getelementptr i8, ptr {data}, i64 {offset}")
+        base_slot = w.emit(f"getelementptr ptr, ptr %bases, i64 {k}")
+        w.raw(f"  store ptr {base}, ptr {base_slot}")
     save = _const_ptr(_api("PyEval_SaveThread"))
     restore = _const_ptr(_api("PyEval_RestoreThread"))
     w.raw(f"  %thread = call ptr {save}()")
-    w.raw("  %empty = icmp sle i64 %count, 0")
+    if parallel_min_count > 0:
+        w.raw(f"  %large = icmp sge i64 %count, {parallel_min_count}")
+        w.raw("  br i1 %large, label %parallel, label %serial")
+        w.raw("parallel:")
+        w.raw(f"  call void {trampoline}(i64 %count, ptr %bases, ptr %strides)")
+        w.raw("  br label %exit")
+        w.raw("serial:")
+    w.raw(f"  call void {body}(i64 0, i64 %count, ptr %bases, ptr %strides)")
+    w.raw("  br label %exit")
+    w.raw("exit:")
+    w.raw(f"  call void {restore}(ptr %thread)")
+    w.raw(f"  %done = call ptr {from_long}(i64 0)")
+    w.raw("  ret ptr %done")
+    w.raw("}")
+    entry = "\n".join(w.lines)
+    loop = _batch_body(body, callee, signature, params, results)
+    if parallel_min_count <= 0:
+        return entry + "\n\n" + loop
+    return "\n\n".join([entry, loop, parallel_for(trampoline, body, ["ptr", "ptr"])])
+
+
+def _batch_body(
+    name: str,
+    callee: str,
+    signature: tuple[str, Sequence[str]],
+    params: Sequence[Operand],
+    results: Sequence[Operand],
+) -> str:
+    """`void name(i64 lo, i64 hi, ptr bases, ptr strides)`: calls lo..hi-1
+    of the batch, operand k of call i at `bases[k] + i * strides[k]`."""
+    w = _Writer()
+    operands = [*params, *results]
+    w.raw(f"define internal void {name}(i64 %lo, i64 %hi, ptr %bases, ptr %strides) {{")
+    w.raw("entry:")
+    bases: list[str] = []
+    strides: list[str] = []
+    for k in range(len(operands)):
+        base_slot = w.emit(f"getelementptr ptr, ptr %bases, i64 {k}")
+        bases.append(w.emit(f"load ptr, ptr {base_slot}"))
+        stride_slot = w.emit(f"getelementptr i64, ptr %strides, i64 {k}")
+        strides.append(w.emit(f"load i64, ptr {stride_slot}"))
+    w.raw("  %empty = icmp sge i64 %lo, %hi")
     w.raw("  br i1 %empty, label %exit, label %loop")
     w.raw("loop:")
-    w.raw("  %i = phi i64 [0, %entry], [%next, %loop]")
+    w.raw("  %i = phi i64 [%lo, %entry], [%next, %loop]")
     pointers: list[str] = []
-    for k in range(n):
+    for k in range(len(operands)):
         offset = w.emit(f"mul i64 %i, {strides[k]}")
         pointers.append(w.emit(f"getelementptr i8, ptr {bases[k]}, i64 {offset}"))
     values: list[str] = []
@@ -672,11 +728,9 @@ def batch_entry(
     ]
     _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
     w.raw("  %next = add i64 %i, 1")
-    w.raw("  %more = icmp slt i64 %next, %count")
+    w.raw("  %more = icmp slt i64 %next, %hi")
     w.raw("  br i1 %more, label %loop, label %exit")
     w.raw("exit:")
-    w.raw(f"  call void {restore}(ptr %thread)")
-    w.raw(f"  %done = call ptr {from_long}(i64 0)")
-    w.raw("  ret ptr %done")
+    w.raw("  ret void")
     w.raw("}")
     return "\n".join(w.lines)

@@ -110,6 +110,15 @@ def _convert_arbfp_to_arith() -> type[ModulePass]:
 ALL_PASSES["convert-arbfp-to-arith"] = _convert_arbfp_to_arith
 
 
+def _outline_parallel_loops() -> type[ModulePass]:
+    from mx.passes.outline_parallel_loops import OutlineParallelLoopsPass
+
+    return OutlineParallelLoopsPass
+
+
+ALL_PASSES["outline-parallel-loops"] = _outline_parallel_loops
+
+
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
 
 

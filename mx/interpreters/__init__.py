@@ -48,6 +48,7 @@ from mx.interpreters.matrix import (
     scalar_value,
 )
 from mx.interpreters.memref import MxAffineFunctions, MxMemRefFunctions
+from mx.interpreters.parallel_for import ParallelForFunctions
 from mx.interpreters.vector import VectorFunctions, lane_dtype, lanewise
 from mx.semantics.matrix import UndefinedBehaviorError, element_dtype
 
@@ -100,6 +101,7 @@ def register_functions(interpreter: Interpreter) -> None:
         MxAffineFunctions(),
         MatrixFunctions(),
         ArbfpFunctions(),
+        ParallelForFunctions(),
     ):
         interpreter.register_implementations(functions, override=True)
 

@@ -27,6 +27,8 @@ PIPELINE: tuple[str, ...] = (
     # IR is structured (xDSL's cse skips multi-block regions), so that
     # convert-to-llvm does not lower them one by one.
     "cse",
+    # Loops marked parallel by the lowering: functions run on threads.
+    "outline-parallel-loops",
     "convert-to-llvm",
     "cse",
 )

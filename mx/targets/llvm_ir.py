@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from mx.dialects import llvm_ext
+from mx.runtime.parallel_for import define_trampolines
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 # ---------------------------------------------------------------- names
@@ -652,7 +653,7 @@ class LLVMIRWriter:
             f'target triple = "{triple}"',
             "",
         ]
-        return (
+        text = (
             "\n".join(
                 header
                 + self.external
@@ -662,6 +663,8 @@ class LLVMIRWriter:
             )
             + "\n"
         )
+        # The loops outline-parallel-loops moved out call trampolines it declared.
+        return define_trampolines(text)
 
 
 def module_to_llvm_ir(

@@ -44,17 +44,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from xdsl.dialects import affine, arith, scf, vector
+from xdsl.dialects import affine, arith, memref, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerType, VectorType
 from xdsl.dialects.utils import FastMathFlag
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from mx.dialects.matrix import MatrixType, element_type_of
 from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering import build
-from mx.lowering.matrix_to_affine.buffers import element_bytes
+from mx.lowering.matrix_to_affine.buffers import element_bytes, heap_buffer
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
 from mx.lowering.matrix_to_affine.products import dot
 from mx.lowering.matrix_to_affine.vectors import (
@@ -64,6 +64,7 @@ from mx.lowering.matrix_to_affine.vectors import (
     segments,
     transpose_tile,
 )
+from mx.passes.outline_parallel_loops import mark_parallel
 
 PANEL_VECTORS = 4
 """Machine vectors per panel of rows of A (MR = PANEL_VECTORS * lanes)."""
@@ -72,6 +73,11 @@ PANEL_COLUMNS = 6
 """Columns per panel of B (NR): 4 x 6 = 24 accumulator registers of the 32
 of AVX-512, leaving room for the 4 vectors of A and a broadcast of B. Per
 k, 4 vector loads and 6 broadcasts feed 24 multiply-adds."""
+
+PARALLEL_BLOCKS = 12
+"""Blocks of D a product run on threads has at least (narrower column blocks
+if need be): 12 blocks share evenly among 1, 2, 3, 4 or 6 threads, and
+closely among more."""
 
 PACK_PREFETCH_COLUMNS = 8
 """How many columns of A ahead the packing of a panel prefetches."""
@@ -87,6 +93,12 @@ class Blocking:
     min_bytes: int
     """Products whose operands and result take fewer bytes keep the
     register-blocked kernel of products.py."""
+    parallel_min_work: int = 0
+    """Products of at least this many multiply-adds run on threads (0: none)."""
+
+    def parallel(self, work: int) -> bool:
+        """Whether a product of `work` multiply-adds runs on threads."""
+        return 0 < self.parallel_min_work <= work
 
     def applies(self, rows: int, cols: int, depth: int, element: Attribute) -> bool:
         size = element_bytes(element) * (rows * depth + depth * cols + rows * cols)
@@ -204,71 +216,104 @@ def blocked_gemm(
     g: Gemm,
     blocking: Blocking,
     allocate: Callable[[MatrixType], SSAValue],
+    count_temporary: Callable[[], None],
 ) -> None:
     """Emit D = A·B (+ Acc) as the packed, blocked loop nest of the module
-    docs into `g.output`; `allocate` gives the packing buffers."""
-    s = _Sizes.of(g, blocking)
-    a_packed = allocate(MatrixType(s.mr, s.kc, g.element_type))
-    b_packed = allocate(MatrixType(PANEL_COLUMNS, s.nc * s.kc, g.element_type))
-    d_packed = (
-        allocate(MatrixType(s.mr, s.mc * s.nc * PANEL_COLUMNS, g.element_type))
-        if s.depth_blocks > 1 and s.row_blocks > 1
-        else None
-    )
-    kernel = _MicroKernel(g, s, a_packed, b_packed, d_packed)
+    docs into `g.output`; `allocate` gives the packing buffers. A product of
+    at least `blocking.parallel_min_work` multiply-adds runs its blocks of D
+    on threads: one loop over the (row block, column block) pairs, marked
+    parallel (`outline-parallel-loops`), each iteration packing into heap
+    buffers of its own (`count_temporary` is called for each)."""
+    parallel = blocking.parallel(g.rows * g.cols * g.depth)
+    s = _Sizes.of(g, blocking, parallel)
+    scratch = [
+        MatrixType(s.mr, s.kc, g.element_type),
+        MatrixType(PANEL_COLUMNS, s.nc * s.kc, g.element_type),
+    ]
+    if s.depth_blocks > 1 and s.row_blocks > 1:
+        scratch.append(MatrixType(s.mr, s.mc * s.nc * PANEL_COLUMNS, g.element_type))
+
+    def kernel_of(buffers: Sequence[SSAValue]) -> "_MicroKernel":
+        d_packed = buffers[2] if len(buffers) > 2 else None
+        return _MicroKernel(g, s, buffers[0], buffers[1], d_packed)
+
+    if not parallel:
+        kernel = kernel_of([allocate(t) for t in scratch])
+        _each(
+            e,
+            (0, s.row_blocks),
+            lambda f, ib: _each(
+                f,
+                (0, s.column_blocks),
+                lambda h, jb: _block(h, g, s, kernel, ib, jb),
+            ),
+        )
+        return
+
+    def block(f: Emitter, unit: SSAValue) -> None:
+        """Block (unit / column_blocks, unit % column_blocks) of D, with
+        packing buffers of its own (hoisted out of the loop when outlined)."""
+        assert isinstance(unit, BlockArgument)
+        mark_parallel(unit.block)
+        buffers = [f.emit(heap_buffer(t)) for t in scratch]
+        for _ in buffers:
+            count_temporary()
+        ib = (
+            _apply(f, _d(0) // s.column_blocks, [unit])
+            if s.row_blocks > 1
+            else f.index(0)
+        )
+        jb = _apply(f, _d(0) % s.column_blocks, [unit]) if s.row_blocks > 1 else unit
+        _block(f, g, s, kernel_of(buffers), ib, jb)
+        for buffer in buffers:
+            f.builder.insert(memref.DeallocOp.get(buffer))
+
+    _each(e, (0, s.row_blocks * s.column_blocks), block)
+
+
+def _block(
+    f: Emitter, g: Gemm, s: "_Sizes", kernel: "_MicroKernel", ib: SSAValue, jb: SSAValue
+) -> None:
+    """Block (ib, jb) of D: for each depth block, B's panels packed, then
+    each panel of rows of A packed and run against every panel of B."""
     last_ib, last_jb = s.row_blocks - 1, s.column_blocks - 1
 
-    def row_block(f: Emitter, ib: SSAValue) -> None:
-        def column_block(h: Emitter, jb: SSAValue) -> None:
-            def depth_block(i: Emitter, kb: SSAValue) -> None:
-                _pack_rhs(i, g, s, b_packed, jb, kb)
+    def depth_block(i: Emitter, kb: SSAValue) -> None:
+        _pack_rhs(i, g, s, kernel.b_packed, jb, kb)
 
-                def panel_row(j: Emitter, ir: SSAValue, rows: int) -> None:
-                    """Ap = rows ir*MR.. of the depth block, against every
-                    panel of Bp."""
-                    _pack_lhs(j, g, s, a_packed, ir, kb, rows)
-                    _each(
-                        j,
-                        (jb, s.nc, s.nc, s.full_cols),
-                        lambda m, jr: kernel.emit(
-                            m, kb, ib, ir, jb, jr, rows, PANEL_COLUMNS
-                        ),
-                    )
-                    if s.rest_cols:
-                        _when(
-                            j,
-                            jb,
-                            last_jb,
-                            lambda m: kernel.emit(
-                                m,
-                                kb,
-                                ib,
-                                ir,
-                                jb,
-                                m.index(s.full_cols),
-                                rows,
-                                s.rest_cols,
-                            ),
-                        )
-
-                _each(
-                    i,
-                    (ib, s.mc, s.mc, s.full_rows),
-                    lambda j, ir: panel_row(j, ir, s.mr),
+        def panel_row(j: Emitter, ir: SSAValue, rows: int) -> None:
+            """Ap = rows ir*MR.. of the depth block, against every
+            panel of Bp."""
+            _pack_lhs(j, g, s, kernel.a_packed, ir, kb, rows)
+            _each(
+                j,
+                (jb, s.nc, s.nc, s.full_cols),
+                lambda m, jr: kernel.emit(m, kb, ib, ir, jb, jr, rows, PANEL_COLUMNS),
+            )
+            if s.rest_cols:
+                _when(
+                    j,
+                    jb,
+                    last_jb,
+                    lambda m: kernel.emit(
+                        m, kb, ib, ir, jb, m.index(s.full_cols), rows, s.rest_cols
+                    ),
                 )
-                if s.rest_rows:
-                    _when(
-                        i,
-                        ib,
-                        last_ib,
-                        lambda j: panel_row(j, j.index(s.full_rows), s.rest_rows),
-                    )
 
-            _each(h, (0, s.depth_blocks), depth_block)
+        _each(
+            i,
+            (ib, s.mc, s.mc, s.full_rows),
+            lambda j, ir: panel_row(j, ir, s.mr),
+        )
+        if s.rest_rows:
+            _when(
+                i,
+                ib,
+                last_ib,
+                lambda j: panel_row(j, j.index(s.full_rows), s.rest_rows),
+            )
 
-        _each(f, (0, s.column_blocks), column_block)
-
-    _each(e, (0, s.row_blocks), row_block)
+    _each(f, (0, s.depth_blocks), depth_block)
 
 
 def _each(
@@ -307,7 +352,7 @@ class _Sizes:
     column_blocks: int
 
     @staticmethod
-    def of(g: Gemm, blocking: Blocking) -> "_Sizes":
+    def of(g: Gemm, blocking: Blocking, parallel: bool = False) -> "_Sizes":
         size = element_bytes(g.element_type)
         mr, nr = PANEL_VECTORS * g.lanes, PANEL_COLUMNS
         full_rows, rest_rows = divmod(g.rows, mr)
@@ -334,6 +379,9 @@ class _Sizes:
 
         mc = min(range(most_rows, 0, -1), key=packing)
         nc = columns(mc)
+        if parallel:  # narrower column blocks, for PARALLEL_BLOCKS blocks at least
+            per_row_block = _ceil(PARALLEL_BLOCKS, _ceil(row_panels, mc))
+            nc = min(nc, _ceil(col_panels, per_row_block))
         return _Sizes(
             mr,
             kc,
@@ -656,7 +704,7 @@ def blocked_matvec(
     if along_rows:
         _matvec_by_columns(e, g, x, y, blocking)
     else:
-        _matvec_by_tiles(e, g, x, y)
+        _matvec_by_tiles(e, g, x, y, blocking.parallel(g.rows * g.cols))
     bias = g.bias
     if bias is not None:
         b = allocate(MatrixType(g.rows, 1, t))
@@ -690,6 +738,10 @@ def _matvec_by_columns(
     t, lanes = g.element_type, g.lanes
     per_block = max(1, blocking.l1_bytes // 2 // (element_bytes(t) * lanes))
     """Vectors of y per row block: half of L1."""
+    full_vectors, rest = divmod(g.rows, lanes)
+    parallel = blocking.parallel(g.rows * g.cols)
+    if parallel:  # PARALLEL_BLOCKS row blocks at least, run on threads
+        per_block = max(1, min(per_block, _ceil(full_vectors, PARALLEL_BLOCKS)))
 
     def fill(f: Emitter, r: Index, w: int) -> None:
         splat = f.emit(vector.BroadcastOp(_identity(f, t), VectorType(t, [w])))
@@ -709,7 +761,6 @@ def _matvec_by_columns(
             )
         f.builder.insert(vector.StoreOp(acc, y, at))
 
-    full_vectors, rest = divmod(g.rows, lanes)
     full_steps, last = divmod(g.cols, MATVEC_COLUMNS)
 
     def columns(f: Emitter, rows: Callable[[Emitter, Index, int], None]) -> None:
@@ -727,6 +778,10 @@ def _matvec_by_columns(
             rows(f, full_steps * MATVEC_COLUMNS, last)
 
     def row_block(f: Emitter, rb: SSAValue, _: object) -> list[SSAValue]:
+        if parallel:
+            assert isinstance(rb, BlockArgument)
+            mark_parallel(rb.block)
+
         def rows(h: Emitter, k0: Index, count: int) -> None:
             def vec(i: Emitter, v: SSAValue, _: object) -> list[SSAValue]:
                 update(i, _apply(i, _d(0) * lanes, [v]), lanes, k0, count)
@@ -749,13 +804,18 @@ def _matvec_by_columns(
         columns(e, tail)
 
 
-def _matvec_by_tiles(e: Emitter, g: Gemv, x: SSAValue, y: SSAValue) -> None:
+def _matvec_by_tiles(
+    e: Emitter, g: Gemv, x: SSAValue, y: SSAValue, parallel: bool
+) -> None:
     t, lanes = g.element_type, g.lanes
     vt = VectorType(t, [lanes])
     full_tiles, rest_rows = divmod(g.rows, lanes)
     full_steps, last = divmod(g.cols, lanes)
 
     def tile_rows(f: Emitter, it: SSAValue, _: object) -> list[SSAValue]:
+        if parallel:
+            assert isinstance(it, BlockArgument)
+            mark_parallel(it.block)
         r0 = _apply(f, _d(0) * lanes, [it])
         rows = [_apply(f, _d(0) * lanes + i, [it]) for i in range(lanes)]
 

@@ -153,6 +153,12 @@ class Allocator:
                         )
 
 
+def heap_buffer(t: MatrixType) -> Operation:
+    """A heap allocation of a buffer for `t`, outside the allocator (the
+    caller frees it)."""
+    return _allocation(buffer_type(t), on_heap=True)
+
+
 def _allocation(t: MemRefType, on_heap: bool) -> Operation:
     if on_heap:
         return memref.AllocOp([], [], t, _ALIGNMENT)

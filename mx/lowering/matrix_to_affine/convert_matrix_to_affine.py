@@ -198,6 +198,10 @@ class LoweringState:
         self._count("temporaries", at)
         return self.buffer(t, at)
 
+    def count_temporary(self, at: Operation) -> None:
+        """Counts a temporary that `at`'s lowering allocates itself."""
+        self._count("temporaries", at)
+
     def _count(self, key: str, at: Operation) -> None:
         if (function := self.allocator.enclosing_function(at)) is not None:
             self.emitted.setdefault(function, Counter())[key] += 1
@@ -487,6 +491,7 @@ class LowerMatmul(MatrixPattern):
                     gemm,
                     self.state.blocking,
                     lambda m: self.state.temporary(m, op),
+                    lambda: self.state.count_temporary(op),
                 )
                 rewriter.replace(op, as_matrix(buffer, t))
                 return
@@ -517,6 +522,7 @@ class LowerMatmul(MatrixPattern):
                 compute,
                 op.fastmath,
                 lanes,
+                self.state.blocking.parallel(t.rows * t.cols * depth),
             )
             blocked_product(self.state.emitter(op), product)
             rewriter.replace(op, as_matrix(buffer, t))
@@ -575,7 +581,12 @@ class LowerMatvec(MatrixPattern):
         weights = match_weights(op, self.state.plan.fused, lanes)
         if weights is not None:
             y = decoded_matvec(
-                e, op, weights, lanes, lambda t: self.state.temporary(t, op)
+                e,
+                op,
+                weights,
+                lanes,
+                lambda t: self.state.temporary(t, op),
+                self.state.blocking.parallel(m.rows * m.cols),
             )
             rewriter.replace(op, [], [y])
             return
@@ -1128,6 +1139,12 @@ class ConvertMatrixToAffinePass(ModulePass):
     product is the faster one from f32 96x96 and f64 64x64 up, the
     register-blocked one up to f32 64x64 and f64 48x48."""
 
+    parallel_min_work: int = 1 << 20
+    """Cache-blocked products (matmul, matmul_add, matvec) of at least this
+    many multiply-adds run their blocks on threads: their block loop is
+    marked `mx.parallel` for `outline-parallel-loops` (0: never; see
+    docs/passes.md for the measurement)."""
+
     stack_bytes: int = DEFAULT_STACK_BYTES
     """Most bytes of buffers one function keeps on the stack; beyond it the
     largest buffers go to the heap (`matrix_to_affine/buffers.py`)."""
@@ -1152,7 +1169,11 @@ class ConvertMatrixToAffinePass(ModulePass):
         plan = FusionPlan()
         plan.analyze(op)
         blocking = Blocking(
-            self.l1_bytes, self.l2_bytes, self.l3_bytes, self.blocked_min_bytes
+            self.l1_bytes,
+            self.l2_bytes,
+            self.l3_bytes,
+            self.blocked_min_bytes,
+            self.parallel_min_work,
         )
         state = LoweringState(
             plan, self.vector_bits, blocking, self.layout == "row-major"

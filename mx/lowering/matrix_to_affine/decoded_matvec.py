@@ -37,6 +37,7 @@ rounding the exact product once as scaled_convert_from does.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from math import gcd
 from typing import cast
 
@@ -58,7 +59,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from mx.dialects import arbfp
 from mx.dialects.matrix import (
@@ -73,7 +74,13 @@ from mx.dialects.matrix import (
 from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.convert_arbfp_to_arith import emit_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
-from mx.lowering.matrix_to_affine.blocked import _identity, _step
+from mx.lowering.matrix_to_affine.blocked import (
+    PARALLEL_BLOCKS,
+    _ceil,
+    _for,
+    _identity,
+    _step,
+)
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
 from mx.lowering.matrix_to_affine.packed import vector_block_access
@@ -83,6 +90,7 @@ from mx.lowering.matrix_to_affine.vectors import (
     read_block,
     readable,
 )
+from mx.passes.outline_parallel_loops import mark_parallel
 from mx.semantics.arbfp import FloatFormat
 
 COLUMNS = 16
@@ -426,8 +434,10 @@ def decoded_matvec(
     weights: Weights,
     lanes: int,
     allocate: Callable[[MatrixType], SSAValue],
+    parallel: bool = False,
 ) -> SSAValue:
-    """y = W·x (+ bias) for `match_weights`' W (see the module docs)."""
+    """y = W·x (+ bias) for `match_weights`' W (see the module docs); with
+    `parallel`, blocks of its groups of rows run on threads."""
     m = op.matrix.type
     assert isinstance(m, MatrixType)
     rows, cols, flags = m.rows, m.cols, op.fastmath
@@ -448,9 +458,9 @@ def decoded_matvec(
 
     e.loop(0, rows // lanes, [], fill)
     if weights.load.COLUMN_MAJOR:
-        _column_passes(e, kernel, m, x, sums)
+        _column_passes(e, kernel, m, x, sums, parallel)
     else:
-        _row_passes(e, kernel, m, x, sums)
+        _row_passes(e, kernel, m, x, sums, parallel)
     bias = None
     if op.bias is not None:
         bias = allocate(MatrixType(rows, 1, f32))
@@ -497,18 +507,31 @@ def _for_chunks(
         body(e, full * chunk, last)
 
 
+_Rows = tuple[int, int] | tuple[SSAValue, int, int, int]
+"""The groups of rows a pass runs over: all, or one block (`blocked._for`)."""
+
+
 def _column_passes(
-    e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
+    e: Emitter,
+    kernel: _Kernel,
+    m: MatrixType,
+    x: SSAValue,
+    sums: SSAValue,
+    parallel: bool,
 ) -> None:
     """Adds every column to the sums: column-major W, a pass per `COLUMNS`
-    columns over groups of rows, each column one contiguous read."""
+    columns over groups of rows, each column one contiguous read. With
+    `parallel`, the groups of rows are split in `PARALLEL_BLOCKS` blocks at
+    least, each running every pass over its rows (on threads)."""
     lanes, group, flags = kernel.lanes, kernel.group, kernel.flags
     vt = VectorType(f32, [lanes])
     columns = COLUMNS
     if kernel.weights.scaled is not None:
         columns = gcd(columns, kernel.weights.scaled.block_size)
 
-    def one_pass(f: Emitter, k0: Index, count: int) -> None:
+    groups = m.rows // group
+
+    def one_pass(f: Emitter, k0: Index, count: int, rows: _Rows) -> None:
         def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
             r = block_start(g, 0, group, i)
             at = [[g.index(0), r], [g.index(0), g.index(offset(g, r, lanes))]]
@@ -525,9 +548,21 @@ def _column_passes(
                 g.builder.insert(vector.StoreOp(acc, sums, a))
             return []
 
-        f.loop(0, m.rows // group, [], rows_of)
+        _for(f, rows, [], rows_of)
 
-    _for_chunks(e, m.cols, columns, one_pass)
+    if not parallel:
+        _for_chunks(e, m.cols, columns, partial(one_pass, rows=(0, groups)))
+        return
+    per_block = _ceil(groups, PARALLEL_BLOCKS)
+
+    def row_block(f: Emitter, rb: SSAValue, _: object) -> list[SSAValue]:
+        assert isinstance(rb, BlockArgument)
+        mark_parallel(rb.block)
+        rows = (rb, per_block, per_block, groups)
+        _for_chunks(f, m.cols, columns, partial(one_pass, rows=rows))
+        return []
+
+    e.loop(0, _ceil(groups, per_block), [], row_block)
 
 
 def _per_word(fmt: FloatFormat) -> int:
@@ -574,7 +609,12 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
 
 
 def _row_passes(
-    e: Emitter, kernel: _Kernel, m: MatrixType, x: SSAValue, sums: SSAValue
+    e: Emitter,
+    kernel: _Kernel,
+    m: MatrixType,
+    x: SSAValue,
+    sums: SSAValue,
+    parallel: bool,
 ) -> None:
     """Adds every column to the sums: row-major W, a pass per `_chunk`
     columns over groups of two tiles of `lanes` rows. A tile's rows are read
@@ -637,6 +677,9 @@ def _row_passes(
     def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
         """Two tiles of rows, every chunk of columns in turn (each row a
         sequential read), their sums carried in registers."""
+        if parallel:  # independent rows
+            assert isinstance(i, BlockArgument)
+            mark_parallel(i.block)
         r = block_start(g, 0, 2 * lanes, i)
         starts: list[Index] = [r, offset(g, r, lanes)]
         at = [[g.index(0), g.index(s)] for s in starts]

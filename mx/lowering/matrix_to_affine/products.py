@@ -118,6 +118,8 @@ class Product:
     flags: FastMathFlagsAttr
     lanes: int
     """Elements of one machine vector."""
+    parallel: bool = False
+    """The blocks of rows run on threads (`outline-parallel-loops`)."""
 
 
 def _column_block(cols: int, limit: int) -> int:
@@ -193,4 +195,4 @@ def blocked_product(e: Emitter, p: Product) -> None:
         <= ACCUMULATOR_REGISTERS
     ):
         vectors *= 2
-    for_each_segment(e, p.rows, vectors * p.lanes, rows)
+    for_each_segment(e, p.rows, vectors * p.lanes, rows, p.parallel)

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from mx.dialects import arbfp
 from mx.dialects.arbfp import ScaledConvertFromOp
@@ -72,6 +72,7 @@ from mx.lowering.matrix_to_affine.packed import (
     vector_block_access,
     write_packed_block,
 )
+from mx.passes.outline_parallel_loops import mark_parallel
 
 Segment = tuple[int, int, int]
 """(start, width, count): `count` consecutive blocks of `width` from `start`."""
@@ -136,26 +137,37 @@ def for_each_segment(
     size: int,
     width: int,
     body: Callable[[Emitter, Index, int], None],
+    parallel: bool = False,
 ) -> None:
     """Calls `body(e, start, width)` for every block of `segments(size, width)`;
-    a run of several blocks becomes one affine.for."""
+    a run of several blocks becomes one affine.for (marked parallel with
+    `parallel`: the blocks are independent)."""
     for start, w, count in segments(size, width):
 
         def one(f: Emitter, b: Index, start: int = start, w: int = w) -> None:
             body(f, block_start(f, start, w, b), w)
 
-        for_each_index(e, count, one)
+        for_each_index(e, count, one, parallel)
 
 
-def for_each_index(e: Emitter, count: int, body: Callable[[Emitter, Index], None]):
+def for_each_index(
+    e: Emitter,
+    count: int,
+    body: Callable[[Emitter, Index], None],
+    parallel: bool = False,
+):
     """Calls `body(e, i)` for every `i < count`: in one affine.for, or with the
     literal 0 when `count` is 1 (a loop of one trip would be carried, as
-    blocks, branches and induction arithmetic, through every later pass)."""
+    blocks, branches and induction arithmetic, through every later pass).
+    With `parallel`, the loop is marked parallel (`outline-parallel-loops`)."""
     if count == 1:
         body(e, 0)
         return
 
     def one(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        if parallel:
+            assert isinstance(i, BlockArgument)
+            mark_parallel(i.block)
         body(f, i)
         return []
 

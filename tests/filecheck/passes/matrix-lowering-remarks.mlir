@@ -50,11 +50,11 @@ func.func @strict(%m: !matrix.matrix<2x3xf64>, %x: vector<3xf64>, %b: vector<2xf
   func.return %y, %q : vector<2xf64>, !matrix.matrix<1x2xf64>
 }
 
-// Buffers above 64 KiB go to the heap: the 256x256 f32 product (256 KiB) and
-// the packed block of B of its cache-blocked product (6 x 43 panels x 86 deep,
-// 88752 bytes); its packed panel of A (64 x 86, 22016 bytes) stays on the
-// stack (two temporaries); the add is computed into the result.
-// CHECK: remark: @large: lowered with 0 loads, 0 stores, 16777216 multiplies, 16777216 adds, 0 fmas, 0 divides, 0 transposes, 2 temporaries, 22016 stack_bytes, 2 heap_buffers
+// Buffers above 64 KiB go to the heap: the 256x256 f32 product (256 KiB).
+// The cache-blocked product (16777216 multiply-adds, above parallel-min-work)
+// runs its blocks on threads, each block packing A and B into heap buffers of
+// its own (two temporaries); the add is computed into the result.
+// CHECK: remark: @large: lowered with 0 loads, 0 stores, 16777216 multiplies, 16777216 adds, 0 fmas, 0 divides, 0 transposes, 2 temporaries, 0 stack_bytes, 3 heap_buffers
 func.func @large(%a: !matrix.matrix<256x256xf32>) -> !matrix.matrix<256x256xf32> {
   %p = matrix.matmul %a, %a : !matrix.matrix<256x256xf32>, !matrix.matrix<256x256xf32> -> !matrix.matrix<256x256xf32>
   %q = matrix.add %p, %p : !matrix.matrix<256x256xf32>

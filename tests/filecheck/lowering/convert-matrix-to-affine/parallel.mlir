@@ -1,0 +1,53 @@
+// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=8192 l2-bytes=7392 l3-bytes=25600 blocked-min-bytes=0 parallel-min-work=1}" | filecheck %s
+// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s --check-prefix=DEFAULT
+
+// Products of at least parallel-min-work multiply-adds mark their loop over
+// independent blocks `mx.parallel` (run on threads by outline-parallel-loops);
+// with the default threshold (2^20) these small ones are not marked.
+// DEFAULT-NOT: mx.parallel
+
+// The cache-blocked product (blocked.mlir's blocking: 2 row blocks of 64
+// rows; column panels of 6, at most 12 blocks in all, so 3 column blocks of
+// one panel): one loop over the 6 blocks of D, block (u floordiv 3, u mod 3),
+// its packing buffers its own (allocated in the loop, on the heap).
+// CHECK-LABEL: func.func @gemm
+// CHECK:         affine.for %[[U:.*]] = 0 to 6 {
+// CHECK-NEXT:      %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x64xf32>
+// CHECK-NEXT:      %[[BP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x6xf32>
+// CHECK-NEXT:      %[[DP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6x64xf32>
+// CHECK-NEXT:      %[[IB:.*]] = affine.apply affine_map<(d0) -> ((d0 floordiv 3))> (%[[U]])
+// CHECK-NEXT:      %[[JB:.*]] = affine.apply affine_map<(d0) -> ((d0 mod 3))> (%[[U]])
+// CHECK-NEXT:      affine.for %[[KB:.*]] = 0 to 4 {
+// CHECK:             vector.load %[[AP]]
+// CHECK:           memref.dealloc %[[AP]] : memref<13x64xf32>
+// CHECK-NEXT:      memref.dealloc %[[BP]] : memref<13x6xf32>
+// CHECK-NEXT:      memref.dealloc %[[DP]] : memref<6x64xf32>
+// CHECK-NEXT:    } {mx.parallel}
+func.func @gemm(%a: !matrix.matrix<80x50xf32>, %b: !matrix.matrix<50x14xf32>) -> !matrix.matrix<80x14xf32> {
+  %r = matrix.matmul %a, %b : !matrix.matrix<80x50xf32>, !matrix.matrix<50x14xf32> -> !matrix.matrix<80x14xf32>
+  func.return %r : !matrix.matrix<80x14xf32>
+}
+
+// The register-blocked product (mixed precision: f16 factors, f32 sums):
+// the loop over blocks of 64 rows.
+// CHECK-LABEL: func.func @mixed
+// CHECK:         affine.for %{{.*}} = 0 to 4 {
+// CHECK:           affine.for %{{.*}} = 1 to 8 iter_args(
+// CHECK:         } {mx.parallel}
+func.func @mixed(%a: !matrix.matrix<256x8xf16>, %b: !matrix.matrix<8x4xf16>) -> !matrix.matrix<256x4xf32> {
+  %r = matrix.matmul %a, %b : !matrix.matrix<256x8xf16>, !matrix.matrix<8x4xf16> -> !matrix.matrix<256x4xf32>
+  func.return %r : !matrix.matrix<256x4xf32>
+}
+
+// The cache-blocked matvec by columns: the loop over blocks of rows of y,
+// narrower than L1 would allow so that there are at least 12 (9 blocks of
+// 2 vectors of 16 rows, the last of one).
+// CHECK-LABEL: func.func @matvec
+// CHECK:         affine.for %[[RB:.*]] = 0 to 9 {
+// CHECK:           affine.for %{{.*}} = 0 to 1 {
+// CHECK:             affine.for %{{.*}} = affine_map<(d0) -> ((d0 * 2))>(%[[RB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 17)>(%[[RB]]) {
+// CHECK:         } {mx.parallel}
+func.func @matvec(%m: !matrix.matrix<272x8xf32>, %x: vector<8xf32>) -> vector<272xf32> {
+  %y = matrix.matvec %m, %x : !matrix.matrix<272x8xf32>, vector<8xf32> -> vector<272xf32>
+  func.return %y : vector<272xf32>
+}
