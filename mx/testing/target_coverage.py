@@ -70,7 +70,9 @@ def _m(rows: int, cols: int, element: str) -> str:
     return f"!matrix.matrix<{rows}x{cols}x{element}>"
 
 
-def _function(name: str, params: Sequence[str], results: Sequence[str], body: str) -> str:
+def _function(
+    name: str, params: Sequence[str], results: Sequence[str], body: str
+) -> str:
     args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(params))
     returns = ", ".join(results)
     arrow = f" -> ({returns})" if len(results) > 1 else f" -> {returns}"
@@ -141,11 +143,15 @@ def _elementwise(rows: int, cols: int, t: str) -> Iterator[tuple[str, str]]:
         ),
     )
     if t in FLOATS:
-        yield f"neg_{tag}", _function(
-            f"neg_{tag}", [m], [m], f"  %r = matrix.neg %a0 : {m}\n"
+        yield (
+            f"neg_{tag}",
+            _function(f"neg_{tag}", [m], [m], f"  %r = matrix.neg %a0 : {m}\n"),
         )
-        yield f"fma_{tag}", _function(
-            f"fma_{tag}", [m, m, m], [m], f"  %r = matrix.fma %a0, %a1, %a2 : {m}\n"
+        yield (
+            f"fma_{tag}",
+            _function(
+                f"fma_{tag}", [m, m, m], [m], f"  %r = matrix.fma %a0, %a1, %a2 : {m}\n"
+            ),
         )
         yield (
             f"outer_{tag}",
@@ -231,8 +237,11 @@ def _casts(rows: int, cols: int, source: str) -> Iterator[tuple[str, str]]:
         unsigned = " {unsigned}" if source in INTEGERS or target in INTEGERS else ""
         name = f"cast_{source}_{target}_{rows}x{cols}"
         mt = _m(rows, cols, target)
-        yield name, _function(
-            name, [m], [mt], f"  %r = matrix.cast %a0{unsigned} : {m} to {mt}\n"
+        yield (
+            name,
+            _function(
+                name, [m], [mt], f"  %r = matrix.cast %a0{unsigned} : {m} to {mt}\n"
+            ),
         )
 
 
