@@ -22,6 +22,7 @@ first out beyond `cache_limit()` modules.
 
 import ctypes
 import itertools
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -77,6 +78,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
+from mx.targets.compile_guard import check_compiles
 from mx.targets.llvm_ir import (
     LLVMIRWriter,
     host_target,
@@ -1145,12 +1147,9 @@ def _compile(
                 )
             )
     full_ir = ir + "\n" + "\n\n".join(wrappers) + "\n"
-    llvm_module = binding.parse_assembly(full_ir)
-    llvm_module.verify()
-    machine = _target_machine()
-    tuning = binding.create_pipeline_tuning_options(speed_level=3)
-    builder = binding.create_pass_builder(machine, tuning)
-    builder.getModulePassManager().run(llvm_module, builder)
+    if _NARROW_FLOAT_VECTOR.search(full_ir):
+        check_compiles(full_ir, _host()[1], _emit_object, _source_symbol)
+    llvm_module, machine = _optimized(full_ir)
     engine = binding.create_mcjit_compiler(llvm_module, machine)
     engine.finalize_object()
     code = NativeCode(engine, llvm_module, [])
@@ -1172,6 +1171,38 @@ def _compile(
         kernel = engine.get_function_address(entry_names[name])
         entries[name] = _Entry(fast, batch, kernel, tables.get(name), code)
     return _Compiled(full_ir, entries, params, results)
+
+
+_NARROW_FLOAT_VECTOR = re.compile(r" x (half|bfloat)>")
+"""An f16 or bf16 vector type in LLVM IR: LLVM legalizes these per CPU, so a
+module with one is compiled in a child process first (`check_compiles`)."""
+
+
+def _optimized(llvm_ir: str) -> tuple[binding.ModuleRef, binding.TargetMachine]:
+    """`llvm_ir` parsed, verified and optimized (-O3) for the host CPU, and
+    the target machine to compile it with."""
+    llvm_module = binding.parse_assembly(llvm_ir)
+    llvm_module.verify()
+    machine = _target_machine()
+    tuning = binding.create_pipeline_tuning_options(speed_level=3)
+    builder = binding.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(llvm_module, builder)
+    return llvm_module, machine
+
+
+def _emit_object(llvm_ir: str) -> None:
+    """What the JIT asks of LLVM for `llvm_ir`: optimization and machine code."""
+    llvm_module, machine = _optimized(llvm_ir)
+    machine.emit_object(llvm_module)
+
+
+def _source_symbol(symbol: str) -> str:
+    """The source function an LLVM symbol of the JIT's module comes from."""
+    symbol = symbol.strip('"')
+    for prefix in (DEFINITION_PREFIX, "_mx_entry_", "_mx_batch_", "_mx_fast_"):
+        if symbol.startswith(prefix):
+            return symbol.removeprefix(prefix)
+    return symbol
 
 
 DEFINITION_PREFIX = "_mx_fn_"

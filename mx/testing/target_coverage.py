@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 CHECKED_CPUS = ("x86-64", "x86-64-v3", "skylake-avx512", "znver4", "sapphirerapids")
 """The x86 CPUs the LLVM IR is compiled for: baseline, AVX2, AVX-512 without
@@ -32,12 +33,14 @@ WIDENINGS = {
     "i8": ("i16", "i32", "i64"),
     "i16": ("i32", "i64"),
     "i32": ("i64",),
+    "i64": (),
     "f16": ("f32", "f64"),
     "bf16": ("f32", "f64"),
     "f32": ("f64",),
+    "f64": (),
 }
-"""Each factor type and the result types it widens to exactly (the mixed
-contractions of docs/low-precision.md)."""
+"""Each factor type and the wider result types it widens to exactly (the
+mixed contractions of docs/low-precision.md)."""
 
 FORMATS = {
     "f8e4m3fn": "i8",
@@ -229,60 +232,53 @@ def _contractions(
     )
 
 
-def _casts(rows: int, cols: int, source: str) -> Iterator[tuple[str, str]]:
-    m = _m(rows, cols, source)
-    for target in ELEMENTS:
-        if target == source:
-            continue
-        unsigned = " {unsigned}" if source in INTEGERS or target in INTEGERS else ""
-        name = f"cast_{source}_{target}_{rows}x{cols}"
-        mt = _m(rows, cols, target)
-        yield (
-            name,
-            _function(
-                name, [m], [mt], f"  %r = matrix.cast %a0{unsigned} : {m} to {mt}\n"
-            ),
-        )
+def _cast(rows: int, cols: int, source: str, target: str) -> Iterator[tuple[str, str]]:
+    m, mt = _m(rows, cols, source), _m(rows, cols, target)
+    unsigned = " {unsigned}" if source in INTEGERS or target in INTEGERS else ""
+    name = f"cast_{source}_{target}_{rows}x{cols}"
+    yield (
+        name,
+        _function(name, [m], [mt], f"  %r = matrix.cast %a0{unsigned} : {m} to {mt}\n"),
+    )
 
 
-def _arbfp(rows: int, cols: int) -> Iterator[tuple[str, str]]:
-    for fmt, container in FORMATS.items():
-        mc = _m(rows, cols, container)
-        for dest in FLOATS:
-            md = _m(rows, cols, dest)
-            tag = f"{fmt}_{dest}_{rows}x{cols}"
-            yield (
-                f"convert_from_{tag}",
-                _function(
-                    f"convert_from_{tag}",
-                    [mc],
-                    [md],
-                    f"  %r = arbfp.convert_from {fmt} %a0 : {mc} to {md}\n",
-                ),
-            )
-            yield (
-                f"convert_to_{tag}",
-                _function(
-                    f"convert_to_{tag}",
-                    [md],
-                    [mc],
-                    f"  %r = arbfp.convert_to {fmt} %a0 rounding toward_zero "
-                    f"saturate : {md} to {mc}\n",
-                ),
-            )
-            vc, vd = f"vector<{cols}x{container}>", f"vector<{cols}x{dest}>"
-            yield (
-                f"convert_vector_{tag}",
-                _function(
-                    f"convert_vector_{tag}",
-                    [vc, f"memref<{cols}x{dest}>"],
-                    [vc],
-                    f"  %d = arbfp.convert_from {fmt} %a0 : {vc} to {vd}\n"
-                    f"  %c0 = arith.constant 0 : index\n"
-                    f"  vector.store %d, %a1[%c0] : memref<{cols}x{dest}>, {vd}\n"
-                    f"  %r = arbfp.convert_to {fmt} %d : {vd} to {vc}\n",
-                ),
-            )
+def _arbfp(rows: int, cols: int, fmt: str, dest: str) -> Iterator[tuple[str, str]]:
+    container = FORMATS[fmt]
+    mc = _m(rows, cols, container)
+    md = _m(rows, cols, dest)
+    tag = f"{fmt}_{dest}_{rows}x{cols}"
+    yield (
+        f"convert_from_{tag}",
+        _function(
+            f"convert_from_{tag}",
+            [mc],
+            [md],
+            f"  %r = arbfp.convert_from {fmt} %a0 : {mc} to {md}\n",
+        ),
+    )
+    yield (
+        f"convert_to_{tag}",
+        _function(
+            f"convert_to_{tag}",
+            [md],
+            [mc],
+            f"  %r = arbfp.convert_to {fmt} %a0 rounding toward_zero "
+            f"saturate : {md} to {mc}\n",
+        ),
+    )
+    vc, vd = f"vector<{cols}x{container}>", f"vector<{cols}x{dest}>"
+    yield (
+        f"convert_vector_{tag}",
+        _function(
+            f"convert_vector_{tag}",
+            [vc, f"memref<{cols}x{dest}>"],
+            [vc],
+            f"  %d = arbfp.convert_from {fmt} %a0 : {vc} to {vd}\n"
+            f"  %c0 = arith.constant 0 : index\n"
+            f"  vector.store %d, %a1[%c0] : memref<{cols}x{dest}>, {vd}\n"
+            f"  %r = arbfp.convert_to {fmt} %d : {vd} to {vc}\n",
+        ),
+    )
 
 
 def _block_scaled(rows: int, dest: str) -> Iterator[tuple[str, str]]:
@@ -332,25 +328,41 @@ def _block_scaled(rows: int, dest: str) -> Iterator[tuple[str, str]]:
     )
 
 
-def coverage_functions(
-    shapes: Sequence[tuple[int, int]] = CI_SHAPES,
-) -> list[tuple[str, str]]:
-    """(name, `func.func` text) for every op x element type x shape."""
+Unit = Callable[[int, int], Iterator[tuple[str, str]]]
+"""The functions of one op (or op family) and element type(s), for a shape."""
+
+
+def _units() -> list[Unit]:
+    units: list[Unit] = []
+    for t in ELEMENTS:
+        units += [partial(_elementwise, t=t), partial(_memory, t=t)]
+        units += [partial(_cast, source=t, target=u) for u in ELEMENTS if u != t]
+    for a, results in WIDENINGS.items():
+        for r in (a, *results):
+            for contract in (False, True) if r in FLOATS else (False,):
+                units.append(partial(_contractions, a=a, b=a, r=r, contract=contract))
+    for a, b in itertools.permutations(("f16", "bf16"), 2):
+        for contract in (False, True):
+            units.append(partial(_contractions, a=a, b=b, r="f32", contract=contract))
+    for fmt, dest in itertools.product(FORMATS, FLOATS):
+        units.append(partial(_arbfp, fmt=fmt, dest=dest))
+    return units
+
+
+def coverage_functions(long: bool = False) -> list[tuple[str, str]]:
+    """(name, `func.func` text) for every op x element type: each in one
+    shape of `CI_SHAPES` (in turn), or with `long` in every `LONG_SHAPES`."""
     functions: list[tuple[str, str]] = []
-    for rows, cols in shapes:
-        for t in ELEMENTS:
-            functions += _elementwise(rows, cols, t)
-            functions += _memory(rows, cols, t)
-            functions += _casts(rows, cols, t)
-        for a, results in WIDENINGS.items():
-            for r in (a, *results):
-                for contract in (False, True) if r in FLOATS else (False,):
-                    functions += _contractions(rows, cols, a, a, r, contract)
-        for a, b in itertools.permutations(("f16", "bf16"), 2):
-            for contract in (False, True):
-                functions += _contractions(rows, cols, a, b, "f32", contract)
-        functions += _arbfp(rows, cols)
-    for rows, dest in itertools.product((1, 3, 32), ("f32", "bf16", "f16")):
+    for i, unit in enumerate(_units()):
+        for rows, cols in LONG_SHAPES if long else (CI_SHAPES[i % len(CI_SHAPES)],):
+            functions += unit(rows, cols)
+    dests = ("f32", "bf16", "f16")
+    scaled = (
+        itertools.product((1, 3, 32), dests)
+        if long
+        else zip((1, 3, 32), dests, strict=True)
+    )
+    for rows, dest in scaled:
         functions += _block_scaled(rows, dest)
     return functions
 
