@@ -215,8 +215,8 @@ def _contractions(
         ),
     )
     x, y = f"vector<{k}x{b}>", f"vector<{rows}x{r}>"
-    # A vector result crosses the function boundary through memory (a memref):
-    # the C ABI of odd-length bf16 vectors is LLVM 16's to crash on (docs).
+    # The result is stored and returned (odd-length bf16 vector results
+    # crashed llc-16).
     out = f"memref<{rows}x{r}>"
     yield (
         f"matvec_{tag}",
