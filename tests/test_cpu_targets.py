@@ -167,3 +167,61 @@ func.func @halves(%a: vector<4xf16>, %b: vector<4xf16>) -> vector<4xf16> {
 }"""
     with pytest.raises(CompileError, match=r"@halves for CPU '[^']+'"):
         mx.jit.compile_module(source)
+
+
+ABORTED = """
+func.func @matvec_3x1(%w: !matrix.matrix<3x1xbf16>, %x: vector<1xbf16>) -> vector<3xf32> {
+  %y = matrix.matvec %w, %x : !matrix.matrix<3x1xbf16>, vector<1xbf16> -> vector<3xf32>
+  func.return %y : vector<3xf32>
+}
+func.func @mixed_5x3(%w: !matrix.matrix<5x3xbf16>, %x: vector<3xf16>, %b: vector<5xf32>) -> vector<5xf32> {
+  %y = matrix.matvec %w, %x, %b : !matrix.matrix<5x3xbf16>, vector<3xf16>, vector<5xf32> -> vector<5xf32>
+  func.return %y : vector<5xf32>
+}
+func.func @bf16_result_5(%w: !matrix.matrix<5x3xbf16>, %x: vector<3xbf16>) -> vector<5xbf16> {
+  %y = matrix.matvec %w, %x : !matrix.matrix<5x3xbf16>, vector<3xbf16> -> vector<5xbf16>
+  func.return %y : vector<5xbf16>
+}
+func.func @outer_1x16(%u: vector<1xbf16>, %v: vector<16xbf16>) -> !matrix.matrix<1x16xbf16> {
+  %m = matrix.outer_product %u, %v : vector<1xbf16>, vector<16xbf16> -> !matrix.matrix<1x16xbf16>
+  func.return %m : !matrix.matrix<1x16xbf16>
+}
+"""
+
+
+def test_what_aborted_runs_as_the_interpreter() -> None:
+    """The functions that aborted LLVM, JIT-compiled, bit for bit against the
+    interpreter on random bf16/f16 values (specials included)."""
+    import ml_dtypes
+    import numpy as np
+    from xdsl.parser import Parser
+
+    from mx.frontend import mx_context
+    from mx.interpreters import run_function
+    from mx.jit import compile_module
+
+    compiled = compile_module(ABORTED)
+    module = Parser(mx_context(), ABORTED).parse_module()
+    rng = np.random.default_rng(25)
+    kinds = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}
+
+    def values(type_: str) -> np.ndarray:
+        dims, element = type_.split("<")[1].rstrip(">").rsplit("x", 1)
+        shape = tuple(int(d) for d in dims.split("x"))
+        x = rng.standard_normal(shape) * rng.choice([1.0, 1e-30, 1e30])
+        x.flat[0] = rng.choice([0.0, -0.0, np.inf, np.nan, 1.0])
+        with np.errstate(over="ignore"):  # 1e30 is inf in f16
+            return x.astype(kinds[element])
+
+    for op in module.ops:
+        name = op.sym_name.data  # type: ignore[attr-defined]
+        types = [str(t) for t in op.function_type.inputs]  # type: ignore[attr-defined]
+        for _ in range(20):
+            args = [values(t) for t in types]
+            got = np.asarray(compiled[name](*[a.copy() for a in args]))
+            (want,) = run_function(module, name, *args)
+            want = np.asarray(want)
+            same = (got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}")) | (
+                np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
+            )
+            assert same.all(), (name, args, got, want)
