@@ -1,6 +1,7 @@
 """The LLVM IR of every `matrix`/`arbfp` op on every element type compiles
-for every x86 CPU of `CHECKED_CPUS`, with llvmlite's LLVM (as the JIT does)
-and with `llc-16`, each in a child process (an LLVM abort cannot be caught).
+for every x86 CPU of `CHECKED_CPUS`, with llvmlite's LLVM (-O3 and code
+generation, as the JIT does), with `llc-16 -O3` and with `clang-16 -O3` (LLVM
+16's optimizer too), each in a child process (an LLVM abort cannot be caught).
 
 LLVM legalizes f16/bf16 vectors per CPU: a machine with AVX512-FP16 never
 showed the aborts that Zen 4 (AVX512-BF16 only) and the baseline x86-64 did,
@@ -63,11 +64,19 @@ def _llc(cpu: str, path: Path) -> list[str]:
     return [llc, "-O3", f"-mcpu={cpu}", "-filetype=obj", "-o", os.devnull, str(path)]
 
 
+def _clang(cpu: str, path: Path) -> list[str]:
+    """LLVM 16's optimizer and back end, as a C user would build the `.ll`."""
+    clang = required_tool("clang-16")
+    return [clang, "-O3", f"-march={cpu}", "-c", "-o", os.devnull, str(path)]
+
+
 def _compiles(command: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
-@pytest.mark.parametrize("compiler", [_llvmlite, _llc], ids=["llvmlite", "llc-16"])
+@pytest.mark.parametrize(
+    "compiler", [_llvmlite, _llc, _clang], ids=["llvmlite", "llc-16", "clang-16"]
+)
 @pytest.mark.parametrize("cpu", CHECKED_CPUS)
 def test_every_op_compiles_for_cpu(llvm_ir: Path, cpu: str, compiler: Compiler) -> None:
     command = compiler(cpu, llvm_ir)
