@@ -361,10 +361,18 @@ class CastLowering(RewritePattern):
         (operand,) = op.operands
         (result,) = op.results
         value, type_ = to_llvm(operand, rewriter), convert_type(result.type)
-        if value.type == type_:  # a bitcast between bf16 and i16: no-op
+        if value.type == type_ and _has_bf16(operand.type, result.type):
+            # bf16 <-> i16: both are the i16 bits (see `convert_type`).
             rewriter.replace(op, [], [from_llvm(value, result.type, rewriter)])
             return
         _replace(op, [self.target(value, type_)], rewriter)
+
+
+def _has_bf16(*types: Attribute) -> bool:
+    return any(
+        isinstance(t.element_type if isinstance(t, VectorType) else t, BFloat16Type)
+        for t in types
+    )
 
 
 class IndexCastLowering(RewritePattern):
