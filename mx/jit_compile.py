@@ -14,6 +14,7 @@ using it goes; every use of LLVM holds one lock (`_llvm`).
 
 import ctypes
 import math
+import re
 import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
@@ -80,6 +81,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.runtime.parallel_for import missing_declarations
 from mx.runtime.threads import load_runtime, parallel_min_count
+from mx.targets.compile_guard import check_compiles
 from mx.targets.llvm_ir import (
     LLVMIRWriter,
     host_target,
@@ -512,20 +514,11 @@ def _machine_code(llvm_ir: str, symbols: Sequence[str]) -> NativeCode:
     object code is kept: the engine is created from it, not from the IR
     module (which would stay in memory, ~15 times the size of the code)."""
     with _llvm():
-        module = binding.parse_assembly(llvm_ir)
-        module.verify()
-        machine = _target_machine()
-        tuning = binding.create_pipeline_tuning_options(speed_level=3)
-        builder = binding.create_pass_builder(machine, tuning)
-        passes = builder.getModulePassManager()
-        passes.run(module, builder)
-        # llvmlite 0.50's ModulePassManager never frees itself (its `_dispose`
-        # is shadowed by ObjectRef's in its bases' order), leaking the passes'
-        # state: ~120 KB per compile.
-        NewPassManager._dispose(passes)  # pyright: ignore[reportPrivateUsage]
-        passes.detach()
-        obj = machine.emit_object(module)
-        module.close()
+        if _NARROW_FLOAT_VECTOR.search(llvm_ir):
+            # Forked while this thread holds the LLVM lock: no other thread is
+            # inside LLVM, so the child's copy of its state is consistent.
+            check_compiles(llvm_ir, _host()[1], _emit_object, _source_symbol)
+        obj = _emit_object(llvm_ir)
         engine = binding.create_mcjit_compiler(
             binding.parse_assembly(""), _target_machine()
         )
@@ -533,6 +526,41 @@ def _machine_code(llvm_ir: str, symbols: Sequence[str]) -> NativeCode:
         engine.finalize_object()
         addresses = {s: engine.get_function_address(s) for s in symbols}
     return NativeCode(engine, len(obj) + _ENGINE_BYTES, addresses)
+
+
+def _emit_object(llvm_ir: str) -> bytes:
+    """What the JIT asks of LLVM for `llvm_ir`: parsing, verification,
+    optimization (-O3) and the object code for the host CPU. Callers hold
+    the LLVM lock, or are the compile guard's child."""
+    module = binding.parse_assembly(llvm_ir)
+    module.verify()
+    machine = _target_machine()
+    tuning = binding.create_pipeline_tuning_options(speed_level=3)
+    builder = binding.create_pass_builder(machine, tuning)
+    passes = builder.getModulePassManager()
+    passes.run(module, builder)
+    # llvmlite 0.50's ModulePassManager never frees itself (its `_dispose`
+    # is shadowed by ObjectRef's in its bases' order), leaking the passes'
+    # state: ~120 KB per compile.
+    NewPassManager._dispose(passes)  # pyright: ignore[reportPrivateUsage]
+    passes.detach()
+    obj = machine.emit_object(module)
+    module.close()
+    return obj
+
+
+_NARROW_FLOAT_VECTOR = re.compile(r" x (half|bfloat)>")
+"""An f16 or bf16 vector type in LLVM IR: LLVM legalizes these per CPU, so a
+module with one is compiled in a child process first (`check_compiles`)."""
+
+
+def _source_symbol(symbol: str) -> str:
+    """The source function an LLVM symbol of the JIT's module comes from."""
+    symbol = symbol.strip('"')
+    for prefix in (DEFINITION_PREFIX, "_mx_entry_", "_mx_batch_", "_mx_fast_"):
+        if symbol.startswith(prefix):
+            return symbol.removeprefix(prefix)
+    return symbol
 
 
 @dataclass(frozen=True)

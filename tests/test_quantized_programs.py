@@ -93,5 +93,6 @@ def test_sample_covers_every_form() -> None:
         "column_major", "row_major", "column_major packed", "row_major packed",
         "splat scale", "transpose",
         "matvec", "matvec bias", "matmul", "matmul left", "matmul_add",
+        "short depth", "narrow vector",
     }  # fmt: skip
     assert wanted <= set(seen), f"never generated: {sorted(wanted - set(seen))}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, cast
 
-from xdsl.dialects import arith, vector
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerAttr,
@@ -94,8 +94,13 @@ class BitwiseEmitter:
         element = IntegerType(width)
         if self.shape is None:
             return self.add(cls(value, element))
-        # xDSL 0.75's extui/trunci take scalars only: cast lane by lane (LLVM's
-        # SLP vectorizer turns the extract/cast/insert chain back into one cast).
+        if len(self.shape) == 1:
+            # xDSL 0.75's extui/trunci take scalars only: LLVM's own cast,
+            # one instruction for the vector. (Lane by lane, LLVM 22's SLP
+            # vectorizer aborted on a 1-lane chain beside a 2-lane one.)
+            llvm_cast = llvm.ZExtOp if cls is arith.ExtUIOp else llvm.TruncOp
+            return self.add(llvm_cast(value, self.type(element)))
+        # n-D vectors (which only the interpreter runs): lane by lane.
         result = self.const(0, width)
         source = cast(VectorType, value.type).element_type
         for position in itertools.product(*(range(n) for n in self.shape)):

@@ -77,6 +77,10 @@ class QuantizedProgram:
         rows = rnd.randint(1, 40)
         block = rnd.choice([16, 32])
         depth = block * rnd.randint(1, 3) if decode == "scaled" else rnd.randint(1, 96)
+        if decode == "mixed" and rnd.random() < 0.3:
+            # 1- to 3-element vectors and columns (a 3x1 bf16 matvec aborted LLVM).
+            self.covered["short depth"] += 1
+            depth = rnd.randint(1, 3)
         weights, element = self._weights(decode, rows, depth, block)
         if decode != "mixed" and element in ("f32", "f64") and rnd.random() < 0.3:
             weights = self._splat_scale(weights, rows, depth, element)
@@ -245,10 +249,12 @@ class QuantizedProgram:
     # -- the consumer ----------------------------------------------------------
 
     def _operand(self, shape: tuple[int, ...], element: str) -> str:
-        """A matrix or vector argument of the result's element type."""
+        """A matrix or vector argument of `element` (the result's element
+        type, or one that widens to it)."""
         n = int(np.prod(shape))
-        if element == "i32":
-            values: Array = self._np.integers(-1000, 1000, n).astype(np.int32)
+        if element in ("i8", "i32"):
+            bound = 100 if element == "i8" else 1000
+            values: Array = self._np.integers(-bound, bound, n).astype(NUMPY[element])
         else:
             values = self._floats(element, n)
         if len(shape) == 1:
@@ -268,7 +274,14 @@ class QuantizedProgram:
         value = self._value()
         wt = _matrix(rows, depth, element)
         if kind.startswith("matvec"):
-            x = self._operand((depth,), result)
+            x_element = result
+            if element != result and rnd.random() < 0.5:
+                # A mixed pair: the vector narrow too (f16 x bf16 -> f32).
+                self.covered["narrow vector"] += 1
+                x_element = rnd.choice(
+                    [t for t, wide in WIDENINGS.items() if wide == result]
+                )
+            x = self._operand((depth,), x_element)
             bias = ""
             bias_type = ""
             if kind == "matvec bias":
@@ -277,7 +290,7 @@ class QuantizedProgram:
             self._result_type = f"vector<{rows}x{result}>"
             self._body.append(
                 f"{value} = matrix.matvec {w}, {x}{bias} : {wt}, "
-                f"vector<{depth}x{result}>{bias_type} -> {self._result_type}"
+                f"vector<{depth}x{x_element}>{bias_type} -> {self._result_type}"
             )
         elif kind == "matmul left":
             cols = rnd.randint(1, 20)

@@ -7,6 +7,7 @@ from typing import cast
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -27,6 +28,7 @@ from mx.dialects.llvm_ext import ExtractElementOp, FPToSIOp, FPToUIOp, UIToFPOp
 from mx.lowering.llvm import build
 from mx.lowering.llvm.build import icmp, integer_binary
 from mx.lowering.llvm.types import (
+    bf16_bits,
     convert_type,
     from_llvm,
     integer_constant,
@@ -80,10 +82,17 @@ class ConstantLowering(RewritePattern):
             shared = integer_constant(data, type_, rewriter)
             rewriter.replace(op, [], [from_llvm(shared, op.result.type, rewriter)])
             return
-        if isinstance(value, DenseIntOrFPElementsAttr) and type_ != value.type:
+        if isinstance(value, FloatAttr) and isinstance(type_, IntegerType):
+            (bits,) = bf16_bits([value.value.data])  # a bf16 held as i16
+            value = IntegerAttr(bits, type_)
+        elif isinstance(value, DenseIntOrFPElementsAttr) and type_ != value.type:
             assert isinstance(type_, VectorType)
+            values = value.get_values()
             value = DenseIntOrFPElementsAttr.from_list(
-                type_, [int(cast(int, v)) for v in value.get_values()]
+                type_,
+                bf16_bits(cast(list[float], values))
+                if isinstance(value.get_element_type(), BFloat16Type)
+                else [int(cast(int, v)) for v in values],
             )
         assert isinstance(value, IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr)
         _replace(op, [build.constant(value, type_)], rewriter)
@@ -351,8 +360,19 @@ class CastLowering(RewritePattern):
             return
         (operand,) = op.operands
         (result,) = op.results
-        new = self.target(to_llvm(operand, rewriter), convert_type(result.type))
-        _replace(op, [new], rewriter)
+        value, type_ = to_llvm(operand, rewriter), convert_type(result.type)
+        if value.type == type_ and _has_bf16(operand.type, result.type):
+            # bf16 <-> i16: both are the i16 bits (see `convert_type`).
+            rewriter.replace(op, [], [from_llvm(value, result.type, rewriter)])
+            return
+        _replace(op, [self.target(value, type_)], rewriter)
+
+
+def _has_bf16(*types: Attribute) -> bool:
+    return any(
+        isinstance(t.element_type if isinstance(t, VectorType) else t, BFloat16Type)
+        for t in types
+    )
 
 
 class IndexCastLowering(RewritePattern):

@@ -1,9 +1,10 @@
 """`func` and `cf` -> `llvm` (C calling convention, bare-pointer memrefs).
 
-Arguments and results cross calls in their `memory_type`: an `i4`/`i6`
+Arguments and results cross calls in their `boundary_type`: an `i4`/`i6`
 container is passed as a byte holding it in its low bits (C's `uint8_t`; the
 callee ignores the high bits, results have them zero), `vector<8xi4>` as
-`<8 x i8>`. A function with several results returns them in one struct, as
+`<8 x i8>`, a bf16 as `bfloat` (C's `__bf16`) and a bf16 vector as the
+`<N x i16>` of its bits. A function with several results returns them in one struct, as
 MLIR's lowering does."""
 
 from collections.abc import Sequence
@@ -26,13 +27,13 @@ from mx.diagnostics import OpDiagnostic
 from mx.lowering.build import cast
 from mx.lowering.llvm.build import branch, cond_branch
 from mx.lowering.llvm.types import (
+    boundary_type,
     convert_type,
+    from_boundary,
     from_llvm,
-    memory_type,
-    narrowed,
+    to_boundary,
     to_llvm,
     undef_value,
-    widened,
 )
 
 
@@ -51,30 +52,34 @@ def convert_block_arguments(region: Region, rewriter: PatternRewriter) -> None:
             block.erase_arg(arg)
 
 
-def _pass_arguments_in_memory_type(body: Region, rewriter: PatternRewriter) -> None:
-    """Entry-block arguments of a converted type narrower than its memory
-    type (`i4`) take the memory type (`i8`), truncated for their users."""
+def _pass_arguments_at_boundary(
+    body: Region, inputs: Sequence[Attribute], rewriter: PatternRewriter
+) -> None:
+    """Entry-block arguments (of converted types) whose `boundary_type`
+    differs (`i4` -> `i8`, `bf16` -> `bfloat`) take it, converted back for
+    their users."""
     if not body.blocks:
         return
     entry = body.blocks[0]
-    for arg in tuple(entry.args):
-        wide = memory_type(arg.type)
-        if wide == arg.type:
+    resume = rewriter.insertion_point
+    for arg, original in zip(tuple(entry.args), inputs, strict=True):
+        boundary = boundary_type(original)
+        if boundary == arg.type:
             continue
-        new_arg = entry.insert_arg(wide, arg.index)
-        trunc = llvm.TruncOp(new_arg, arg.type)
-        rewriter.insert(trunc, InsertPoint.at_start(entry))
-        arg.replace_all_uses_with(trunc.res)
+        new_arg = entry.insert_arg(boundary, arg.index)
+        rewriter.insertion_point = InsertPoint.at_start(entry)
+        arg.replace_all_uses_with(from_boundary(new_arg, original, rewriter))
         entry.erase_arg(arg)
+    rewriter.insertion_point = resume
 
 
 def _result_type(outputs: Sequence[Attribute]) -> Attribute:
-    """void, the one result's memory type, or a struct of the results'."""
+    """void, the one result's boundary type, or a struct of the results'."""
     if not outputs:
         return llvm.LLVMVoidType()
     if len(outputs) == 1:
-        return memory_type(outputs[0])
-    return llvm.LLVMStructType.from_type_list([memory_type(t) for t in outputs])
+        return boundary_type(outputs[0])
+    return llvm.LLVMStructType.from_type_list([boundary_type(t) for t in outputs])
 
 
 def llvm_function_type(
@@ -85,12 +90,12 @@ def llvm_function_type(
     inputs, outputs = function_type.inputs.data, function_type.outputs.data
     for what, types in (("argument", inputs), ("result", outputs)):
         for i, t in enumerate(types):
-            if not llvm.is_compatible_type(memory_type(t)):
+            if not llvm.is_compatible_type(boundary_type(t)):
                 raise OpDiagnostic(
                     at, f"LLVM function {what} #{i} has incompatible type '{t}'"
                 )
     return llvm.LLVMFunctionType(
-        [memory_type(t) for t in inputs], _result_type(outputs)
+        [boundary_type(t) for t in inputs], _result_type(outputs)
     )
 
 
@@ -103,7 +108,7 @@ class FuncLowering(RewritePattern):
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
         body = rewriter.move_region_contents_to_new_regions(op.body)
         convert_block_arguments(body, rewriter)
-        _pass_arguments_in_memory_type(body, rewriter)
+        _pass_arguments_at_boundary(body, op.function_type.inputs.data, rewriter)
         rewriter.replace(
             op,
             llvm.FuncOp(
@@ -116,12 +121,14 @@ class FuncLowering(RewritePattern):
 
 
 class CallLowering(RewritePattern):
-    """func.call -> llvm.call (arguments widened to, the results narrowed
-    from, their memory types; several results extracted from one struct)."""
+    """func.call -> llvm.call (arguments and results in their boundary
+    types; several results extracted from one struct)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
-        args = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
+        args = [
+            to_boundary(to_llvm(a, rewriter), a.type, rewriter) for a in op.arguments
+        ]
         types = [r.type for r in op.res]
         result_type = _result_type(types) if types else None
         call = rewriter.insert(llvm.CallOp(op.callee, *args, return_type=result_type))
@@ -134,7 +141,7 @@ class CallLowering(RewritePattern):
             values = [
                 rewriter.insert(
                     llvm.ExtractValueOp(
-                        DenseArrayBase.from_list(i64, [i]), returned, memory_type(t)
+                        DenseArrayBase.from_list(i64, [i]), returned, boundary_type(t)
                     )
                 ).res
                 for i, t in enumerate(types)
@@ -143,19 +150,21 @@ class CallLowering(RewritePattern):
             op,
             [],
             [
-                from_llvm(narrowed(v, t, rewriter), t, rewriter)
+                from_llvm(from_boundary(v, t, rewriter), t, rewriter)
                 for v, t in zip(values, types, strict=True)
             ],
         )
 
 
 class ReturnLowering(RewritePattern):
-    """func.return -> llvm.return (of the values widened to their memory
-    types; several values packed into one struct)."""
+    """func.return -> llvm.return (of the values in their boundary types;
+    several values packed into one struct)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /):
-        values = [widened(to_llvm(a, rewriter), rewriter) for a in op.arguments]
+        values = [
+            to_boundary(to_llvm(a, rewriter), a.type, rewriter) for a in op.arguments
+        ]
         if len(values) > 1:
             struct_type = _result_type([a.type for a in op.arguments])
             struct = undef_value(struct_type, rewriter)

@@ -16,6 +16,7 @@ from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
+    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
@@ -27,6 +28,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     VectorType,
     i1,
+    i16,
     i32,
     i64,
 )
@@ -44,6 +46,7 @@ from mx.dialects.memref_ext import PrefetchOp, is_row_major
 from mx.lowering.llvm import build
 from mx.lowering.llvm.build import POINTER
 from mx.lowering.llvm.types import (
+    bf16_bits,
     convert_type,
     from_llvm,
     integer_constant,
@@ -425,7 +428,12 @@ class GlobalLowering(RewritePattern):
         if isinstance(initial, DenseIntOrFPElementsAttr):
             value = initial
             stored = initial.get_element_type()
-            if element != stored:
+            if isinstance(stored, BFloat16Type):  # held as i16
+                value = DenseIntOrFPElementsAttr.from_list(
+                    TensorType(i16, initial.get_shape()),
+                    bf16_bits(cast(list[float], initial.get_values())),
+                )
+            elif element != stored:
                 assert isinstance(stored, IntegerType)
                 assert isinstance(element, IntegerType)
                 mask = (1 << stored.width.data) - 1

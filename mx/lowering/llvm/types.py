@@ -1,7 +1,8 @@
 """Type conversion to the `llvm` dialect and the casts that bridge it.
 
 Memrefs become one opaque `!llvm.ptr` to their first element (bare-pointer
-convention), `index` becomes `i64`; scalars and vectors are kept. In memory an
+convention), `index` becomes `i64`, `bf16` becomes `i16` (its bits; see
+`convert_type`); other scalars and vectors are kept. In memory an
 integer whose width is not a whole number of bytes (the `i4`/`i6` containers,
 `i1`) takes whole bytes, as C's `uint8_t` does: `memory_type` says which.
 Function arguments and results cross calls in their memory type too, so
@@ -11,17 +12,20 @@ convert operands with `to_llvm` and hand results back with `from_llvm`; the
 the end of the pass.
 """
 
-from collections.abc import Callable, Generator
+from array import array
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     UnrealizedConversionCastOp,
     VectorType,
+    i16,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
@@ -34,13 +38,25 @@ from mx.lowering.llvm.build import POINTER, constant, undef
 
 
 def convert_type(type_: Attribute) -> Attribute:
-    """The `llvm`-dialect type that a standard-dialect type lowers to."""
+    """The `llvm`-dialect type that a standard-dialect type lowers to.
+
+    A `bf16` value is held as the `i16` of its bits, in registers and in
+    memory, so LLVM never sees a bf16 vector: its X86 back end legalizes
+    those per CPU, and aborted on some (a bf16 splat on AVX512-BF16 CPUs
+    without AVX512-FP16, `<16 x bfloat>` arguments without AVX in LLVM 16).
+    bf16 arithmetic reaches LLVM as f32 (`narrow_floats`), so only loads,
+    stores, lane moves and selects see these `i16`s. Only a scalar bf16
+    function argument or result stays `bfloat` (`boundary_type`)."""
     if isinstance(type_, MemRefType):
         return POINTER
     if isinstance(type_, IndexType):
         return i64
-    if isinstance(type_, VectorType) and isinstance(type_.element_type, IndexType):
-        return VectorType(i64, type_.get_shape())
+    if isinstance(type_, BFloat16Type):
+        return i16
+    if isinstance(type_, VectorType) and isinstance(
+        type_.element_type, IndexType | BFloat16Type
+    ):
+        return VectorType(convert_type(type_.element_type), type_.get_shape())
     return type_
 
 
@@ -62,6 +78,39 @@ def memory_type(type_: Attribute) -> Attribute:
             width *= 2
         return IntegerType(width)
     return type_
+
+
+def bf16_bits(values: Sequence[float]) -> list[int]:
+    """The bits of bf16 `values`, as the `i16`s that hold them (signed)."""
+    packed = BFloat16Type().pack(values)
+    return [b - (1 << 16) if b >> 15 else b for b in array("H", packed)]
+
+
+def boundary_type(type_: Attribute) -> Attribute:
+    """The type a value of `type_` crosses a call in: its `memory_type`, but
+    a scalar `bf16` stays `bfloat` (C's `__bf16`, passed in a vector
+    register as an `i16` would not be)."""
+    if isinstance(type_, BFloat16Type):
+        return type_
+    return memory_type(type_)
+
+
+def to_boundary(
+    value: SSAValue, type_: Attribute, rewriter: PatternRewriter
+) -> SSAValue:
+    """A converted `value` of original type `type_` as its `boundary_type`."""
+    if isinstance(type_, BFloat16Type):
+        return rewriter.insert(llvm.BitcastOp(value, type_)).result
+    return widened(value, rewriter)
+
+
+def from_boundary(
+    value: SSAValue, type_: Attribute, rewriter: PatternRewriter
+) -> SSAValue:
+    """A value of `boundary_type(type_)` as the converted `type_`."""
+    if isinstance(type_, BFloat16Type):
+        return rewriter.insert(llvm.BitcastOp(value, i16)).result
+    return narrowed(value, type_, rewriter)
 
 
 def widened(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:

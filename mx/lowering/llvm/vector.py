@@ -171,11 +171,15 @@ class ShuffleLowering(RewritePattern):
 
 
 class BitcastLowering(RewritePattern):
-    """vector.bitcast (1-D) -> llvm.bitcast."""
+    """vector.bitcast (1-D) -> llvm.bitcast (nothing between bf16 and i16
+    vectors, which lower to one type)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: vector.BitcastOp, rewriter: PatternRewriter, /):
-        rewriter.replace(op, llvm.BitcastOp(op.source, op.result.type))
+        source, type_ = to_llvm(op.source, rewriter), convert_type(op.result.type)
+        if source.type != type_:
+            source = rewriter.insert(llvm.BitcastOp(source, type_)).result
+        rewriter.replace(op, [], [from_llvm(source, op.result.type, rewriter)])
 
 
 _INT_REDUCTIONS = {

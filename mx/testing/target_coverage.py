@@ -1,0 +1,390 @@
+"""A module covering every `matrix` and `arbfp` op on every element type, for
+compiling on several CPUs.
+
+LLVM's X86 back end legalizes a type differently per CPU (f16 and bf16
+vectors above all: native on AVX512-FP16 or AVX512-BF16, promoted
+elsewhere), so IR that one machine compiles may abort LLVM for another CPU.
+`coverage_functions(shapes)` writes one `func.func` per op, element type (or
+mixed-precision pair) and shape, with 1-element and odd shapes, so that a
+test can lower them once and compile the LLVM IR for each CPU of
+`CHECKED_CPUS`.
+
+`compile_for_cpu` is the child side: run as
+`python -m mx.testing.target_coverage CPU FILE.ll`, it optimizes and emits an
+object for CPU with llvmlite's LLVM (an abort kills only that process).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+
+CHECKED_CPUS = ("x86-64", "x86-64-v3", "skylake-avx512", "znver4", "sapphirerapids")
+"""The x86 CPUs the LLVM IR is compiled for: baseline, AVX2, AVX-512 without
+bf16/fp16, AVX-512 with BF16 but without FP16 (Zen 4), and with both."""
+
+INTEGERS = ("i8", "i16", "i32", "i64")
+FLOATS = ("f16", "bf16", "f32", "f64")
+ELEMENTS = INTEGERS + FLOATS
+
+WIDENINGS = {
+    "i8": ("i16", "i32", "i64"),
+    "i16": ("i32", "i64"),
+    "i32": ("i64",),
+    "i64": (),
+    "f16": ("f32", "f64"),
+    "bf16": ("f32", "f64"),
+    "f32": ("f64",),
+    "f64": (),
+}
+"""Each factor type and the wider result types it widens to exactly (the
+mixed contractions of docs/low-precision.md)."""
+
+FORMATS = {
+    "f8e4m3fn": "i8",
+    "f8e5m2": "i8",
+    "f8e8m0fnu": "i8",
+    "f6e2m3fn": "i6",
+    "f6e3m2fn": "i6",
+    "f4e2m1fn": "i4",
+}
+"""A selection of arbfp formats, one per container and encoding style."""
+
+CI_SHAPES: tuple[tuple[int, int], ...] = ((1, 1), (3, 1), (5, 3), (16, 16))
+"""Rows x columns of the test suite's module: 1-element, one column (a
+1-element vector per row), odd, and a full vector tile."""
+
+LONG_SHAPES: tuple[tuple[int, int], ...] = (
+    *CI_SHAPES,
+    (1, 5),
+    (2, 2),
+    (7, 9),
+    (8, 8),
+    (17, 33),
+    (32, 32),
+    (4, 64),
+)
+"""The long run's shapes (`MX_TARGET_SWEEP=1`)."""
+
+
+def _m(rows: int, cols: int, element: str) -> str:
+    return f"!matrix.matrix<{rows}x{cols}x{element}>"
+
+
+def _function(
+    name: str, params: Sequence[str], results: Sequence[str], body: str
+) -> str:
+    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(params))
+    returns = ", ".join(results)
+    arrow = f" -> ({returns})" if len(results) > 1 else f" -> {returns}"
+    return (
+        f"func.func @{name}({args}){arrow if results else ''} {{\n"
+        f"{body}"
+        f"  func.return %r : {returns}\n"
+        "}\n"
+    )
+
+
+def _contract(element: str, contract: bool) -> str:
+    return " fastmath<contract>" if contract and element in FLOATS else ""
+
+
+def _elementwise(rows: int, cols: int, t: str) -> Iterator[tuple[str, str]]:
+    m = _m(rows, cols, t)
+    tag = f"{t}_{rows}x{cols}"
+    for op in ("add", "sub", "mul", "div"):
+        if op == "div" and t in INTEGERS:
+            # Divide by a splat of one: defined for every dividend.
+            body = (
+                f"  %one = arith.constant 1 : {t}\n"
+                f"  %s = matrix.splat %one : {m}\n"
+                f"  %r = matrix.div %a0, %s {{unsigned}} : {m}\n"
+            )
+            yield f"div_{tag}", _function(f"div_{tag}", [m], [m], body)
+            continue
+        body = f"  %r = matrix.{op} %a0, %a1 : {m}\n"
+        yield f"{op}_{tag}", _function(f"{op}_{tag}", [m, m], [m], body)
+    yield (
+        f"splat_{tag}",
+        _function(
+            f"splat_{tag}",
+            [m, t],
+            [m],
+            f"  %s = matrix.splat %a1 : {m}\n  %r = matrix.mul %a0, %s : {m}\n",
+        ),
+    )
+    one = "1.5" if t in FLOATS else "3"
+    yield (
+        f"constant_{tag}",
+        _function(
+            f"constant_{tag}",
+            [m],
+            [m],
+            f"  %c = matrix.constant dense<{one}> : {m}\n"
+            f"  %r = matrix.sub %c, %a0 : {m}\n",
+        ),
+    )
+    yield (
+        f"insert_extract_{tag}",
+        _function(
+            f"insert_extract_{tag}",
+            [m, "index", "index"],
+            [m],
+            f"  %e = matrix.extract %a0[%a1, %a2] : {m}\n"
+            f"  %r = matrix.insert %e, %a0[0, {cols - 1}] : {m}\n",
+        ),
+    )
+    yield (
+        f"transpose_{tag}",
+        _function(
+            f"transpose_{tag}",
+            [m],
+            [_m(cols, rows, t)],
+            f"  %r = matrix.transpose %a0 : {m} -> {_m(cols, rows, t)}\n",
+        ),
+    )
+    if t in FLOATS:
+        yield (
+            f"neg_{tag}",
+            _function(f"neg_{tag}", [m], [m], f"  %r = matrix.neg %a0 : {m}\n"),
+        )
+        yield (
+            f"fma_{tag}",
+            _function(
+                f"fma_{tag}", [m, m, m], [m], f"  %r = matrix.fma %a0, %a1, %a2 : {m}\n"
+            ),
+        )
+        yield (
+            f"outer_{tag}",
+            _function(
+                f"outer_{tag}",
+                [f"vector<{rows}x{t}>", f"vector<{cols}x{t}>"],
+                [m],
+                f"  %r = matrix.outer_product %a0, %a1 : vector<{rows}x{t}>, "
+                f"vector<{cols}x{t}> -> {m}\n",
+            ),
+        )
+
+
+def _memory(rows: int, cols: int, t: str) -> Iterator[tuple[str, str]]:
+    m = _m(rows, cols, t)
+    tag = f"{t}_{rows}x{cols}"
+    mem = f"memref<?x{t}>"
+    yield (
+        f"load_store_{tag}",
+        _function(
+            f"load_store_{tag}",
+            [mem, mem, "index"],
+            [m],
+            f"  %l = matrix.column_major_load %a0[%a2] stride {rows + 1} : {mem} -> {m}\n"
+            f"  %k = matrix.row_major_load %a0[1] : {mem} -> {m}\n"
+            f"  matrix.row_major_store %l, %a1[%a2] stride {cols + 2} : {m}, {mem}\n"
+            f"  matrix.column_major_store %k, %a1[0] : {m}, {mem}\n"
+            f"  %r = matrix.add %l, %k : {m}\n",
+        ),
+    )
+
+
+def _contractions(
+    rows: int, cols: int, a: str, b: str, r: str, contract: bool
+) -> Iterator[tuple[str, str]]:
+    """matmul (rows x cols by cols x rows), matmul_add and matvec (with and
+    without bias) with factors `a` and `b` and result `r`."""
+    k = cols
+    fm = _contract(r, contract)
+    tag = f"{a}_{b}_{r}_{rows}x{cols}{'_contract' if fm else ''}"
+    ma, mb, mr = _m(rows, k, a), _m(k, rows, b), _m(rows, rows, r)
+    yield (
+        f"matmul_{tag}",
+        _function(
+            f"matmul_{tag}",
+            [ma, mb],
+            [mr],
+            f"  %r = matrix.matmul %a0, %a1{fm} : {ma}, {mb} -> {mr}\n",
+        ),
+    )
+    yield (
+        f"matmul_add_{tag}",
+        _function(
+            f"matmul_add_{tag}",
+            [ma, mb, mr],
+            [mr],
+            f"  %r = matrix.matmul_add %a0, %a1, %a2{fm} : {ma}, {mb}, {mr} -> {mr}\n",
+        ),
+    )
+    x, y = f"vector<{k}x{b}>", f"vector<{rows}x{r}>"
+    # The result is stored and returned (odd-length bf16 vector results
+    # crashed llc-16).
+    out = f"memref<{rows}x{r}>"
+    yield (
+        f"matvec_{tag}",
+        _function(
+            f"matvec_{tag}",
+            [ma, x, y, out],
+            [y],
+            f"  %v = matrix.matvec %a0, %a1{fm} : {ma}, {x} -> {y}\n"
+            f"  %r = matrix.matvec %a0, %a1, %v{fm} : {ma}, {x}, {y} -> {y}\n"
+            f"  %c0 = arith.constant 0 : index\n"
+            f"  vector.store %r, %a3[%c0] : {out}, {y}\n",
+        ),
+    )
+
+
+def _cast(rows: int, cols: int, source: str, target: str) -> Iterator[tuple[str, str]]:
+    m, mt = _m(rows, cols, source), _m(rows, cols, target)
+    unsigned = " {unsigned}" if source in INTEGERS or target in INTEGERS else ""
+    name = f"cast_{source}_{target}_{rows}x{cols}"
+    yield (
+        name,
+        _function(name, [m], [mt], f"  %r = matrix.cast %a0{unsigned} : {m} to {mt}\n"),
+    )
+
+
+def _arbfp(rows: int, cols: int, fmt: str, dest: str) -> Iterator[tuple[str, str]]:
+    container = FORMATS[fmt]
+    mc = _m(rows, cols, container)
+    md = _m(rows, cols, dest)
+    tag = f"{fmt}_{dest}_{rows}x{cols}"
+    yield (
+        f"convert_from_{tag}",
+        _function(
+            f"convert_from_{tag}",
+            [mc],
+            [md],
+            f"  %r = arbfp.convert_from {fmt} %a0 : {mc} to {md}\n",
+        ),
+    )
+    yield (
+        f"convert_to_{tag}",
+        _function(
+            f"convert_to_{tag}",
+            [md],
+            [mc],
+            f"  %r = arbfp.convert_to {fmt} %a0 rounding toward_zero "
+            f"saturate : {md} to {mc}\n",
+        ),
+    )
+    vc, vd = f"vector<{cols}x{container}>", f"vector<{cols}x{dest}>"
+    yield (
+        f"convert_vector_{tag}",
+        _function(
+            f"convert_vector_{tag}",
+            [vc, f"memref<{cols}x{dest}>"],
+            [vc],
+            f"  %d = arbfp.convert_from {fmt} %a0 : {vc} to {vd}\n"
+            f"  %c0 = arith.constant 0 : index\n"
+            f"  vector.store %d, %a1[%c0] : memref<{cols}x{dest}>, {vd}\n"
+            f"  %r = arbfp.convert_to {fmt} %d : {vd} to {vc}\n",
+        ),
+    )
+
+
+def _block_scaled(rows: int, dest: str) -> Iterator[tuple[str, str]]:
+    """MXFP4 and NVFP4 matrices of 64 columns, packed in memory, decoded and
+    multiplied by a vector; and the quantizer."""
+    cols = 64
+    packed, scales = _m(rows, cols, "i4"), _m(rows, cols // 32, "i8")
+    md = _m(rows, cols, dest)
+    tag = f"{dest}_{rows}x{cols}"
+    x, y = f"vector<{cols}x{dest}>", f"vector<{rows}x{dest}>"
+    yield (
+        f"scaled_matvec_{tag}",
+        _function(
+            f"scaled_matvec_{tag}",
+            ["memref<?xi8>", "memref<?xi8>", "index", x, f"memref<{rows}x{dest}>"],
+            [y],
+            f"  %q = matrix.row_major_load %a0[%a2] packed : memref<?xi8> -> {packed}\n"
+            f"  %s = matrix.row_major_load %a1[0] : memref<?xi8> -> {scales}\n"
+            f"  %w = arbfp.scaled_convert_from f4e2m1fn %q, %s block 32 : "
+            f"{packed}, {scales} to {md}\n"
+            f"  %r = matrix.matvec %w, %a3 : {md}, {x} -> {y}\n"
+            f"  %c0 = arith.constant 0 : index\n"
+            f"  vector.store %r, %a4[%c0] : memref<{rows}x{dest}>, {y}\n",
+        ),
+    )
+    e8, s8 = _m(rows, cols, "i8"), _m(rows, cols // 16, "i8")
+    yield (
+        f"nvfp4_{tag}",
+        _function(
+            f"nvfp4_{tag}",
+            [e8, s8],
+            [md],
+            f"  %r = arbfp.scaled_convert_from f8e4m3fn %a0, %a1 block 16 scale "
+            f"f8e4m3fn : {e8}, {s8} to {md}\n",
+        ),
+    )
+    yield (
+        f"quantize_{tag}",
+        _function(
+            f"quantize_{tag}",
+            [md, "memref<?xi8>"],
+            [packed],
+            f"  %r, %s = arbfp.scaled_convert_to f4e2m1fn %a0 block 32 : "
+            f"{md} to {packed}, {scales}\n"
+            f"  matrix.row_major_store %s, %a1[0] : {scales}, memref<?xi8>\n",
+        ),
+    )
+
+
+Unit = Callable[[int, int], Iterator[tuple[str, str]]]
+"""The functions of one op (or op family) and element type(s), for a shape."""
+
+
+def _units() -> list[Unit]:
+    units: list[Unit] = []
+    for t in ELEMENTS:
+        units += [partial(_elementwise, t=t), partial(_memory, t=t)]
+        units += [partial(_cast, source=t, target=u) for u in ELEMENTS if u != t]
+    for a, results in WIDENINGS.items():
+        for r in (a, *results):
+            for contract in (False, True) if r in FLOATS else (False,):
+                units.append(partial(_contractions, a=a, b=a, r=r, contract=contract))
+    for a, b in itertools.permutations(("f16", "bf16"), 2):
+        for contract in (False, True):
+            units.append(partial(_contractions, a=a, b=b, r="f32", contract=contract))
+    for fmt, dest in itertools.product(FORMATS, FLOATS):
+        units.append(partial(_arbfp, fmt=fmt, dest=dest))
+    return units
+
+
+def coverage_functions(long: bool = False) -> list[tuple[str, str]]:
+    """(name, `func.func` text) for every op x element type: each in one
+    shape of `CI_SHAPES` (in turn), or with `long` in every `LONG_SHAPES`."""
+    functions: list[tuple[str, str]] = []
+    for i, unit in enumerate(_units()):
+        for rows, cols in LONG_SHAPES if long else (CI_SHAPES[i % len(CI_SHAPES)],):
+            functions += unit(rows, cols)
+    dests = ("f32", "bf16", "f16")
+    scaled = (
+        itertools.product((1, 3, 32), dests)
+        if long
+        else zip((1, 3, 32), dests, strict=True)
+    )
+    for rows, dest in scaled:
+        functions += _block_scaled(rows, dest)
+    return functions
+
+
+def compile_for_cpu(cpu: str, llvm_ir: str) -> None:
+    """Optimizes `llvm_ir` at -O3 and emits an object for `cpu` with
+    llvmlite's LLVM, as the JIT does (an LLVM abort ends the process)."""
+    from llvmlite import binding
+
+    binding.initialize_native_target()
+    binding.initialize_native_asmprinter()
+    module = binding.parse_assembly(llvm_ir)
+    module.verify()
+    machine = binding.Target.from_triple(module.triple).create_target_machine(
+        cpu=cpu, opt=3
+    )
+    tuning = binding.create_pipeline_tuning_options(speed_level=3)
+    builder = binding.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+    machine.emit_object(module)
+
+
+if __name__ == "__main__":
+    with open(sys.argv[2]) as ir_file:
+        compile_for_cpu(sys.argv[1], ir_file.read())
