@@ -76,6 +76,7 @@ from mx.lowering.llvm.memref import constant_value
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from mx.lowering.matrix_to_affine.kernel_remarks import recording
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.targets.llvm_ir import (
     LLVMIRWriter,
@@ -519,8 +520,13 @@ class JitFunction:
         results: Sequence[Attribute],
         entry: _Entry,
         compile_variant: Callable[[Layouts], _Entry],
+        remarks: Sequence[str] = (),
     ):
         self.name = name
+        self.remarks = tuple(remarks)
+        """The kernel each contraction of the function got (C-ordered
+        matrices), as `mx-lower-to-llvm{remarks}` reports it: located
+        `remark: '<op>' op kernel: ...` lines."""
         self.params = tuple(params)
         self.results = tuple(results)
         self.native_code = entry.code
@@ -1041,6 +1047,7 @@ class _Compiled:
     entries: dict[str, _Entry]
     params: dict[str, list[_Param]]
     results: dict[str, list[Attribute]]
+    remarks: dict[str, tuple[str, ...]]
 
 
 def _compile(
@@ -1098,7 +1105,12 @@ def _compile(
             entry_names[name] = op.sym_name.data
         inputs = len(op.function_type.inputs)
         _transpose_boundary(op, flags[:inputs], flags[inputs:])
-    ir, lowered = _lower_and_translate(module, source, pipeline)
+    with recording() as kernels:
+        ir, lowered = _lower_and_translate(module, source, pipeline)
+    remarks = {
+        name: tuple(str(k) for k in kernels if k.function == entry_name)
+        for name, entry_name in entry_names.items()
+    }
     wrappers: list[str] = []
     for name, entry_name in entry_names.items():
         function_type = lowered[entry_name]
@@ -1171,7 +1183,7 @@ def _compile(
         )
         kernel = engine.get_function_address(entry_names[name])
         entries[name] = _Entry(fast, batch, kernel, tables.get(name), code)
-    return _Compiled(full_ir, entries, params, results)
+    return _Compiled(full_ir, entries, params, results, remarks)
 
 
 DEFINITION_PREFIX = "_mx_fn_"
@@ -1201,7 +1213,12 @@ def _module(text: str, pipeline: str) -> CompiledModule:
             return _compile(text, pipeline, {name: layouts}).entries[name]
 
         function = JitFunction(
-            name, compiled.params[name], compiled.results[name], entry, variant
+            name,
+            compiled.params[name],
+            compiled.results[name],
+            entry,
+            variant,
+            compiled.remarks[name],
         )
         if entry.fast is not None:
             function.__class__ = type(

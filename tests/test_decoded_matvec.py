@@ -71,6 +71,12 @@ PER_TENSOR = [
     (32, 192, "f4e2m1fn", "arg", "", False, "row_major"),
     (32, 64, "f8e4m3fn", "0.375", "", True, "row_major"),
     (64, 32, "f8e4m3fn", "arg", "contract", False, "row_major"),
+    # row-major K not a multiple of a chunk (64 f4e2m1fn, 32 f8e4m3fn): a
+    # narrower last chunk, alone or after whole ones
+    (32, 40, "f4e2m1fn", "", "contract", True, "row_major"),
+    (32, 72, "f4e2m1fn", "0.1", "", False, "row_major"),
+    (64, 44, "f8e4m3fn", "arg", "", True, "row_major"),
+    (32, 12, "f8e4m3fn", "", "contract", False, "row_major"),
 ]
 
 
@@ -228,6 +234,10 @@ BLOCK_SCALED = [
     (32, 256, "f4e2m1fn", 128, "f8e8m0fnu", "", False, "row_major"),
     (32, 64, "f8e4m3fn", 32, "f8e8m0fnu", "", True, "row_major"),
     (32, 96, "f8e4m3fn", 16, "f8e8m0fnu", "contract", False, "row_major"),
+    # row-major K not a multiple of a chunk
+    (32, 96, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
+    (64, 160, "f4e2m1fn", 32, "f8e8m0fnu", "contract", False, "row_major"),
+    (32, 48, "f8e4m3fn", 16, "f8e8m0fnu", "", False, "row_major"),
 ]
 
 

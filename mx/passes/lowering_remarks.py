@@ -27,6 +27,12 @@ of the module with `convert-matrix-to-affine` (its `vector-bits` and
 
 The counts go to stderr (`remark: @f: lowered with ...`), and with
 `annotate=true` also onto the function as a `matrix.lowered` dictionary.
+Before them, one located remark per contraction names the kernel the
+lowering gave it and, if it is not the fastest for that contraction, why
+(`matrix_to_affine/kernel_remarks.py`):
+
+    f.mlir:4:8: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: rows not a multiple of 32
+
 The pass does not change the IR otherwise.
 """
 
@@ -177,6 +183,9 @@ class MatrixLoweringRemarksPass(ModulePass):
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         lowered_functions = [f for f in lowered.walk() if isinstance(f, func.FuncOp)]
         for f, g in zip(functions, lowered_functions, strict=True):
+            for kernel in state.kernels:
+                if kernel.function == g.sym_name.data:
+                    print(kernel, file=sys.stderr)
             counts = function_counts(
                 f, state.emitted.get(g, Counter()) + buffer_counts(g)
             )

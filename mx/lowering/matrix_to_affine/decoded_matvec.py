@@ -14,10 +14,11 @@ order, with or without `contract`).
   columns; for each group of 2 vectors of rows the sums (a buffer of y that
   stays in L1) are loaded, every column of the pass adds its decoded weights
   times its x(k), and they are stored back.
-- Row-major packed f4e2m1fn W (columns a multiple of `_chunk`): each row's
-  chunk of bytes is read as words of 8 elements; two tiles of `lanes` rows
-  are transposed in registers (lane = row) and their sums carried in
-  registers over the chunks, so that each row is read sequentially.
+- Row-major W (columns a multiple of a 32-bit word's elements): each row's
+  chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (f8e4m3fn) elements;
+  two tiles of `lanes` rows are transposed in registers (lane = row) and
+  their sums carried in registers over the chunks, so that each row is read
+  sequentially; a last, narrower chunk reads only its own words.
 
 Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
@@ -73,10 +74,15 @@ from mx.dialects.matrix import (
 from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.convert_arbfp_to_arith import emit_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
-from mx.lowering.matrix_to_affine.blocked import _identity, _step
+from mx.lowering.matrix_to_affine.blocked import _identity, _if, _step
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
-from mx.lowering.matrix_to_affine.packed import vector_block_access
+from mx.lowering.matrix_to_affine.kernel_remarks import FUSED_BLOCK_SCALED, FUSED_DECODE
+from mx.lowering.matrix_to_affine.packed import (
+    even_layout,
+    vector_block_access,
+    versioned_block_access,
+)
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
     offset,
@@ -110,6 +116,12 @@ class Weights:
     def packed(self) -> bool:
         return self.format.bits == 4
 
+    @property
+    def versioned(self) -> bool:
+        """True if the packed weights' offset or stride is an index value
+        not known to be even: checked at run time (`decoded_matvec`)."""
+        return self.packed and not vector_block_access(self.load)
+
 
 def _splat_value(value: SSAValue) -> float | SSAValue | None:
     """The scalar of a splat matrix: a float if it is a constant that folds
@@ -131,19 +143,25 @@ def _splat_value(value: SSAValue) -> float | SSAValue | None:
     return op.input if isinstance(op, SplatOp) else None
 
 
-def match_weights(op: MatvecOp, fused: set[Operation], lanes: int) -> Weights | None:
+def fused_kernel(matrix: SSAValue) -> str:
+    """The fused kernel's name for a matvec of the dequantized `matrix`."""
+    owner = matrix.owner
+    scaled = isinstance(owner, arbfp.ScaledConvertFromOp) or (
+        isinstance(owner, MulOp)
+        and any(isinstance(x.owner, arbfp.ScaledConvertFromOp) for x in owner.operands)
+    )
+    return FUSED_BLOCK_SCALED if scaled else FUSED_DECODE
+
+
+def match_weights(
+    op: MatvecOp, fused: set[Operation], lanes: int
+) -> Weights | str | None:
     """The dequantization of `op`'s matrix if the kernel of this module
-    computes the matvec (`lanes` f32 per machine vector)."""
+    computes the matvec (`lanes` f32 per machine vector); else why not if
+    the matrix is a fused dequantization (a conversion from FP codes,
+    possibly times a splat), None if it is not one."""
     m = op.matrix.type
     assert isinstance(m, MatrixType)
-    if (
-        lanes < 4
-        or op.unsigned is not None
-        or not isinstance(op.result_element, Float32Type)
-        or element_type_of(op.vector.type) != f32
-        or m.rows % (2 * lanes) != 0
-    ):
-        return None
     value, factor = op.matrix, None
     owner = value.owner
     if isinstance(owner, MulOp) and owner in fused:
@@ -155,47 +173,63 @@ def match_weights(op: MatvecOp, fused: set[Operation], lanes: int) -> Weights | 
         else:
             return None
     convert = value.owner
-    if not isinstance(convert, arbfp.ConvertFromOp | arbfp.ScaledConvertFromOp):
-        return None
-    if convert not in fused or not isinstance(element_type_of(value.type), Float32Type):
-        return None
-    scaled = convert if isinstance(convert, arbfp.ScaledConvertFromOp) else None
-    if scaled is not None and (
-        factor is not None or not readable(scaled.scales, fused, True)
-    ):
-        return None
-    fmt = convert.float_format
-    load = convert.input.owner
     if (
-        fmt.keyword not in FORMATS_DECODED
-        or not isinstance(load, LoadOp)
-        or load not in fused
+        not isinstance(convert, arbfp.ConvertFromOp | arbfp.ScaledConvertFromOp)
+        or convert not in fused
     ):
         return None
-    if not load.COLUMN_MAJOR and not _row_major_fits(m, fmt, scaled, lanes):
-        return None
-    if load.is_packed != (fmt.bits == 4) or (
-        load.is_packed and not vector_block_access(load)
+    if lanes < 4:
+        return "vectors of fewer than 4 f32 lanes"
+    if (
+        op.unsigned is not None
+        or not isinstance(op.result_element, Float32Type)
+        or element_type_of(op.vector.type) != f32
     ):
-        return None
+        return "the vector and the result are not f32"
+    if not isinstance(element_type_of(value.type), Float32Type):
+        return "the weights are not decoded to f32"
+    fmt = convert.float_format
+    if fmt.keyword not in FORMATS_DECODED:
+        return f"{fmt.keyword} elements have no fused kernel"
+    scaled = convert if isinstance(convert, arbfp.ScaledConvertFromOp) else None
+    if scaled is not None and factor is not None:
+        return "a per-tensor scale times block scales"
+    if scaled is not None and not readable(scaled.scales, fused, True):
+        return "the scales cannot be read as column vectors"
+    load = convert.input.owner
+    if not isinstance(load, LoadOp) or load not in fused:
+        return "the weights are not decoded from a matrix load"
+    if m.rows % (2 * lanes) != 0:
+        return f"rows not a multiple of {2 * lanes}"
+    if not load.COLUMN_MAJOR and (why := _row_major_misfit(m, fmt, scaled, lanes)):
+        return why
+    if load.is_packed != (fmt.bits == 4):
+        return "f4e2m1fn codes not packed (or other codes packed)"
+    if load.is_packed and not (
+        vector_block_access(load) or versioned_block_access(load)
+    ):
+        return "the packed offset or stride is odd"
     return Weights(load, fmt, scaled, factor)
 
 
-def _row_major_fits(
+def _row_major_misfit(
     m: MatrixType,
     fmt: FloatFormat,
     scaled: arbfp.ScaledConvertFromOp | None,
     lanes: int,
-) -> bool:
-    """True if the row-major kernel takes W: whole chunks of columns, block
-    scales constant on each word."""
+) -> str | None:
+    """Why the row-major kernel does not take W (None: it does): rows of
+    whole words (the last chunk of columns may be narrower), block scales
+    constant on each word."""
     chunk = _chunk(lanes, fmt)
-    if m.cols % chunk != 0:
-        return False
+    if m.cols % _per_word(fmt) != 0:
+        return f"row-major rows not whole 32-bit words of {_per_word(fmt)} elements"
     if scaled is None:
-        return True
+        return None
     block = scaled.block_size
-    return block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0)
+    if block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0):
+        return None
+    return f"row-major blocks of {block} elements do not fit 32-bit words"
 
 
 def _foldable(factor: float) -> bool:
@@ -426,8 +460,31 @@ def decoded_matvec(
     weights: Weights,
     lanes: int,
     allocate: Callable[[MatrixType], SSAValue],
+    otherwise: Callable[[Emitter], SSAValue],
 ) -> SSAValue:
-    """y = W·x (+ bias) for `match_weights`' W (see the module docs)."""
+    """y = W·x (+ bias) for `match_weights`' W (see the module docs). Packed
+    weights whose offset or stride may be odd (`Weights.versioned`) are read
+    as whole bytes only if both are even at run time, else by `otherwise`
+    (element by element)."""
+    if not weights.versioned:
+        return _decoded_matvec(e, op, weights, lanes, allocate)
+    (y,) = _if(
+        e,
+        even_layout(e, weights.load),
+        [op.result.type],
+        lambda f: [_decoded_matvec(f, op, weights, lanes, allocate)],
+        lambda f: [otherwise(f)],
+    )
+    return y
+
+
+def _decoded_matvec(
+    e: Emitter,
+    op: MatvecOp,
+    weights: Weights,
+    lanes: int,
+    allocate: Callable[[MatrixType], SSAValue],
+) -> SSAValue:
     m = op.matrix.type
     assert isinstance(m, MatrixType)
     rows, cols, flags = m.rows, m.cols, op.fastmath
@@ -588,18 +645,25 @@ def _row_passes(
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
 
-    def row_words(g: Emitter, row: Index, k0: Index) -> SSAValue:
+    def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
+        """`count` words of `row` from column k0, as the first lanes of a
+        `half` vector (the others repeat word 0 and are never used)."""
         at = g.index(g.position(load, row, k0))
         if kernel.weights.packed:
             at = g.emit(arith.ShRUIOp(at, g.index(1)))
-        data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * words])))
-        return g.emit(vector.BitcastOp(data, half))
+        data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * count])))
+        if count == words:
+            return g.emit(vector.BitcastOp(data, half))
+        loaded = g.emit(vector.BitcastOp(data, VectorType(i32, [count])))
+        padding = list(range(count)) + [0] * (words - count)
+        mask = DenseArrayBase.from_list(i64, padding)
+        return g.emit(vector.ShuffleOp(loaded, loaded, mask, result_type=half))
 
-    def tile(g: Emitter, r: Index, k0: Index) -> list[SSAValue]:
+    def tile(g: Emitter, r: Index, k0: Index, count: int) -> list[SSAValue]:
         lines: list[SSAValue] = []
         for i in range(words):
-            first = row_words(g, offset(g, r, i), k0)
-            second = row_words(g, offset(g, r, words + i), k0)
+            first = row_words(g, offset(g, r, i), k0, count)
+            second = row_words(g, offset(g, r, words + i), k0, count)
             both = DenseArrayBase.from_list(i64, list(range(lanes)))
             lines.append(
                 g.emit(
@@ -611,12 +675,13 @@ def _row_passes(
         return _transpose_halves(g, lines)
 
     def add_chunk(
-        g: Emitter, starts: list[Index], k0: Index, accs: list[SSAValue]
+        g: Emitter, starts: list[Index], k0: Index, accs: list[SSAValue], count: int
     ) -> list[SSAValue]:
-        """The sums of the two tiles at `starts` plus columns k0 .. k0+chunk-1."""
-        tiles = [tile(g, s, k0) for s in starts]
+        """The sums of the two tiles at `starts` plus the `count` words of
+        columns from k0."""
+        tiles = [tile(g, s, k0, count) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
-        for j in range(words):
+        for j in range(count):
             first = per_word * j
             block = 0 if scaled is None else first // scaled.block_size
             if scaled is not None and block not in scales:
@@ -645,9 +710,13 @@ def _row_passes(
         def chunks(
             h: Emitter, p: SSAValue, carried: Sequence[SSAValue]
         ) -> list[SSAValue]:
-            return add_chunk(h, starts, block_start(h, 0, chunk, p), list(carried))
+            k0 = block_start(h, 0, chunk, p)
+            return add_chunk(h, starts, k0, list(carried), words)
 
-        accs = g.loop(0, m.cols // chunk, accs, chunks)
+        full, last = divmod(m.cols, chunk)
+        accs = list(g.loop(0, full, accs, chunks)) if full else accs
+        if last:
+            accs = add_chunk(g, starts, full * chunk, accs, last // per_word)
         for a, acc in zip(at, accs, strict=True):
             g.builder.insert(vector.StoreOp(acc, sums, a))
         return []
