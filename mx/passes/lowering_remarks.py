@@ -27,7 +27,7 @@ of the module with `convert-matrix-to-affine` (its `vector-bits` and
 
 The counts go to stderr (`remark: @f: lowered with ...`), and with
 `annotate=true` also onto the function as a `matrix.lowered` dictionary.
-Before them, one located remark per contraction names the kernel the
+After them, one located remark per contraction names the kernel the
 lowering gave it and, if it is not the fastest for that contraction, why
 (`matrix_to_affine/kernel_remarks.py`):
 
@@ -183,14 +183,14 @@ class MatrixLoweringRemarksPass(ModulePass):
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         lowered_functions = [f for f in lowered.walk() if isinstance(f, func.FuncOp)]
         for f, g in zip(functions, lowered_functions, strict=True):
-            for kernel in state.kernels:
-                if kernel.function == g.sym_name.data:
-                    print(kernel, file=sys.stderr)
             counts = function_counts(
                 f, state.emitted.get(g, Counter()) + buffer_counts(g)
             )
             text = ", ".join(f"{v} {k}" for k, v in counts.items())
             print(f"remark: @{f.sym_name.data}: lowered with {text}", file=sys.stderr)
+            for kernel in state.kernels:
+                if kernel.function == g.sym_name.data:
+                    print(kernel, file=sys.stderr)
             if self.annotate:
                 f.attributes["matrix.lowered"] = DictionaryAttr(
                     {k: IntegerAttr(v, i64) for k, v in counts.items()}

@@ -178,14 +178,14 @@ def match_weights(
         or convert not in fused
     ):
         return None
-    if lanes < 4:
-        return "vectors of fewer than 4 f32 lanes"
     if (
         op.unsigned is not None
         or not isinstance(op.result_element, Float32Type)
         or element_type_of(op.vector.type) != f32
     ):
         return "the vector and the result are not f32"
+    if lanes < 4:
+        return "vector-bits=0" if lanes == 0 else "vectors of fewer than 4 f32 lanes"
     if not isinstance(element_type_of(value.type), Float32Type):
         return "the weights are not decoded to f32"
     fmt = convert.float_format

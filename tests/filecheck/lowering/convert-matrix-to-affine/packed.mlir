@@ -117,12 +117,13 @@ func.func @mx_matvec(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> 
 }
 
 // Row-major packed weights whose columns are not whole chunks of the
-// kernel cannot be read as column blocks: the product reads them element by
-// element, decoding each in registers, still without a buffer of decoded
-// weights.
+// kernel (64 columns, 8 words a row): the last, narrower chunk reads its 4
+// words of each row and pads them to 8 lanes (the padding is never used).
 // CHECK-LABEL: func.func @mx_matvec_row_major
 // CHECK-NOT: memref<32x32xf32>
-// CHECK: memref.load %w[%{{.*}}] : memref<?xi8>
+// CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
+// CHECK-NEXT: %[[WORDS:.*]] = vector.bitcast %[[ROW]] : vector<16xi8> to vector<4xi32>
+// CHECK-NEXT: vector.shuffle %[[WORDS]], %[[WORDS]] [0, 1, 2, 3, 0, 0, 0, 0] : vector<4xi32>, vector<4xi32>
 // CHECK-NOT: memref<32x32xf32>
 // CHECK: func.return
 func.func @mx_matvec_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32>) -> vector<32xf32> {
