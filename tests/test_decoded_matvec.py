@@ -77,6 +77,11 @@ PER_TENSOR = [
     (32, 72, "f4e2m1fn", "0.1", "", False, "row_major"),
     (64, 44, "f8e4m3fn", "arg", "", True, "row_major"),
     (32, 12, "f8e4m3fn", "", "contract", False, "row_major"),
+    # rows not a multiple of 32: a last group overlapping the one before
+    (40, 48, "f4e2m1fn", "0.1", "", True, "column_major"),
+    (33, 40, "f8e4m3fn", "arg", "contract", True, "column_major"),
+    (45, 64, "f4e2m1fn", "", "", True, "row_major"),
+    (70, 36, "f8e4m3fn", "0.375", "", False, "row_major"),
 ]
 
 
@@ -238,6 +243,11 @@ BLOCK_SCALED = [
     (32, 96, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
     (64, 160, "f4e2m1fn", 32, "f8e8m0fnu", "contract", False, "row_major"),
     (32, 48, "f8e4m3fn", 16, "f8e8m0fnu", "", False, "row_major"),
+    # rows not a multiple of 32
+    (50, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "column_major"),
+    (47, 64, "f8e4m3fn", 32, "f8e8m0fnu", "contract", False, "column_major"),
+    (39, 96, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
+    (81, 64, "f8e4m3fn", 16, "f8e8m0fnu", "", False, "row_major"),
 ]
 
 

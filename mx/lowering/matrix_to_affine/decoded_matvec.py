@@ -10,7 +10,11 @@ the weights' bytes once. Each y(r) is still summed in k order from -0, then
 plus the bias: the lanes of a vector are rows (docs/matrix-dialect.md's
 order, with or without `contract`).
 
-- Column-major W (rows a multiple of 2 vectors): passes over `COLUMNS`
+Rows go in groups of 2 vectors; when they do not divide the rows, a last
+group takes the last rows (overlapping the group before, whose rows it
+computes again to the same values) and keeps its sums past the others'.
+
+- Column-major W: passes over `COLUMNS`
   columns; for each group of 2 vectors of rows the sums (a buffer of y that
   stays in L1) are loaded, every column of the pass adds its decoded weights
   times its x(k), and they are stored back.
@@ -199,8 +203,10 @@ def match_weights(
     load = convert.input.owner
     if not isinstance(load, LoadOp) or load not in fused:
         return "the weights are not decoded from a matrix load"
-    if m.rows % (2 * lanes) != 0:
-        return f"rows not a multiple of {2 * lanes}"
+    if m.rows < 2 * lanes:
+        return f"fewer than {2 * lanes} rows"
+    if load.is_packed and load.COLUMN_MAJOR and m.rows % 2:
+        return "an odd number of packed column-major rows"
     if not load.COLUMN_MAJOR and (why := _row_major_misfit(m, fmt, scaled, lanes)):
         return why
     if load.is_packed != (fmt.bits == 4):
@@ -492,7 +498,8 @@ def _decoded_matvec(
     kernel.prepare(e)
     group, vt = kernel.group, VectorType(f32, [lanes])
     x = allocate(MatrixType(cols, 1, f32))
-    sums = allocate(MatrixType(rows, 1, f32))
+    padded = -(-rows // group) * group  # (a last, overlapping group's sums)
+    sums = allocate(MatrixType(padded, 1, f32))
     y = allocate(MatrixType(rows, 1, f32))
     zero = e.index(0)
     e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
@@ -503,7 +510,7 @@ def _decoded_matvec(
         f.builder.insert(vector.StoreOp(minus_zero, sums, at))
         return []
 
-    e.loop(0, rows // lanes, [], fill)
+    e.loop(0, padded // lanes, [], fill)
     if weights.load.COLUMN_MAJOR:
         _column_passes(e, kernel, m, x, sums)
     else:
@@ -513,10 +520,11 @@ def _decoded_matvec(
         bias = allocate(MatrixType(rows, 1, f32))
         e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
 
-    def finish(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
-        """Rows of a group in their order, plus the bias."""
-        r = block_start(f, 0, group, i)
-        at = [[f.index(0), r], [f.index(0), f.index(offset(f, r, lanes))]]
+    def finish(f: Emitter, r: Index, at_row: Index) -> None:
+        """Rows r.. of a group (sums at `at_row`) in their order, plus the
+        bias."""
+        at = [[f.index(0), f.index(offset(f, at_row, h * lanes))] for h in (0, 1)]
+        rows_at = [[f.index(0), f.index(offset(f, r, h * lanes))] for h in (0, 1)]
         parts = [f.emit(vector.LoadOp(sums, a, vt)) for a in at]
         if weights.packed and weights.load.COLUMN_MAJOR:  # (even, odd) -> rows
             parts = [
@@ -527,14 +535,34 @@ def _decoded_matvec(
                 )
                 for h in (0, 1)
             ]
-        for a, part in zip(at, parts, strict=True):
+        for a, part in zip(rows_at, parts, strict=True):
             if bias is not None:
                 part = f.emit(add(part, f.emit(vector.LoadOp(bias, a, vt)), flags))
             f.builder.insert(vector.StoreOp(part, y, a))
-        return []
 
-    e.loop(0, rows // group, [], finish)
+    _for_groups(e, rows, group, finish)
     return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
+
+
+def _for_groups(
+    e: Emitter, rows: int, group: int, body: Callable[[Emitter, Index, Index], None]
+) -> None:
+    """`body(e, r, at_row)` for every group of `group` rows r.. (their sums
+    at row `at_row`): the whole groups, then, if `group` does not divide
+    `rows`, the last `group` rows (overlapping the group before: its rows
+    are computed twice, to the same values) with their sums past the
+    others'."""
+    full, last = divmod(rows, group)
+    if full:
+
+        def groups(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+            r = block_start(f, 0, group, i)
+            body(f, r, r)
+            return []
+
+        e.loop(0, full, [], groups)
+    if last:
+        body(e, rows - group, full * group)
 
 
 def _for_chunks(
@@ -566,9 +594,8 @@ def _column_passes(
         columns = gcd(columns, kernel.weights.scaled.block_size)
 
     def one_pass(f: Emitter, k0: Index, count: int) -> None:
-        def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
-            r = block_start(g, 0, group, i)
-            at = [[g.index(0), r], [g.index(0), g.index(offset(g, r, lanes))]]
+        def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
+            at = [[g.index(0), g.index(offset(g, at_row, h * lanes))] for h in (0, 1)]
             accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
             scales = kernel.scales(g, r, k0)
             for j in range(count):
@@ -580,9 +607,8 @@ def _column_passes(
                 ]
             for a, acc in zip(at, accs, strict=True):
                 g.builder.insert(vector.StoreOp(acc, sums, a))
-            return []
 
-        f.loop(0, m.rows // group, [], rows_of)
+        _for_groups(f, m.rows, group, rows_of)
 
     _for_chunks(e, m.cols, columns, one_pass)
 
@@ -699,12 +725,11 @@ def _row_passes(
                     accs[t] = _step(g, flags, values[0], xk, accs[t])
         return accs
 
-    def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+    def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
         """Two tiles of rows, every chunk of columns in turn (each row a
         sequential read), their sums carried in registers."""
-        r = block_start(g, 0, 2 * lanes, i)
         starts: list[Index] = [r, offset(g, r, lanes)]
-        at = [[g.index(0), g.index(s)] for s in starts]
+        at = [[g.index(0), g.index(offset(g, at_row, h * lanes))] for h in (0, 1)]
         accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
 
         def chunks(
@@ -719,6 +744,5 @@ def _row_passes(
             accs = add_chunk(g, starts, full * chunk, accs, last // per_word)
         for a, acc in zip(at, accs, strict=True):
             g.builder.insert(vector.StoreOp(acc, sums, a))
-        return []
 
-    e.loop(0, m.rows // (2 * lanes), [], rows_of)
+    _for_groups(e, m.rows, 2 * lanes, rows_of)

@@ -157,15 +157,37 @@ func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x
   func.return %y : vector<32xf32>
 }
 
-// Rows not a multiple of two vectors.
+// Fewer rows than two vectors.
 // CHECK-LABEL: remark: @mxfp4_rows: lowered with
-// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: rows not a multiple of 32{{$}}
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: fewer than 32 rows{{$}}
 func.func @mxfp4_rows(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<24xf32> {
   %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<24x64xi4>
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<24x2xi8>
   %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<24x64xi4>, !matrix.matrix<24x2xi8> to !matrix.matrix<24x64xf32>
   %y = matrix.matvec %m, %x : !matrix.matrix<24x64xf32>, vector<64xf32> -> vector<24xf32>
   func.return %y : vector<24xf32>
+}
+
+// Rows not a multiple of two vectors: the last group overlaps the one before.
+// CHECK-LABEL: remark: @mxfp4_tail_rows: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector{{$}}
+func.func @mxfp4_tail_rows(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<40xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<40x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<40x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<40x64xi4>, !matrix.matrix<40x2xi8> to !matrix.matrix<40x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<40x64xf32>, vector<64xf32> -> vector<40xf32>
+  func.return %y : vector<40xf32>
+}
+
+// An odd number of packed column-major rows: that last group starts at an odd row.
+// CHECK-LABEL: remark: @mxfp4_odd_rows: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: element by element; not fused block-scaled vector: an odd number of packed column-major rows{{$}}
+func.func @mxfp4_odd_rows(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<33xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<33x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<33x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<33x64xi4>, !matrix.matrix<33x2xi8> to !matrix.matrix<33x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<33x64xf32>, vector<64xf32> -> vector<33xf32>
+  func.return %y : vector<33xf32>
 }
 
 // Formats without a fused kernel.
