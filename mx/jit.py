@@ -105,6 +105,10 @@ class JitFunction:
     """The MLIR text the function was compiled from."""
     pipeline: str = DEFAULT_PIPELINE
     """The pipeline it was compiled with."""
+    remarks: tuple[str, ...] = ()
+    """The kernel each contraction of the function got (C-ordered
+    matrices), as `mx-lower-to-llvm{remarks}` reports it: located
+    `remark: '<op>' op kernel: ...` lines."""
 
     def __init__(
         self,

@@ -78,6 +78,7 @@ from mx.lowering.llvm.memref import constant_value
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from mx.lowering.matrix_to_affine.kernel_remarks import recording
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.runtime.parallel_for import missing_declarations
 from mx.runtime.threads import load_runtime, parallel_min_count
@@ -840,6 +841,7 @@ class _Compiled:
     entries: dict[str, Entry]
     params: dict[str, list[Param]]
     results: dict[str, list[Attribute]]
+    remarks: dict[str, tuple[str, ...]]
 
 
 def _compile(
@@ -898,7 +900,12 @@ def _compile(
             entry_names[name] = op.sym_name.data
         inputs = len(op.function_type.inputs)
         _transpose_boundary(op, flags[:inputs], flags[inputs:])
-    ir, lowered = _lower_and_translate(module, source, pipeline, ctx)
+    with recording() as kernels:
+        ir, lowered = _lower_and_translate(module, source, pipeline, ctx)
+    remarks = {
+        name: tuple(str(k) for k in kernels if k.function == entry_name)
+        for name, entry_name in entry_names.items()
+    }
     wrappers: list[str] = []
     for name, entry_name in entry_names.items():
         function_type = lowered[entry_name]
@@ -970,7 +977,7 @@ def _compile(
         fast = _builtin(name, address[f"_mx_fast_{name}"]) if with_fast else None
         kernel = address[entry_names[name]]
         entries[name] = Entry(fast, batch, kernel, tables.get(name), code)
-    return _Compiled(full_ir, entries, params, results)
+    return _Compiled(full_ir, entries, params, results, remarks)
 
 
 def _bytes_per_call(params: Sequence[Param], results: Sequence[Attribute]) -> int:
@@ -1013,8 +1020,9 @@ def compile_text(text: str, pipeline: str) -> CompiledModule:
         )
         for name, entry in compiled.entries.items()
     }
-    for function in functions.values():
+    for name, function in functions.items():
         function.source, function.pipeline = text, pipeline
+        function.remarks = compiled.remarks[name]
     return CompiledModule(compiled.llvm_ir, functions, len(text))
 
 

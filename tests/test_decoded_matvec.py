@@ -71,6 +71,17 @@ PER_TENSOR = [
     (32, 192, "f4e2m1fn", "arg", "", False, "row_major"),
     (32, 64, "f8e4m3fn", "0.375", "", True, "row_major"),
     (64, 32, "f8e4m3fn", "arg", "contract", False, "row_major"),
+    # row-major K not a multiple of a chunk (64 f4e2m1fn, 32 f8e4m3fn): a
+    # narrower last chunk, alone or after whole ones
+    (32, 40, "f4e2m1fn", "", "contract", True, "row_major"),
+    (32, 72, "f4e2m1fn", "0.1", "", False, "row_major"),
+    (64, 44, "f8e4m3fn", "arg", "", True, "row_major"),
+    (32, 12, "f8e4m3fn", "", "contract", False, "row_major"),
+    # rows not a multiple of 32: a last group overlapping the one before
+    (40, 48, "f4e2m1fn", "0.1", "", True, "column_major"),
+    (33, 40, "f8e4m3fn", "arg", "contract", True, "column_major"),
+    (45, 64, "f4e2m1fn", "", "", True, "row_major"),
+    (70, 36, "f8e4m3fn", "0.375", "", False, "row_major"),
 ]
 
 
@@ -228,6 +239,15 @@ BLOCK_SCALED = [
     (32, 256, "f4e2m1fn", 128, "f8e8m0fnu", "", False, "row_major"),
     (32, 64, "f8e4m3fn", 32, "f8e8m0fnu", "", True, "row_major"),
     (32, 96, "f8e4m3fn", 16, "f8e8m0fnu", "contract", False, "row_major"),
+    # row-major K not a multiple of a chunk
+    (32, 96, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
+    (64, 160, "f4e2m1fn", 32, "f8e8m0fnu", "contract", False, "row_major"),
+    (32, 48, "f8e4m3fn", 16, "f8e8m0fnu", "", False, "row_major"),
+    # rows not a multiple of 32
+    (50, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "column_major"),
+    (47, 64, "f8e4m3fn", 32, "f8e8m0fnu", "contract", False, "column_major"),
+    (39, 96, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
+    (81, 64, "f8e4m3fn", 16, "f8e8m0fnu", "", False, "row_major"),
 ]
 
 
@@ -367,3 +387,106 @@ def test_eight_lanes_match_the_interpreter(
     actual = compile_module(source, AVX2_PIPELINE).mv(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
+
+
+def _kernel_remarks(source: str, name: str = "mv") -> tuple[str, ...]:
+    return compile_module(source)[name].remarks
+
+
+def _index_source(fmt: str, layout: str, rows: int, cols: int) -> str:
+    """The MX matvec with the offsets of the weights and the scales as
+    `index` arguments."""
+    element, packed = ("i4", " packed") if fmt == "f4e2m1fn" else ("i8", "")
+    q = f"!matrix.matrix<{rows}x{cols}x{element}>"
+    s = f"!matrix.matrix<{rows}x{cols // 32}xi8>"
+    w = f"!matrix.matrix<{rows}x{cols}xf32>"
+    return f"""
+func.func @mv(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>, %o: index, %so: index) -> vector<{rows}xf32> {{
+  %q = matrix.{layout}_load %w[%o]{packed} : memref<?xi8> -> {q}
+  %sc = matrix.column_major_load %s[%so] : memref<?xi8> -> {s}
+  %f = arbfp.scaled_convert_from {fmt} %q, %sc block 32 : {q}, {s} to {w}
+  %y = matrix.matvec %f, %x : {w}, vector<{cols}xf32> -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("fmt", "layout", "rows", "cols"),
+    [
+        ("f4e2m1fn", "column_major", 32, 96),
+        ("f4e2m1fn", "row_major", 64, 96),
+        ("f8e4m3fn", "column_major", 32, 64),
+        ("f8e4m3fn", "row_major", 32, 96),
+    ],
+)
+def test_index_offsets_match_the_interpreter(
+    fmt: str, layout: str, rows: int, cols: int
+) -> None:
+    """Offsets given at run time get the fused kernel; packed offsets are
+    checked even at run time (an odd one is read element by element): every
+    offset gives the interpreter's result bit for bit."""
+    source = _index_source(fmt, layout, rows, cols)
+    (remark,) = _kernel_remarks(source)
+    assert "kernel: fused block-scaled vector" in remark
+    assert ("checked even at run time" in remark) == (fmt == "f4e2m1fn")
+    rng = np.random.default_rng(rows + cols)
+    codes = _fp8_codes(rng, 8 + rows * cols)
+    scales = _scale_codes(rng, 5 + rows * cols // 32, "f8e8m0fnu")
+    x = rng.standard_normal(cols).astype(np.float32)
+    f = compile_module(source).mv
+    for offset, scale_offset in ((0, 0), (2, 5), (3, 1), (7, 4)):
+        args: list[Any] = [codes, scales, x, offset, scale_offset]
+        (expected,) = run_function(_parse(source), "mv", *args)
+        assert _same(f(*args), expected), (offset, scale_offset)
+
+
+def _layers_source(fmt: str, layout: str, rows: int, cols: int, layers: int) -> str:
+    """y of every layer of a loop: the weights and scales of layer i at
+    offsets i times their sizes (even: no run-time check)."""
+    element, packed = ("i4", " packed") if fmt == "f4e2m1fn" else ("i8", "")
+    q = f"!matrix.matrix<{rows}x{cols}x{element}>"
+    s = f"!matrix.matrix<{rows}x{cols // 32}xi8>"
+    w = f"!matrix.matrix<{rows}x{cols}xf32>"
+    return f"""
+func.func @mv(%w: memref<?xi8>, %s: memref<?xi8>, %x: memref<?xf32>, %y: memref<?xf32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant {layers} : index
+  %size = arith.constant {rows * cols} : index
+  %ssize = arith.constant {rows * cols // 32} : index
+  %rows = arith.constant {rows} : index
+  %v = vector.load %x[%c0] : memref<?xf32>, vector<{cols}xf32>
+  scf.for %i = %c0 to %n step %c1 {{
+    %o = arith.muli %i, %size : index
+    %so = arith.muli %ssize, %i : index
+    %q = matrix.{layout}_load %w[%o]{packed} : memref<?xi8> -> {q}
+    %sc = matrix.column_major_load %s[%so] : memref<?xi8> -> {s}
+    %f = arbfp.scaled_convert_from {fmt} %q, %sc block 32 : {q}, {s} to {w}
+    %r = matrix.matvec %f, %v : {w}, vector<{cols}xf32> -> vector<{rows}xf32>
+    %at = arith.muli %i, %rows : index
+    vector.store %r, %y[%at] : memref<?xf32>, vector<{rows}xf32>
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("fmt", ["f4e2m1fn", "f8e4m3fn"])
+@pytest.mark.parametrize("layout", ["column_major", "row_major"])
+def test_layer_loop_matches_the_interpreter(fmt: str, layout: str) -> None:
+    """A loop over layers (offsets i·size): the fused kernel with no run-time
+    check (the offsets are proven even), every layer's y bit for bit."""
+    rows, cols, layers = 32, 64, 3
+    source = _layers_source(fmt, layout, rows, cols, layers)
+    (remark,) = _kernel_remarks(source)
+    assert remark.endswith("kernel: fused block-scaled vector"), remark
+    rng = np.random.default_rng(layers)
+    codes = _fp8_codes(rng, layers * rows * cols)
+    scales = _scale_codes(rng, layers * rows * cols // 32, "f8e8m0fnu")
+    x = rng.standard_normal(cols).astype(np.float32)
+    actual = np.zeros(layers * rows, np.float32)
+    expected = np.zeros(layers * rows, np.float32)
+    compile_module(source).mv(codes, scales, x, actual)
+    run_function(_parse(source), "mv", codes, scales, x, expected)
+    assert _same(actual, expected)

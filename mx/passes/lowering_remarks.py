@@ -27,6 +27,12 @@ of the module with `convert-matrix-to-affine` (its `vector-bits` and
 
 The counts go to stderr (`remark: @f: lowered with ...`), and with
 `annotate=true` also onto the function as a `matrix.lowered` dictionary.
+After them, one located remark per contraction names the kernel the
+lowering gave it and, if it is not the fastest for that contraction, why
+(`matrix_to_affine/kernel_remarks.py`):
+
+    f.mlir:4:8: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: rows not a multiple of 32
+
 The pass does not change the IR otherwise.
 """
 
@@ -182,6 +188,9 @@ class MatrixLoweringRemarksPass(ModulePass):
             )
             text = ", ".join(f"{v} {k}" for k, v in counts.items())
             print(f"remark: @{f.sym_name.data}: lowered with {text}", file=sys.stderr)
+            for kernel in state.kernels:
+                if kernel.function == g.sym_name.data:
+                    print(kernel, file=sys.stderr)
             if self.annotate:
                 f.attributes["matrix.lowered"] = DictionaryAttr(
                     {k: IntegerAttr(v, i64) for k, v in counts.items()}

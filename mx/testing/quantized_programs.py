@@ -9,8 +9,9 @@ mixed-precision products widen their factors in registers. Each of those
 paths has its own remainders, offsets and strides. `QuantizedProgram(seed)`
 draws one `func.func @f` over them:
 
-- weights: `column_major_load`/`row_major_load` at a random offset and stride
-  (`packed` i4 among them) of FP8/FP6/FP4 codes, f16/bf16 or i8 values;
+- weights: `column_major_load`/`row_major_load` at a random offset (a literal
+  or an `index` argument) and stride (`packed` i4 among them) of FP8/FP6/FP4
+  codes, f16/bf16 or i8 values;
 - decode: `arbfp.convert_from`, `arbfp.scaled_convert_from` (block 16 or 32,
   e8m0 or e4m3 scales loaded from memory too), `matrix.cast`, or none (a
   mixed-precision product reads the narrow factor itself); then optionally a
@@ -19,7 +20,10 @@ draws one `func.func @f` over them:
   either side, `matmul_add`.
 
 No fastmath flags: every result has one rounding order, so the JIT must
-equal the interpreter bit for bit. `covered` names the forms a program used.
+equal the interpreter bit for bit. `covered` names the forms a program used;
+`fused` is True for the programs the fused FP4/FP8 matvec kernel must take
+(docs/passes.md: f4e2m1fn/f8e4m3fn codes decoded to f32 by a matvec, rows
+a multiple of 32, ...), which the tests check through the lowering's remark.
 """
 
 from __future__ import annotations
@@ -66,15 +70,32 @@ class QuantizedProgram:
     parameter_types: list[str] = field(default_factory=list[str])
     """The type of each argument of `@f`, as written in `source`."""
     covered: Counter[str] = field(default_factory=Counter[str])
+    fused: bool = False
+    """The fused FP4/FP8 matvec kernel must compute this program."""
+    dynamic_offsets: bool = False
+    """Some load's offset is an `index` argument."""
 
     def __post_init__(self) -> None:
         rnd = random.Random(self.seed)
         self._rnd = rnd
         self._np = np.random.default_rng(self.seed)
         self._body: list[str] = []
+        self._loads: list[tuple[str, int | None, int, bool]] = []
+        """(layout, literal offset or None, stride, packed) of each load."""
+        self._format: str | None = None
+        """The FP format of the codes, if the weights are codes."""
+        # Spellings and fast-path candidates are drawn apart, so that the
+        # other draws stay those of the programs before they were added.
+        self._spelling = random.Random(-1 - self.seed)
+        self._candidate = self._spelling.random() < 0.3
+        """An FP4/FP8 matvec of 32 rows (the fused kernel's shape)."""
         decode = rnd.choice(["convert_from", "scaled", "cast", "mixed"])
+        if self._candidate:
+            decode = self._spelling.choice(["convert_from", "scaled"])
         self.covered[decode] += 1
         rows = rnd.randint(1, 40)
+        if self._candidate:
+            rows = 32
         block = rnd.choice([16, 32])
         depth = block * rnd.randint(1, 3) if decode == "scaled" else rnd.randint(1, 96)
         if decode == "mixed" and rnd.random() < 0.3:
@@ -82,9 +103,12 @@ class QuantizedProgram:
             self.covered["short depth"] += 1
             depth = rnd.randint(1, 3)
         weights, element = self._weights(decode, rows, depth, block)
+        fused = self._fusable(decode, rows, depth, element)
         if decode != "mixed" and element in ("f32", "f64") and rnd.random() < 0.3:
+            fused = fused and decode == "convert_from"
             weights = self._splat_scale(weights, rows, depth, element)
-        if rnd.random() < 0.25:
+        if rnd.random() < 0.25 and not self._candidate:
+            fused = False
             self.covered["transpose"] += 1
             t = self._value()
             self._body.append(
@@ -93,10 +117,31 @@ class QuantizedProgram:
             )
             weights, rows, depth = t, depth, rows
         result_element = WIDENINGS.get(element, element)
-        self._consume(weights, rows, depth, element, result_element)
+        kind = self._consume(weights, rows, depth, element, result_element)
+        self.fused = fused and kind.startswith("matvec")
         params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(self.parameter_types))
         body = "\n".join(f"  {line}" for line in self._body)
         self.source = f"func.func @f({params}) -> {self._result_type} {{\n{body}\n}}\n"
+
+    def _fusable(self, decode: str, rows: int, depth: int, element: str) -> bool:
+        """True if the weights just drawn, decoded by `decode` to `element`,
+        fit the fused matvec kernel (consumer aside): FP4/FP8 codes (FP4
+        packed at an offset and stride that are even, or an offset checked at
+        run time), rows a multiple of 32, row-major rows of whole 32-bit
+        words, column-major scales."""
+        if decode not in ("convert_from", "scaled") or element != "f32":
+            return False
+        fmt = self._format
+        if fmt not in ("f4e2m1fn", "f8e4m3fn") or rows % 32 != 0:
+            return False
+        layout, offset, stride, packed = self._loads[0]
+        odd = stride % 2 or (offset is not None and offset % 2)
+        if fmt == "f4e2m1fn" and (not packed or odd):
+            return False
+        per_word = 8 if fmt == "f4e2m1fn" else 4
+        if layout == "row_major" and depth % per_word:
+            return False
+        return decode == "convert_from" or self._loads[1][0] == "column_major"
 
     # -- helpers -----------------------------------------------------------
 
@@ -126,6 +171,7 @@ class QuantizedProgram:
         lead = rows if layout == "column_major" else cols
         stride = lead + rnd.choice([0, 0, 1, 2, 5])
         offset = rnd.choice([0, 0, 1, 2, 3])
+        dynamic = self._spelling.random() < 0.3
         outer = cols if layout == "column_major" else rows
         span = offset + (outer - 1) * stride + lead
         if packed:
@@ -144,11 +190,17 @@ class QuantizedProgram:
                 codes = codes | (high & ~np.uint8((1 << int(memory_element[1:])) - 1))
             memory[positions] = codes.reshape(rows, cols)
         buffer = self._argument(f"memref<?x{memory_element}>", memory)
+        offset_text = str(offset)
+        if dynamic:
+            self.covered["index offset"] += 1
+            self.dynamic_offsets = True
+            offset_text = self._argument("index", np.int64(offset))
+        self._loads.append((layout, None if dynamic else offset, stride, packed))
         value = self._value()
         suffix = " packed" if packed else ""
         stride_text = f" stride {stride}" if stride != lead else ""
         self._body.append(
-            f"{value} = matrix.{layout}_load {buffer}[{offset}]{stride_text}{suffix}"
+            f"{value} = matrix.{layout}_load {buffer}[{offset_text}]{stride_text}{suffix}"
             f" : memref<?x{memory_element}> -> {_matrix(rows, cols, element)}"
         )
         return value
@@ -186,13 +238,18 @@ class QuantizedProgram:
         n = rows * depth
         if decode in ("convert_from", "scaled"):
             fmt = rnd.choice(list(FORMAT_CONTAINER))
+            if self._candidate:
+                fmt = self._spelling.choice(["f4e2m1fn", "f8e4m3fn"])
             self.covered[fmt] += 1
+            self._format = fmt
             container = FORMAT_CONTAINER[fmt]
-            packed = container == "i4" and rnd.random() < 0.6
+            packed = container == "i4" and (rnd.random() < 0.6 or self._candidate)
             memory = "i8" if packed or container == "i8" else container
             codes = self._codes(fmt, n)
             q = self._load(memory, rows, depth, container, packed, codes)
             target = rnd.choice(["f32", "f32", "f16", "bf16", "f64"])
+            if self._candidate:
+                target = "f32"
             value = self._value()
             if decode == "convert_from":
                 self._body.append(
@@ -263,13 +320,14 @@ class QuantizedProgram:
             _matrix(shape[0], shape[1], element), values.reshape(shape)
         )
 
-    def _consume(
-        self, w: str, rows: int, depth: int, element: str, result: str
-    ) -> None:
+    def _consume(self, w: str, rows: int, depth: int, element: str, result: str) -> str:
+        """Emits the consumer; its kind."""
         rnd = self._rnd
         kind = rnd.choice(
             ["matvec", "matvec bias", "matmul", "matmul left", "matmul_add"]
         )
+        if self._candidate:
+            kind = self._spelling.choice(["matvec", "matvec bias"])
         self.covered[kind] += 1
         value = self._value()
         wt = _matrix(rows, depth, element)
@@ -316,3 +374,4 @@ class QuantizedProgram:
                     f"{self._result_type} -> {self._result_type}"
                 )
         self._body.append(f"func.return {value} : {self._result_type}")
+        return kind

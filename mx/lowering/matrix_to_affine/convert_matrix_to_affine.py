@@ -106,7 +106,12 @@ from mx.lowering.matrix_to_affine.carriers import (
     region_slots,
     successor_operands,
 )
-from mx.lowering.matrix_to_affine.decoded_matvec import decoded_matvec, match_weights
+from mx.lowering.matrix_to_affine.decoded_matvec import (
+    Weights,
+    decoded_matvec,
+    fused_kernel,
+    match_weights,
+)
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
     Index,
@@ -122,6 +127,16 @@ from mx.lowering.matrix_to_affine.fusion import (
     FusionPlan,
     decodes_packed,
     is_decode,
+)
+from mx.lowering.matrix_to_affine.kernel_remarks import (
+    CACHE_BLOCKED,
+    ELEMENT_BY_ELEMENT,
+    SCALAR,
+    UNREADABLE_PACKED,
+    VECTORIZED,
+    VERSIONED,
+    KernelRemark,
+    record,
 )
 from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.products import (
@@ -174,6 +189,25 @@ class LoweringState:
     constants: dict[func.FuncOp, IndexConstants] = field(
         default_factory=dict[func.FuncOp, IndexConstants]
     )
+    kernels: list[KernelRemark] = field(default_factory=list[KernelRemark])
+    """The kernel of each contraction, for `matrix-lowering-remarks`."""
+
+    def choose(
+        self,
+        op: Operation,
+        kernel: str,
+        fastest: str | None = None,
+        reason: str | None = None,
+        note: str | None = None,
+    ) -> None:
+        """Record that `op` gets `kernel` (not `fastest`, for `reason`)."""
+        self.kernels.append(KernelRemark.of(op, kernel, fastest, reason, note))
+
+    def no_vectors(self, t: Attribute) -> str:
+        """Why a contraction summing in `t` gets no vectors."""
+        if self.vector_bits == 0:
+            return "vector-bits=0"
+        return f"{t} elements are not vectorized"
 
     def emitter(self, op: Operation) -> Emitter:
         return Emitter.before(op, self.plan.fused, self._constants(op))
@@ -463,6 +497,9 @@ class LowerMatmul(MatrixPattern):
         lanes = self.state.lanes(t.with_element_type(compute))
         if lanes and self.state.decoded_in_place(op.lhs):
             lanes = 0
+            self.state.choose(op, ELEMENT_BY_ELEMENT, VECTORIZED, UNREADABLE_PACKED)
+        elif not lanes:
+            self.state.choose(op, SCALAR, VECTORIZED, self.state.no_vectors(compute))
         if lanes:
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
@@ -486,6 +523,7 @@ class LowerMatmul(MatrixPattern):
                     lanes,
                     factor,
                 )
+                self.state.choose(op, CACHE_BLOCKED)
                 blocked_gemm(
                     self.state.emitter(op),
                     gemm,
@@ -495,6 +533,7 @@ class LowerMatmul(MatrixPattern):
                 )
                 rewriter.replace(op, as_matrix(buffer, t))
                 return
+            self.state.choose(op, VECTORIZED)
 
             def rhs(e: Emitter, k: Index, c: Index) -> SSAValue:
                 return factor(e, e.element(op.rhs, k, c))
@@ -579,30 +618,46 @@ class LowerMatvec(MatrixPattern):
         e = self.state.emitter(op)
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
         weights = match_weights(op, self.state.plan.fused, lanes)
-        if weights is not None:
+        if isinstance(weights, Weights):
+            note = VERSIONED if weights.versioned else None
+            self.state.choose(op, fused_kernel(op.matrix), note=note)
             y = decoded_matvec(
                 e,
                 op,
                 weights,
                 lanes,
                 lambda t: self.state.temporary(t, op),
+                lambda f: self._by_elements(op, m, compute, f),
                 self.state.blocking.parallel(m.rows * m.cols),
             )
             rewriter.replace(op, [], [y])
             return
+        # (a dequantization the fused kernel does not take: why not)
+        fastest = None if weights is None else fused_kernel(op.matrix)
         if self.state.decoded_in_place(op.matrix) and not readable(
             op.matrix, self.state.plan.fused, False
         ):
+            self.state.choose(
+                op,
+                ELEMENT_BY_ELEMENT,
+                fastest or VECTORIZED,
+                weights or UNREADABLE_PACKED,
+            )
             rewriter.replace(op, [], [self._by_elements(op, m, compute)])
             return
         if lanes:
             if self.state.blocking.applies(m.rows, 1, m.cols, result) or self._by_tiles(
                 op.matrix, lanes
             ):
+                self.state.choose(op, CACHE_BLOCKED, fastest, weights)
                 rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
                 return
+            self.state.choose(op, VECTORIZED, fastest, weights)
             rewriter.replace(op, [], [self._blocked(op, m, compute, lanes)])
             return
+        self.state.choose(
+            op, SCALAR, fastest or VECTORIZED, weights or self.state.no_vectors(compute)
+        )
         zero = e.scalar_constant(0, result)
         init = e.emit(vector.BroadcastOp(zero, vector_type))
         bias = op.bias
@@ -639,10 +694,17 @@ class LowerMatvec(MatrixPattern):
             and readable(matrix, fused, False)
         )
 
-    def _by_elements(self, op: MatvecOp, m: MatrixType, compute: Attribute) -> SSAValue:
+    def _by_elements(
+        self,
+        op: MatvecOp,
+        m: MatrixType,
+        compute: Attribute,
+        e: Emitter | None = None,
+    ) -> SSAValue:
         """One dot product per row, reading the matrix element by element
-        (decoded in registers), %x and %y in one-column buffers."""
-        e = self.state.emitter(op)
+        (decoded in registers), %x and %y in one-column buffers; emitted
+        with `e` (default: before `op`)."""
+        e = e or self.state.emitter(op)
         result = op.result_element
         unsigned = op.unsigned is not None
         x = self.state.buffer(
@@ -1192,4 +1254,5 @@ class ConvertMatrixToAffinePass(ModulePass):
             applier.match_and_rewrite(child, PatternRewriter(child))
         _erase_fused(op, state)
         state.allocator.finish(self.stack_bytes)
+        record(state.kernels)
         return state

@@ -10,14 +10,19 @@ the weights' bytes once. Each y(r) is still summed in k order from -0, then
 plus the bias: the lanes of a vector are rows (docs/matrix-dialect.md's
 order, with or without `contract`).
 
-- Column-major W (rows a multiple of 2 vectors): passes over `COLUMNS`
+Rows go in groups of 2 vectors; when they do not divide the rows, a last
+group takes the last rows (overlapping the group before, whose rows it
+computes again to the same values) and keeps its sums past the others'.
+
+- Column-major W: passes over `COLUMNS`
   columns; for each group of 2 vectors of rows the sums (a buffer of y that
   stays in L1) are loaded, every column of the pass adds its decoded weights
   times its x(k), and they are stored back.
-- Row-major packed f4e2m1fn W (columns a multiple of `_chunk`): each row's
-  chunk of bytes is read as words of 8 elements; two tiles of `lanes` rows
-  are transposed in registers (lane = row) and their sums carried in
-  registers over the chunks, so that each row is read sequentially.
+- Row-major W (columns a multiple of a 32-bit word's elements): each row's
+  chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (f8e4m3fn) elements;
+  two tiles of `lanes` rows are transposed in registers (lane = row) and
+  their sums carried in registers over the chunks, so that each row is read
+  sequentially; a last, narrower chunk reads only its own words.
 
 Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
@@ -37,7 +42,6 @@ rounding the exact product once as scaled_convert_from does.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from math import gcd
 from typing import cast
 
@@ -79,11 +83,17 @@ from mx.lowering.matrix_to_affine.blocked import (
     _ceil,
     _for,
     _identity,
+    _if,
     _step,
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
-from mx.lowering.matrix_to_affine.packed import vector_block_access
+from mx.lowering.matrix_to_affine.kernel_remarks import FUSED_BLOCK_SCALED, FUSED_DECODE
+from mx.lowering.matrix_to_affine.packed import (
+    even_layout,
+    vector_block_access,
+    versioned_block_access,
+)
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
     offset,
@@ -118,6 +128,12 @@ class Weights:
     def packed(self) -> bool:
         return self.format.bits == 4
 
+    @property
+    def versioned(self) -> bool:
+        """True if the packed weights' offset or stride is an index value
+        not known to be even: checked at run time (`decoded_matvec`)."""
+        return self.packed and not vector_block_access(self.load)
+
 
 def _splat_value(value: SSAValue) -> float | SSAValue | None:
     """The scalar of a splat matrix: a float if it is a constant that folds
@@ -139,19 +155,25 @@ def _splat_value(value: SSAValue) -> float | SSAValue | None:
     return op.input if isinstance(op, SplatOp) else None
 
 
-def match_weights(op: MatvecOp, fused: set[Operation], lanes: int) -> Weights | None:
+def fused_kernel(matrix: SSAValue) -> str:
+    """The fused kernel's name for a matvec of the dequantized `matrix`."""
+    owner = matrix.owner
+    scaled = isinstance(owner, arbfp.ScaledConvertFromOp) or (
+        isinstance(owner, MulOp)
+        and any(isinstance(x.owner, arbfp.ScaledConvertFromOp) for x in owner.operands)
+    )
+    return FUSED_BLOCK_SCALED if scaled else FUSED_DECODE
+
+
+def match_weights(
+    op: MatvecOp, fused: set[Operation], lanes: int
+) -> Weights | str | None:
     """The dequantization of `op`'s matrix if the kernel of this module
-    computes the matvec (`lanes` f32 per machine vector)."""
+    computes the matvec (`lanes` f32 per machine vector); else why not if
+    the matrix is a fused dequantization (a conversion from FP codes,
+    possibly times a splat), None if it is not one."""
     m = op.matrix.type
     assert isinstance(m, MatrixType)
-    if (
-        lanes < 4
-        or op.unsigned is not None
-        or not isinstance(op.result_element, Float32Type)
-        or element_type_of(op.vector.type) != f32
-        or m.rows % (2 * lanes) != 0
-    ):
-        return None
     value, factor = op.matrix, None
     owner = value.owner
     if isinstance(owner, MulOp) and owner in fused:
@@ -163,47 +185,65 @@ def match_weights(op: MatvecOp, fused: set[Operation], lanes: int) -> Weights | 
         else:
             return None
     convert = value.owner
-    if not isinstance(convert, arbfp.ConvertFromOp | arbfp.ScaledConvertFromOp):
-        return None
-    if convert not in fused or not isinstance(element_type_of(value.type), Float32Type):
-        return None
-    scaled = convert if isinstance(convert, arbfp.ScaledConvertFromOp) else None
-    if scaled is not None and (
-        factor is not None or not readable(scaled.scales, fused, True)
-    ):
-        return None
-    fmt = convert.float_format
-    load = convert.input.owner
     if (
-        fmt.keyword not in FORMATS_DECODED
-        or not isinstance(load, LoadOp)
-        or load not in fused
+        not isinstance(convert, arbfp.ConvertFromOp | arbfp.ScaledConvertFromOp)
+        or convert not in fused
     ):
         return None
-    if not load.COLUMN_MAJOR and not _row_major_fits(m, fmt, scaled, lanes):
-        return None
-    if load.is_packed != (fmt.bits == 4) or (
-        load.is_packed and not vector_block_access(load)
+    if (
+        op.unsigned is not None
+        or not isinstance(op.result_element, Float32Type)
+        or element_type_of(op.vector.type) != f32
     ):
-        return None
+        return "the vector and the result are not f32"
+    if lanes < 4:
+        return "vector-bits=0" if lanes == 0 else "vectors of fewer than 4 f32 lanes"
+    if not isinstance(element_type_of(value.type), Float32Type):
+        return "the weights are not decoded to f32"
+    fmt = convert.float_format
+    if fmt.keyword not in FORMATS_DECODED:
+        return f"{fmt.keyword} elements have no fused kernel"
+    scaled = convert if isinstance(convert, arbfp.ScaledConvertFromOp) else None
+    if scaled is not None and factor is not None:
+        return "a per-tensor scale times block scales"
+    if scaled is not None and not readable(scaled.scales, fused, True):
+        return "the scales cannot be read as column vectors"
+    load = convert.input.owner
+    if not isinstance(load, LoadOp) or load not in fused:
+        return "the weights are not decoded from a matrix load"
+    if m.rows < 2 * lanes:
+        return f"fewer than {2 * lanes} rows"
+    if load.is_packed and load.COLUMN_MAJOR and m.rows % 2:
+        return "an odd number of packed column-major rows"
+    if not load.COLUMN_MAJOR and (why := _row_major_misfit(m, fmt, scaled, lanes)):
+        return why
+    if load.is_packed != (fmt.bits == 4):
+        return "f4e2m1fn codes not packed (or other codes packed)"
+    if load.is_packed and not (
+        vector_block_access(load) or versioned_block_access(load)
+    ):
+        return "the packed offset or stride is odd"
     return Weights(load, fmt, scaled, factor)
 
 
-def _row_major_fits(
+def _row_major_misfit(
     m: MatrixType,
     fmt: FloatFormat,
     scaled: arbfp.ScaledConvertFromOp | None,
     lanes: int,
-) -> bool:
-    """True if the row-major kernel takes W: whole chunks of columns, block
-    scales constant on each word."""
+) -> str | None:
+    """Why the row-major kernel does not take W (None: it does): rows of
+    whole words (the last chunk of columns may be narrower), block scales
+    constant on each word."""
     chunk = _chunk(lanes, fmt)
-    if m.cols % chunk != 0:
-        return False
+    if m.cols % _per_word(fmt) != 0:
+        return f"row-major rows not whole 32-bit words of {_per_word(fmt)} elements"
     if scaled is None:
-        return True
+        return None
     block = scaled.block_size
-    return block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0)
+    if block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0):
+        return None
+    return f"row-major blocks of {block} elements do not fit 32-bit words"
 
 
 def _foldable(factor: float) -> bool:
@@ -434,10 +474,35 @@ def decoded_matvec(
     weights: Weights,
     lanes: int,
     allocate: Callable[[MatrixType], SSAValue],
+    otherwise: Callable[[Emitter], SSAValue],
     parallel: bool = False,
 ) -> SSAValue:
-    """y = W·x (+ bias) for `match_weights`' W (see the module docs); with
-    `parallel`, blocks of its groups of rows run on threads."""
+    """y = W·x (+ bias) for `match_weights`' W (see the module docs). Packed
+    weights whose offset or stride may be odd (`Weights.versioned`) are read
+    as whole bytes only if both are even at run time, else by `otherwise`
+    (element by element). With `parallel`, blocks of its groups of rows run
+    on threads (not inside the run-time version check: the outlined loops
+    stay at the function's top level)."""
+    if not weights.versioned:
+        return _decoded_matvec(e, op, weights, lanes, allocate, parallel)
+    (y,) = _if(
+        e,
+        even_layout(e, weights.load),
+        [op.result.type],
+        lambda f: [_decoded_matvec(f, op, weights, lanes, allocate, False)],
+        lambda f: [otherwise(f)],
+    )
+    return y
+
+
+def _decoded_matvec(
+    e: Emitter,
+    op: MatvecOp,
+    weights: Weights,
+    lanes: int,
+    allocate: Callable[[MatrixType], SSAValue],
+    parallel: bool,
+) -> SSAValue:
     m = op.matrix.type
     assert isinstance(m, MatrixType)
     rows, cols, flags = m.rows, m.cols, op.fastmath
@@ -445,7 +510,8 @@ def decoded_matvec(
     kernel.prepare(e)
     group, vt = kernel.group, VectorType(f32, [lanes])
     x = allocate(MatrixType(cols, 1, f32))
-    sums = allocate(MatrixType(rows, 1, f32))
+    padded = -(-rows // group) * group  # (a last, overlapping group's sums)
+    sums = allocate(MatrixType(padded, 1, f32))
     y = allocate(MatrixType(rows, 1, f32))
     zero = e.index(0)
     e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
@@ -456,7 +522,7 @@ def decoded_matvec(
         f.builder.insert(vector.StoreOp(minus_zero, sums, at))
         return []
 
-    e.loop(0, rows // lanes, [], fill)
+    e.loop(0, padded // lanes, [], fill)
     if weights.load.COLUMN_MAJOR:
         _column_passes(e, kernel, m, x, sums, parallel)
     else:
@@ -466,10 +532,11 @@ def decoded_matvec(
         bias = allocate(MatrixType(rows, 1, f32))
         e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
 
-    def finish(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
-        """Rows of a group in their order, plus the bias."""
-        r = block_start(f, 0, group, i)
-        at = [[f.index(0), r], [f.index(0), f.index(offset(f, r, lanes))]]
+    def finish(f: Emitter, r: Index, at_row: Index) -> None:
+        """Rows r.. of a group (sums at `at_row`) in their order, plus the
+        bias."""
+        at = [[f.index(0), f.index(offset(f, at_row, h * lanes))] for h in (0, 1)]
+        rows_at = [[f.index(0), f.index(offset(f, r, h * lanes))] for h in (0, 1)]
         parts = [f.emit(vector.LoadOp(sums, a, vt)) for a in at]
         if weights.packed and weights.load.COLUMN_MAJOR:  # (even, odd) -> rows
             parts = [
@@ -480,14 +547,41 @@ def decoded_matvec(
                 )
                 for h in (0, 1)
             ]
-        for a, part in zip(at, parts, strict=True):
+        for a, part in zip(rows_at, parts, strict=True):
             if bias is not None:
                 part = f.emit(add(part, f.emit(vector.LoadOp(bias, a, vt)), flags))
             f.builder.insert(vector.StoreOp(part, y, a))
-        return []
 
-    e.loop(0, rows // group, [], finish)
+    _for_groups(e, rows, group, finish)
     return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
+
+
+def _for_groups(
+    e: Emitter,
+    rows: int,
+    group: int,
+    body: Callable[[Emitter, Index, Index], None],
+    parallel: bool = False,
+) -> None:
+    """`body(e, r, at_row)` for every group of `group` rows r.. (their sums
+    at row `at_row`): the whole groups (with `parallel`, on threads: each
+    group writes its own sums), then, if `group` does not divide `rows`, the
+    last `group` rows (overlapping the group before: its rows are computed
+    twice, to the same values) with their sums past the others'."""
+    full, last = divmod(rows, group)
+    if full:
+
+        def groups(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+            if parallel:
+                assert isinstance(i, BlockArgument)
+                mark_parallel(i.block)
+            r = block_start(f, 0, group, i)
+            body(f, r, r)
+            return []
+
+        e.loop(0, full, [], groups)
+    if last:
+        body(e, rows - group, full * group)
 
 
 def _for_chunks(
@@ -529,40 +623,57 @@ def _column_passes(
     if kernel.weights.scaled is not None:
         columns = gcd(columns, kernel.weights.scaled.block_size)
 
-    groups = m.rows // group
+    def rows_of(g: Emitter, k0: Index, count: int, r: Index, at_row: Index) -> None:
+        """Columns k0 .. k0+count-1 added to the sums of the group of rows r..
+        (its sums at row `at_row`)."""
+        at = [[g.index(0), g.index(offset(g, at_row, h * lanes))] for h in (0, 1)]
+        accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
+        scales = kernel.scales(g, r, k0)
+        for j in range(count):
+            k = offset(g, k0, j)
+            values = kernel.decode(g, r, k, scales)
+            xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
+            accs = [
+                _step(g, flags, v, xk, a) for v, a in zip(values, accs, strict=True)
+            ]
+        for a, acc in zip(at, accs, strict=True):
+            g.builder.insert(vector.StoreOp(acc, sums, a))
 
-    def one_pass(f: Emitter, k0: Index, count: int, rows: _Rows) -> None:
-        def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
-            r = block_start(g, 0, group, i)
-            at = [[g.index(0), r], [g.index(0), g.index(offset(g, r, lanes))]]
-            accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
-            scales = kernel.scales(g, r, k0)
-            for j in range(count):
-                k = offset(g, k0, j)
-                values = kernel.decode(g, r, k, scales)
-                xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
-                accs = [
-                    _step(g, flags, v, xk, a) for v, a in zip(values, accs, strict=True)
-                ]
-            for a, acc in zip(at, accs, strict=True):
-                g.builder.insert(vector.StoreOp(acc, sums, a))
-            return []
+    full, last = divmod(m.rows, group)
+    if not parallel or full < 2:
 
-        _for(f, rows, [], rows_of)
+        def one_pass(f: Emitter, k0: Index, count: int) -> None:
+            _for_groups(
+                f, m.rows, group, lambda g, r, at_row: rows_of(g, k0, count, r, at_row)
+            )
 
-    if not parallel:
-        _for_chunks(e, m.cols, columns, partial(one_pass, rows=(0, groups)))
+        _for_chunks(e, m.cols, columns, one_pass)
         return
-    per_block = _ceil(groups, PARALLEL_BLOCKS)
+    per_block = _ceil(full, PARALLEL_BLOCKS)
 
     def row_block(f: Emitter, rb: SSAValue, _: object) -> list[SSAValue]:
         assert isinstance(rb, BlockArgument)
         mark_parallel(rb.block)
-        rows = (rb, per_block, per_block, groups)
-        _for_chunks(f, m.cols, columns, partial(one_pass, rows=rows))
+
+        def block_pass(h: Emitter, k0: Index, count: int) -> None:
+            def each(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+                r = block_start(g, 0, group, i)
+                rows_of(g, k0, count, r, r)
+                return []
+
+            _for(h, (rb, per_block, per_block, full), [], each)
+
+        _for_chunks(f, m.cols, columns, block_pass)
         return []
 
-    e.loop(0, _ceil(groups, per_block), [], row_block)
+    e.loop(0, _ceil(full, per_block), [], row_block)
+    if last:  # the last group, overlapping the one before (see `_for_groups`)
+        _for_chunks(
+            e,
+            m.cols,
+            columns,
+            lambda h, k0, count: rows_of(h, k0, count, m.rows - group, full * group),
+        )
 
 
 def _per_word(fmt: FloatFormat) -> int:
@@ -628,18 +739,25 @@ def _row_passes(
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
 
-    def row_words(g: Emitter, row: Index, k0: Index) -> SSAValue:
+    def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
+        """`count` words of `row` from column k0, as the first lanes of a
+        `half` vector (the others repeat word 0 and are never used)."""
         at = g.index(g.position(load, row, k0))
         if kernel.weights.packed:
             at = g.emit(arith.ShRUIOp(at, g.index(1)))
-        data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * words])))
-        return g.emit(vector.BitcastOp(data, half))
+        data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * count])))
+        if count == words:
+            return g.emit(vector.BitcastOp(data, half))
+        loaded = g.emit(vector.BitcastOp(data, VectorType(i32, [count])))
+        padding = list(range(count)) + [0] * (words - count)
+        mask = DenseArrayBase.from_list(i64, padding)
+        return g.emit(vector.ShuffleOp(loaded, loaded, mask, result_type=half))
 
-    def tile(g: Emitter, r: Index, k0: Index) -> list[SSAValue]:
+    def tile(g: Emitter, r: Index, k0: Index, count: int) -> list[SSAValue]:
         lines: list[SSAValue] = []
         for i in range(words):
-            first = row_words(g, offset(g, r, i), k0)
-            second = row_words(g, offset(g, r, words + i), k0)
+            first = row_words(g, offset(g, r, i), k0, count)
+            second = row_words(g, offset(g, r, words + i), k0, count)
             both = DenseArrayBase.from_list(i64, list(range(lanes)))
             lines.append(
                 g.emit(
@@ -651,12 +769,13 @@ def _row_passes(
         return _transpose_halves(g, lines)
 
     def add_chunk(
-        g: Emitter, starts: list[Index], k0: Index, accs: list[SSAValue]
+        g: Emitter, starts: list[Index], k0: Index, accs: list[SSAValue], count: int
     ) -> list[SSAValue]:
-        """The sums of the two tiles at `starts` plus columns k0 .. k0+chunk-1."""
-        tiles = [tile(g, s, k0) for s in starts]
+        """The sums of the two tiles at `starts` plus the `count` words of
+        columns from k0."""
+        tiles = [tile(g, s, k0, count) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
-        for j in range(words):
+        for j in range(count):
             first = per_word * j
             block = 0 if scaled is None else first // scaled.block_size
             if scaled is not None and block not in scales:
@@ -674,25 +793,24 @@ def _row_passes(
                     accs[t] = _step(g, flags, values[0], xk, accs[t])
         return accs
 
-    def rows_of(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+    def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
         """Two tiles of rows, every chunk of columns in turn (each row a
         sequential read), their sums carried in registers."""
-        if parallel:  # independent rows
-            assert isinstance(i, BlockArgument)
-            mark_parallel(i.block)
-        r = block_start(g, 0, 2 * lanes, i)
         starts: list[Index] = [r, offset(g, r, lanes)]
-        at = [[g.index(0), g.index(s)] for s in starts]
+        at = [[g.index(0), g.index(offset(g, at_row, h * lanes))] for h in (0, 1)]
         accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
 
         def chunks(
             h: Emitter, p: SSAValue, carried: Sequence[SSAValue]
         ) -> list[SSAValue]:
-            return add_chunk(h, starts, block_start(h, 0, chunk, p), list(carried))
+            k0 = block_start(h, 0, chunk, p)
+            return add_chunk(h, starts, k0, list(carried), words)
 
-        accs = g.loop(0, m.cols // chunk, accs, chunks)
+        full, last = divmod(m.cols, chunk)
+        accs = list(g.loop(0, full, accs, chunks)) if full else accs
+        if last:
+            accs = add_chunk(g, starts, full * chunk, accs, last // per_word)
         for a, acc in zip(at, accs, strict=True):
             g.builder.insert(vector.StoreOp(acc, sums, a))
-        return []
 
-    e.loop(0, m.rows // (2 * lanes), [], rows_of)
+    _for_groups(e, m.rows, 2 * lanes, rows_of, parallel)

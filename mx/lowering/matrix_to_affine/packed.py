@@ -14,7 +14,7 @@ does. The code is branch-free scalar `arith` on i32 words:
   the first; every other bit keeps its value.
 """
 
-from xdsl.dialects import arith, llvm, memref, vector
+from xdsl.dialects import affine, arith, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
@@ -24,9 +24,16 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
+from xdsl.ir.affine import AffineConstantExpr
 
-from mx.dialects.matrix import LoadOp, MatrixType, StoreOp, packed_element_bits
+from mx.dialects.matrix import (
+    LoadOp,
+    MatrixType,
+    MixedIndex,
+    StoreOp,
+    packed_element_bits,
+)
 from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.matrix_to_affine.elements import Emitter, Index
 
@@ -111,24 +118,91 @@ def store_packed(e: Emitter, value: SSAValue, op: StoreOp, r: Index, c: Index):
 # -- vector blocks (i4) ------------------------------------------------------
 #
 # A block of w consecutive elements along the access's contiguous dimension
-# starts at an even position when the offset and stride are even literals
-# (block starts are even, see `vectors.segments`), so it is bytes
-# [n/2, n/2 + w/2): the low nibbles are the even elements, the high nibbles
-# the odd ones. A block of one element is the low nibble of its byte.
+# starts at an even position when the offset and stride are even (block
+# starts are even, see `vectors.segments`), so it is bytes [n/2, n/2 + w/2):
+# the low nibbles are the even elements, the high nibbles the odd ones. A
+# block of one element is the low nibble of its byte. The offset and stride
+# may be index values: `parity` proves them even where it can (a multiple
+# of an even number, a loop over even values); the matvec kernel checks the
+# others at run time (`even_layout`).
+
+_PARITY_DEPTH = 16
+"""How many ops deep `parity` looks through an index expression."""
+
+
+def parity(index: MixedIndex, depth: int = _PARITY_DEPTH) -> int | None:
+    """0 or 1 if `index` is known to be even or odd, else None: literals,
+    constants, sums, differences and products of such, left shifts by a
+    constant, index casts, and the induction variables of `scf.for` and
+    `affine.for` loops whose start and step are known (an even step keeps
+    the start's parity)."""
+    if isinstance(index, int):
+        return index % 2
+    if depth == 0:
+        return None
+    depth -= 1
+    owner = index.owner
+    if isinstance(owner, Block):
+        loop = owner.parent_op()
+        if isinstance(loop, scf.ForOp) and index is owner.args[0]:
+            step = parity(loop.step, depth)
+            return parity(loop.lb, depth) if step == 0 else None
+        if isinstance(loop, affine.ForOp) and index is owner.args[0]:
+            (start,) = loop.lowerBoundMap.data.results
+            if loop.step.value.data % 2 != 0 or not isinstance(
+                start, AffineConstantExpr
+            ):
+                return None
+            return start.value % 2
+        return None
+    match owner:
+        case arith.ConstantOp(value=IntegerAttr() as value):
+            return value.value.data % 2
+        case arith.IndexCastOp() | arith.ExtUIOp() | arith.ExtSIOp():
+            return parity(owner.operands[0], depth)
+        case arith.AddiOp() | arith.SubiOp():
+            a, b = (parity(x, depth) for x in owner.operands)
+            return None if a is None or b is None else a ^ b
+        case arith.MuliOp():
+            a, b = (parity(x, depth) for x in owner.operands)
+            if a == 0 or b == 0:
+                return 0
+            return None if a is None or b is None else 1
+        case arith.ShLIOp():
+            shift = owner.operands[1].owner
+            if isinstance(shift, arith.ConstantOp) and isinstance(
+                shift.value, IntegerAttr
+            ):
+                amount = shift.value.value.data
+                return parity(owner.operands[0], depth) if amount == 0 else 0
+            return None
+        case _:
+            return None
+
+
+def _layout_parities(op: LoadOp | StoreOp) -> tuple[int | None, int | None]:
+    return parity(op.offset()), parity(op.stride())
 
 
 def vector_block_access(op: LoadOp | StoreOp) -> bool:
     """True if `op` reads/writes i4 blocks as whole bytes: packed, i4, with an
-    even literal offset and stride."""
-    offset, stride = op.offset(), op.stride()
-    return (
-        op.is_packed
-        and _width(op) == 4
-        and isinstance(offset, int)
-        and isinstance(stride, int)
-        and offset % 2 == 0
-        and stride % 2 == 0
-    )
+    offset and stride known to be even."""
+    return op.is_packed and _width(op) == 4 and _layout_parities(op) == (0, 0)
+
+
+def versioned_block_access(op: LoadOp | StoreOp) -> bool:
+    """True if `op` is a packed i4 access whose offset and stride may be
+    even, not known to be: index values a kernel checks at run time
+    (`even_layout`) before reading whole bytes."""
+    parities = _layout_parities(op)
+    return op.is_packed and _width(op) == 4 and None in parities and 1 not in parities
+
+
+def even_layout(e: Emitter, op: LoadOp | StoreOp) -> SSAValue:
+    """An i1: true if `op`'s offset and stride are both even at run time."""
+    both = e.emit(arith.OrIOp(e.index(op.offset()), e.index(op.stride())))
+    low = e.emit(arith.AndIOp(both, e.index(1)))
+    return e.emit(arith.CmpiOp(low, e.index(0), "eq"))
 
 
 def _interleave(width: int) -> DenseArrayBase[I64]:

@@ -60,3 +60,233 @@ func.func @large(%a: !matrix.matrix<256x256xf32>) -> !matrix.matrix<256x256xf32>
   %q = matrix.add %p, %p : !matrix.matrix<256x256xf32>
   func.return %q : !matrix.matrix<256x256xf32>
 }
+
+// -- kernels ------------------------------------------------------------------
+// After the counts of a function, one located remark per contraction: the
+// kernel the lowering gives it and, when it is not the fastest for that
+// contraction, which one and why (docs/passes.md lists the reasons).
+
+// MXFP4 weights, literal offsets: the fused kernel.
+// CHECK-LABEL: remark: @mxfp4: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 7]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector{{$}}
+// SCALAR-LABEL: remark: @mxfp4: lowered with
+// SCALAR-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: scalar; not fused block-scaled vector: vector-bits=0{{$}}
+func.func @mxfp4(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// An index offset: the fused kernel, the offset's parity checked at run time.
+// CHECK-LABEL: remark: @mxfp4_index_offset: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 7]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector (packed offset and stride checked even at run time, else element by element){{$}}
+// SCALAR-LABEL: remark: @mxfp4_index_offset: lowered with
+// SCALAR-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: element by element; not fused block-scaled vector: vector-bits=0{{$}}
+func.func @mxfp4_index_offset(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>, %o: index) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[%o] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// An offset proven even (twice an index): no check.
+// CHECK-LABEL: remark: @mxfp4_even_offset: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 7]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector{{$}}
+func.func @mxfp4_even_offset(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>, %i: index) -> vector<32xf32> {
+  %two = arith.constant 2 : index
+  %o = arith.muli %i, %two : index
+  %q = matrix.row_major_load %w[%o] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// FP8 weights times a per-tensor scale: the fused decode kernel.
+// CHECK-LABEL: remark: @fp8_per_tensor: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 7]]:3: remark: 'matrix.matvec' op kernel: fused decode vector{{$}}
+func.func @fp8_per_tensor(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<32x64xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<32x64xi8> to !matrix.matrix<32x64xf32>
+  %c = arith.constant 0.5 : f32
+  %k = matrix.splat %c : !matrix.matrix<32x64xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// f32 weights, a matrix argument: vectorized.
+// CHECK-LABEL: remark: @f32_weights: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 4]]:3: remark: 'matrix.matvec' op kernel: vectorized{{$}}
+// SCALAR-LABEL: remark: @f32_weights: lowered with
+// SCALAR-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 2]]:3: remark: 'matrix.matvec' op kernel: scalar; not vectorized: vector-bits=0{{$}}
+func.func @f32_weights(%a: !matrix.matrix<32x64xf32>, %x: vector<64xf32>) -> vector<32xf32> {
+  %y = matrix.matvec %a, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Row-major f32 weights read in tiles: cache-blocked.
+// CHECK-LABEL: remark: @f32_row_major_load: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 3]]:3: remark: 'matrix.matvec' op kernel: cache-blocked vector{{$}}
+func.func @f32_row_major_load(%w: memref<?xf32>, %x: vector<64xf32>) -> vector<32xf32> {
+  %a = matrix.row_major_load %w[0] : memref<?xf32> -> !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %a, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// An odd literal offset: element by element.
+// CHECK-LABEL: remark: @mxfp4_odd_offset: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: element by element; not fused block-scaled vector: the packed offset or stride is odd{{$}}
+func.func @mxfp4_odd_offset(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[1] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Codes and scales as matrix arguments.
+// CHECK-LABEL: remark: @mxfp4_arguments: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 3]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: the weights are not decoded from a matrix load{{$}}
+func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x2xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Fewer rows than two vectors.
+// CHECK-LABEL: remark: @mxfp4_rows: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: fewer than 32 rows{{$}}
+func.func @mxfp4_rows(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<24xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<24x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<24x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<24x64xi4>, !matrix.matrix<24x2xi8> to !matrix.matrix<24x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<24x64xf32>, vector<64xf32> -> vector<24xf32>
+  func.return %y : vector<24xf32>
+}
+
+// Rows not a multiple of two vectors: the last group overlaps the one before.
+// CHECK-LABEL: remark: @mxfp4_tail_rows: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector{{$}}
+func.func @mxfp4_tail_rows(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<40xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<40x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<40x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<40x64xi4>, !matrix.matrix<40x2xi8> to !matrix.matrix<40x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<40x64xf32>, vector<64xf32> -> vector<40xf32>
+  func.return %y : vector<40xf32>
+}
+
+// An odd number of packed column-major rows: that last group starts at an odd row.
+// CHECK-LABEL: remark: @mxfp4_odd_rows: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: element by element; not fused block-scaled vector: an odd number of packed column-major rows{{$}}
+func.func @mxfp4_odd_rows(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<33xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<33x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<33x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<33x64xi4>, !matrix.matrix<33x2xi8> to !matrix.matrix<33x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<33x64xf32>, vector<64xf32> -> vector<33xf32>
+  func.return %y : vector<33xf32>
+}
+
+// Formats without a fused kernel.
+// CHECK-LABEL: remark: @mxfp6: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: f6e2m3fn elements have no fused kernel{{$}}
+func.func @mxfp6(%w: memref<?xi6>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] : memref<?xi6> -> !matrix.matrix<32x64xi6>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f6e2m3fn %q, %sc block 32 : !matrix.matrix<32x64xi6>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Scales that cannot be read as column vectors.
+// CHECK-LABEL: remark: @transposed_scales: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: the scales cannot be read as column vectors{{$}}
+func.func @transposed_scales(%w: memref<?xi8>, %s2: !matrix.matrix<2x32xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] : memref<?xi8> -> !matrix.matrix<32x64xi8>
+  %sc = matrix.transpose %s2 : !matrix.matrix<2x32xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 32 : !matrix.matrix<32x64xi8>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// FP4 codes one per byte.
+// CHECK-LABEL: remark: @unpacked_fp4: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: f4e2m1fn codes not packed (or other codes packed){{$}}
+func.func @unpacked_fp4(%w: memref<?xi4>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] : memref<?xi4> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Weights decoded to f16.
+// CHECK-LABEL: remark: @f16_weights: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: the weights are not decoded to f32{{$}}
+func.func @f16_weights(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf16>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf16>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Row-major rows that are not whole 32-bit words.
+// CHECK-LABEL: remark: @fp4_row_major_odd_k: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 4]]:3: remark: 'matrix.matvec' op kernel: cache-blocked vector; not fused decode vector: row-major rows not whole 32-bit words of 8 elements{{$}}
+func.func @fp4_row_major_odd_k(%w: memref<?xi8>, %x: vector<60xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x60xi4>
+  %m = arbfp.convert_from f4e2m1fn %q : !matrix.matrix<32x60xi4> to !matrix.matrix<32x60xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x60xf32>, vector<60xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Row-major blocks smaller than a 32-bit word.
+// CHECK-LABEL: remark: @mxfp4_row_major_block4: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: element by element; not fused block-scaled vector: row-major blocks of 4 elements do not fit 32-bit words{{$}}
+func.func @mxfp4_row_major_block4(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x16xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 4 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x16xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Block scales times a per-tensor scale.
+// CHECK-LABEL: remark: @block_and_tensor_scale: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 8]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: a per-tensor scale times block scales{{$}}
+func.func @block_and_tensor_scale(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %d = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %c = arith.constant 0.5 : f32
+  %k = matrix.splat %c : !matrix.matrix<32x64xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// A result other than f32.
+// CHECK-LABEL: remark: @f16_result: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: the vector and the result are not f32{{$}}
+func.func @f16_result(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf16>) -> vector<32xf16> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf16>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf16>, vector<64xf16> -> vector<32xf16>
+  func.return %y : vector<32xf16>
+}
+
+// A product of packed weights at an odd offset.
+// CHECK-LABEL: remark: @matmul_odd_offset: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 4]]:3: remark: 'matrix.matmul' op kernel: element by element; not vectorized: packed elements not readable as vectors (an odd offset or stride, or i6){{$}}
+func.func @matmul_odd_offset(%w: memref<?xi8>, %b: !matrix.matrix<64x4xf32>) -> !matrix.matrix<32x4xf32> {
+  %q = matrix.column_major_load %w[1] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %m = arbfp.convert_from f4e2m1fn %q : !matrix.matrix<32x64xi4> to !matrix.matrix<32x64xf32>
+  %y = matrix.matmul %m, %b : !matrix.matrix<32x64xf32>, !matrix.matrix<64x4xf32> -> !matrix.matrix<32x4xf32>
+  func.return %y : !matrix.matrix<32x4xf32>
+}
+

@@ -7,6 +7,9 @@
 
 // CHECK: remark: matrix-fold-transposes: @product_transposed: transposes 3 -> 0, materialized 1 -> 0
 // CHECK-NEXT: remark: @product_transposed: lowered with 0 loads, 0 stores, 64 multiplies, 48 adds, 0 fmas, 0 divides, 0 transposes
+// The kernel of the product (which matrix-fold-transposes rebuilt: located
+// at its function).
+// CHECK-NEXT: mx-lower-to-llvm.mlir:[[# @LINE + 11]]:1: remark: 'matrix.matmul' op kernel: vectorized{{$}}
 // CHECK-NOT: remark
 
 // QUIET-NOT: remark

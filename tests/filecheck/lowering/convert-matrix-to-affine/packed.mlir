@@ -91,38 +91,39 @@ func.func @load_i6(%src: memref<?xi8>, %off: index) -> !matrix.matrix<3x3xi6> {
 }
 
 // The MX matvec: packed FP4 weights (column-major, even offset and stride)
-// feed scaled_convert_from, which feeds the product. With rows that are not
-// whole groups of the weight-times-vector kernel (decoded-matvec.mlir), one
+// feed scaled_convert_from, which feeds the product. With fewer rows than
+// a group of the weight-times-vector kernel (decoded-matvec.mlir), one
 // loop nest reads the packed bytes as vectors, splits the nibbles, decodes
 // and scales them in registers: no buffer of decoded f32 weights (only the
 // i8 scales, read N times each, and the product's one-column x and y).
 // CHECK-LABEL: func.func @mx_matvec
-// CHECK-NOT: memref<64x48xf32>
-// CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
-// CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
-// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
-// CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<16xi32>
-// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<16xi32>
-// CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<16xi32>
-// CHECK-NEXT: %{{.*}} = vector.shuffle %[[LOW]], %[[HIGH]] [0, 16, 1, 17, {{.*}}] : vector<16xi32>, vector<16xi32>
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<32xf32>
-// CHECK-NOT: memref<64x48xf32>
+// CHECK-NOT: memref<64x24xf32>
+// CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<8xi8>
+// CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<8xi8> to vector<8xi32>
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<8xi32>
+// CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<8xi32>
+// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<8xi32>
+// CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<8xi32>
+// CHECK-NEXT: %{{.*}} = vector.shuffle %[[LOW]], %[[HIGH]] [0, 8, 1, 9, {{.*}}] : vector<8xi32>, vector<8xi32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: memref<64x24xf32>
 // CHECK: func.return
-func.func @mx_matvec(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<48xf32> {
-  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<48x64xi4>
-  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<48x2xi8>
-  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<48x64xi4>, !matrix.matrix<48x2xi8> to !matrix.matrix<48x64xf32>
-  %y = matrix.matvec %f, %x : !matrix.matrix<48x64xf32>, vector<64xf32> -> vector<48xf32>
-  func.return %y : vector<48xf32>
+func.func @mx_matvec(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<24xf32> {
+  %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<24x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<24x2xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<24x64xi4>, !matrix.matrix<24x2xi8> to !matrix.matrix<24x64xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<24x64xf32>, vector<64xf32> -> vector<24xf32>
+  func.return %y : vector<24xf32>
 }
 
 // Row-major packed weights whose columns are not whole chunks of the
-// kernel cannot be read as column blocks: the product reads them element by
-// element, decoding each in registers, still without a buffer of decoded
-// weights.
+// kernel (64 columns, 8 words a row): the last, narrower chunk reads its 4
+// words of each row and pads them to 8 lanes (the padding is never used).
 // CHECK-LABEL: func.func @mx_matvec_row_major
 // CHECK-NOT: memref<32x32xf32>
-// CHECK: memref.load %w[%{{.*}}] : memref<?xi8>
+// CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
+// CHECK-NEXT: %[[WORDS:.*]] = vector.bitcast %[[ROW]] : vector<16xi8> to vector<4xi32>
+// CHECK-NEXT: vector.shuffle %[[WORDS]], %[[WORDS]] [0, 1, 2, 3, 0, 0, 0, 0] : vector<4xi32>, vector<4xi32>
 // CHECK-NOT: memref<32x32xf32>
 // CHECK: func.return
 func.func @mx_matvec_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32>) -> vector<32xf32> {

@@ -1,0 +1,118 @@
+"""Which kernel `convert-matrix-to-affine` gave each contraction, and why
+not a faster one: one located remark per `matrix.matvec`, `matmul` and
+`matmul_add`,
+
+    file:line:col: remark: 'matrix.matvec' op kernel: element by element; not fused block-scaled vector: the weights are not decoded from a matrix load
+
+The lowering records them in its state (`LoweringState.kernels`);
+`matrix-lowering-remarks` prints them, and `recording()` hands those of every
+lowering run inside it to a caller (the JIT's `JitFunction.remarks`).
+docs/passes.md lists the kernels and the reasons.
+"""
+
+from collections.abc import Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation
+
+FUSED_BLOCK_SCALED = "fused block-scaled vector"
+"""FP4/FP8 weights with block scales decoded in registers (decoded_matvec.py)."""
+FUSED_DECODE = "fused decode vector"
+"""FP4/FP8 weights (times a per-tensor scale) decoded in registers."""
+CACHE_BLOCKED = "cache-blocked vector"
+"""Packed panels, blocked for the caches (blocked.py)."""
+VECTORIZED = "vectorized"
+"""Register-blocked vector products (products.py)."""
+ELEMENT_BY_ELEMENT = "element by element"
+"""Scalar dot products reading each (decoded) element where it is needed."""
+SCALAR = "scalar"
+"""Scalar loop nests."""
+
+VERSIONED = (
+    "packed offset and stride checked even at run time, else element by element"
+)
+"""The note of a fused kernel that reads packed weights of index offsets."""
+
+UNREADABLE_PACKED = (
+    "packed elements not readable as vectors (an odd offset or stride, or i6)"
+)
+"""Why a contraction reads packed elements one at a time."""
+
+
+@dataclass(frozen=True)
+class KernelRemark:
+    """The kernel of one contraction; `reason`: why not `fastest`."""
+
+    function: str
+    location: str
+    """`file:line:col` (or empty when the op has none)."""
+    op_name: str
+    kernel: str
+    fastest: str | None = None
+    reason: str | None = None
+    note: str | None = None
+
+    @staticmethod
+    def of(
+        op: Operation,
+        kernel: str,
+        fastest: str | None = None,
+        reason: str | None = None,
+        note: str | None = None,
+    ) -> "KernelRemark":
+        function = op.parent_op()
+        while function is not None and not isinstance(function, func.FuncOp):
+            function = function.parent_op()
+        name = "" if function is None else function.sym_name.data
+        return KernelRemark(name, _location(op), op.name, kernel, fastest, reason, note)
+
+    @property
+    def message(self) -> str:
+        """`kernel: K[ (note)][; not F: reason]`."""
+        text = f"kernel: {self.kernel}"
+        if self.note:
+            text += f" ({self.note})"
+        if self.reason:
+            text += f"; not {self.fastest}: {self.reason}"
+        return text
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}remark: '{self.op_name}' op {self.message}"
+
+
+def _location(op: Operation) -> str:
+    """`file:line:col` of `op` or of its nearest located ancestor ("" if none)."""
+    located: Operation | None = op
+    while located is not None:
+        loc = located.location
+        if isinstance(loc, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        located = located.parent_op()
+    return ""
+
+
+_recorded: ContextVar[list[KernelRemark] | None] = ContextVar(
+    "kernel_remarks", default=None
+)
+
+
+@contextmanager
+def recording() -> Generator[list[KernelRemark]]:
+    """The kernel remarks of every `convert-matrix-to-affine` run inside."""
+    remarks: list[KernelRemark] = []
+    token = _recorded.set(remarks)
+    try:
+        yield remarks
+    finally:
+        _recorded.reset(token)
+
+
+def record(remarks: list[KernelRemark]) -> None:
+    """Hand a lowering's remarks to the enclosing `recording()`, if any."""
+    if (sink := _recorded.get()) is not None:
+        sink.extend(remarks)
