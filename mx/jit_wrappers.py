@@ -432,6 +432,15 @@ def fast_entry(
         w.raw(f"  %address{j} = alloca ptr")
         if r.kind == "scalar":
             w.raw(f"  %scalar_result{j} = alloca {type_str(r.value_type)}")
+    if any(
+        o.kind == "scalar" and type_str(o.value_type) == "bfloat"
+        for o in (*params, *results)
+    ):
+        # A bf16 scalar crossing this entry's phis and stores is widened to
+        # f32 and narrowed back by LLVM, with the CPU's bf16 instruction where
+        # it has one (which flushes subnormals): such calls take the general
+        # path, which passes bf16 scalars through memory untouched.
+        w.check("false", "unhandled")
     # (arguments) or (arguments, out): the caller's tuples, as they are.
     allocate = w.emit("icmp eq i64 %nargs, 1")
     w.check(w.emit(f"or i1 {allocate}, {w.emit('icmp eq i64 %nargs, 2')}"))

@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -412,3 +413,28 @@ def test_threads_compiling_calling_and_dropping_at_once(no_cache: object) -> Non
     assert not failures
     held.clear()
     assert cache_info().engines == engines
+
+
+def test_bf16_scalars_cross_calls_bit_exact() -> None:
+    """A bf16 scalar argument and result keep their bits, subnormals
+    included (the fast entry's phis and stores of bf16 let LLVM narrow
+    through the CPU's bf16 instruction, which flushed them to zero on CPUs
+    with AVX512-BF16)."""
+    module = compile_module(
+        """
+func.func @same(%a: bf16) -> bf16 {
+  func.return %a : bf16
+}
+func.func @widen(%a: bf16) -> f32 {
+  %r = arith.extf %a : bf16 to f32
+  func.return %r : f32
+}"""
+    )
+    bits = np.array(
+        [*range(0x0001, 0x0080), *range(0x8001, 0x8080), 0x0080, 0x7F7F, 0x3F80],
+        np.uint16,
+    )
+    for value in bits.view(ml_dtypes.bfloat16):
+        same = np.array(module.same(value), ml_dtypes.bfloat16).view(np.uint16)
+        assert same == np.array(value).view(np.uint16), hex(int(same))
+        assert module.widen(value) == np.float32(value)
