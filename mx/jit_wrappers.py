@@ -48,7 +48,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mx.runtime.parallel_for import parallel_for
+from mx.runtime.parallel_for import parallel_for, suffixed
 from mx.targets.llvm_ir import type_str
 
 Kind = Literal["matrix", "memref", "vector", "scalar"]
@@ -632,11 +632,6 @@ def _or_all(w: _Writer, values: Sequence[str]) -> str:
     for value in values[1:]:
         result = w.emit(f"or i64 {result}, {value}")
     return result
-def _suffixed(symbol: str, suffix: str) -> str:
-    """The LLVM symbol `symbol` (`@name` or `@"name"`) with `suffix` appended."""
-    if symbol.endswith('"'):
-        return symbol[:-1] + suffix + '"'
-    return symbol + suffix
 
 
 def batch_entry(
@@ -655,8 +650,8 @@ def batch_entry(
     operands = [*params, *results]
     n = len(operands)
     from_long = _const_ptr(_api("PyLong_FromLong"))
-    body = _suffixed(name, ".body")
-    trampoline = _suffixed(name, ".parallel")
+    body = suffixed(name, ".body")
+    trampoline = suffixed(name, ".parallel")
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
     control_slot = w.emit(f"getelementptr ptr, ptr %args, i64 {n}")

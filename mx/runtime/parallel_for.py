@@ -40,6 +40,13 @@ DECLARATIONS: dict[str, str] = {
 """What a module with `parallel_for`s declares once."""
 
 
+def suffixed(symbol: str, suffix: str) -> str:
+    """The LLVM symbol `symbol` (`@name` or `@"name"`) with `suffix` appended."""
+    if symbol.endswith('"'):
+        return symbol[:-1] + suffix + '"'
+    return symbol + suffix
+
+
 def parallel_for(name: str, body: str, arg_types: Sequence[str]) -> str:
     """The definitions of trampoline `name` (`void name(i64 n, args...)`,
     internal) and of its thread function, running `body` (symbols with their
@@ -48,7 +55,7 @@ def parallel_for(name: str, body: str, arg_types: Sequence[str]) -> str:
     context_type = "{ " + ", ".join(["i64", *arg_types]) + " }"
     params = ", ".join(f"{t} %a{i}" for i, t in enumerate(arg_types))
     args = "".join(f", {t} %a{i}" for i, t in enumerate(arg_types))
-    thread_function = f"{name}.thread"
+    thread_function = suffixed(name, ".thread")
     stores = [
         f"  %slot{i} = getelementptr {context_type}, ptr %context, i32 0, i32 {i + 1}\n"
         f"  store {t} %a{i}, ptr %slot{i}"
