@@ -76,6 +76,7 @@ from mx.dialects.dense_literal import (
     parse_optional_hex_string,
 )
 from mx.dialects.llvm_ext import LLVMExt
+from mx.dialects.matrix import MAX_CONSTANT_ELEMENTS
 from mx.dialects.memref_ext import MemRefExt
 from mx.tools.xdsl_fixes import xdsl_fixes
 
@@ -282,10 +283,12 @@ class LocatingParser(Parser):
         count = 1
         for dim in shape:
             count *= dim
+        # A large splat is held as its one value, as matrix.constant holds it.
+        expand_splat = count <= MAX_CONSTANT_ELEMENTS
         if literal is None:
             end = self.pos
             self._resume_from(hex_start)
-            data = parse_optional_hex_string(self, element_type, count)
+            data = parse_optional_hex_string(self, element_type, count, expand_splat)
             self._resume_from(end)
             assert data is not None
         else:
@@ -297,7 +300,7 @@ class LocatingParser(Parser):
                     start,
                 )
             data = literal_bytes(self, elements, element_type)
-            if not literal_shape:
+            if not literal_shape and expand_splat:
                 data *= count
         return DenseIntOrFPElementsAttr(type, BytesAttr(data))
 

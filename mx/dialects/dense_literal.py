@@ -15,6 +15,7 @@ signalling NaNs survive (a round trip through Python floats would quiet them).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from math import prod
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -116,6 +117,12 @@ def parse_optional_hex_string(
             parser.pos,
         )
     return data
+
+
+def held_as_one_value(attr: DenseIntOrFPElementsAttr) -> bool:
+    """True for a splat of several elements stored as its one element (large
+    splats are, so that any size is a valid constant, as in MLIR)."""
+    return len(attr) == 1 and prod(attr.get_shape()) > 1
 
 
 # -- printing ------------------------------------------------------------------
