@@ -15,7 +15,6 @@ signalling NaNs survive (a round trip through Python floats would quiet them).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from math import prod
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -119,10 +118,13 @@ def parse_optional_hex_string(
     return data
 
 
-def held_as_one_value(attr: DenseIntOrFPElementsAttr) -> bool:
-    """True for a splat of several elements stored as its one element (large
-    splats are, so that any size is a valid constant, as in MLIR)."""
-    return len(attr) == 1 and prod(attr.get_shape()) > 1
+def is_splat_literal(attr: DenseIntOrFPElementsAttr) -> bool:
+    """True if every element has the same bits (0.0 and -0.0 differ): a
+    literal stored as its one element (large splats are, so that any size is a
+    valid constant, as in MLIR) or written out with equal elements."""
+    data = attr.data.data
+    size = attr.get_element_type().compile_time_size
+    return data == data[:size] * (len(data) // size)
 
 
 # -- printing ------------------------------------------------------------------

@@ -47,7 +47,7 @@ from xdsl.utils.exceptions import InterpretationError
 from xdsl.utils.hints import isa
 
 from mx.dialects import matrix
-from mx.dialects.dense_literal import held_as_one_value
+from mx.dialects.dense_literal import is_splat_literal
 from mx.semantics import matrix as sem
 
 Array = sem.Array
@@ -116,7 +116,7 @@ def computes_splat(op: Operation, args: PythonValues) -> bool:
     if isinstance(op, matrix.SplatOp):
         return True
     if isinstance(op, matrix.ConstantOp):
-        return held_as_one_value(op.value)
+        return is_splat_literal(op.value)
     return isinstance(op, SPLAT_PRESERVING) and all(is_splat(a) for a in args)
 
 
@@ -215,7 +215,7 @@ class MatrixFunctions(InterpreterFunctions):
         t = _type(op.result)
         dtype = sem.element_dtype(t.element_type)
         bits = sem.container_bits(t.element_type)
-        if held_as_one_value(op.value):
+        if is_splat_literal(op.value):
             one = sem.constant([op.element(0, 0)], (1, 1), dtype, bits)
             return (splat_matrix(one, t.shape),)
         return (sem.constant(op.row_major_values(), t.shape, dtype, bits),)

@@ -34,7 +34,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from mx.dialects.dense_literal import held_as_one_value
+from mx.dialects.dense_literal import is_splat_literal
 from mx.dialects.matrix import (
     AddOp,
     BFloat16Type,
@@ -113,7 +113,7 @@ def splat_scalar(value: SSAValue) -> int | float | None:
     owner = value.owner
     if isinstance(owner, SplatOp):
         return scalar_constant(owner.input)
-    if isinstance(owner, ConstantOp) and held_as_one_value(owner.value):
+    if isinstance(owner, ConstantOp) and is_splat_literal(owner.value):
         return owner.element(0, 0)
     return None
 
@@ -285,7 +285,7 @@ class TransposeOfSplat(RewritePattern):
         splat = op.input.owner
         if isinstance(splat, SplatOp):
             rewriter.replace(op, SplatOp(splat.input, t))
-        elif isinstance(splat, ConstantOp) and held_as_one_value(splat.value):
+        elif isinstance(splat, ConstantOp) and is_splat_literal(splat.value):
             rewriter.replace(op, _splat_constant_op(splat.element(0, 0), t))
 
 
@@ -359,7 +359,7 @@ class ExtractOfConstant(RewritePattern):
         i, j = op.indices()
         if not isinstance(inner, ConstantOp):
             return
-        if held_as_one_value(inner.value):
+        if is_splat_literal(inner.value):
             i, j = 0, 0
         elif not (isinstance(i, int) and isinstance(j, int)):
             return
