@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import resource
 import sys
+from bisect import bisect_right
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -149,9 +150,19 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self.file_name = StringAttr(name)
         self.line_offset = line_offset
+        source = self.lexer.input
+        self._line_starts = [0] + [
+            m.end() for m in re.finditer(re.escape(source.newline), source.content)
+        ]
+        """Where each line starts: an op's line is found by bisection (xDSL's
+        `Span.get_location` counts the newlines before it: quadratic)."""
+
+    def _line_and_column(self, position: int) -> tuple[int, int]:
+        line = bisect_right(self._line_starts, position)
+        return line, position - self._line_starts[line - 1] + 1
 
     def parse_operation(self) -> Operation:
-        start = self._current_token.span.get_location()
+        start_line, start_col = self._line_and_column(self._current_token.span.start)
         at = self.pos
         try:
             op = super().parse_operation()
@@ -164,8 +175,8 @@ class LocatingParser(Parser):
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 self.file_name,
-                IntAttr(start.line + self.line_offset),
-                IntAttr(start.col),
+                IntAttr(start_line + self.line_offset),
+                IntAttr(start_col),
             )
         if op.regions:
             self._check_resolved_operands(op)
