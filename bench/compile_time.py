@@ -1,13 +1,15 @@
 """Compile time: `mx-opt -p mx-lower-to-llvm -t llvm` vs. `xdsl-opt` parse+print of one module.
 
-usage: python -m bench.compile_time [--funcs N] [--chains] [--growth] [--out DIR] [--write FILE]
+usage: python -m bench.compile_time [--funcs N] [--chains] [--growth] [--parse] [--out DIR] [--write FILE]
 The module has N functions of 23 ops each (loads, elementwise ops, matmul, transposes,
 stores; ≥ 10k ops by default); with `--chains`, N functions of a chain of 196 dependent
 4×4 adds/transposes/muls (200 ops each; 48 functions by default: 9 600 ops). Measures the
 CPU time and peak memory of the two commands as processes; in-process (imports excluded),
 parse+print against each step of mx-opt's lowering, and a pyinstrument profile of the
 lowering (DIR/compile_profile.txt); and the cold in-process JIT of a 4×4 kernel. With
-`--growth`, only the processes, at ¼, ½, 1 and 2 times the size. Results:
+`--growth`, only the processes, at ¼, ½, 1 and 2 times the size; with `--parse`, only
+`mx-opt FILE` (parse, verify, print) against `xdsl-opt FILE`, at ½, 1 and 2 times
+2000 functions (3 MB). Results:
 bench/COMPILE_TIME.md.
 """
 
@@ -147,6 +149,26 @@ def growth(funcs: int, chains: bool) -> dict[str, str]:
         line, t_m = _processes(chains_text(n) if chains else module_text(n), ops)
         notes[f"compile time, {ops} ops"] = (
             f"{line}; {1e6 * t_m / ops:.0f} µs of CPU per op"
+        )
+    return notes
+
+
+def parse_growth(funcs: int) -> dict[str, str]:
+    """Parse+print of modules of ½, 1 and 2 times `funcs` functions (≈ 3 MB
+    per 2000): `mx-opt FILE` (located parsing, verification, printing)
+    against stock `xdsl-opt FILE`, as processes."""
+    notes: dict[str, str] = {}
+    xdsl_opt = str(Path(sys.executable).parent / "xdsl-opt")
+    for n in (funcs // 2, funcs, 2 * funcs):
+        text = module_text(n)
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "big.mlir"
+            src.write_text(text)
+            t_x, _ = _proc_time([xdsl_opt, str(src), "-o", os.devnull])
+            t_m, _ = _proc_time([*mx_opt(), str(src), "-o", os.devnull])
+        notes[f"parse+print, {len(text) / 1e6:.1f} MB"] = (
+            f"CPU time: xdsl-opt {t_x:.2f} s, mx-opt {t_m:.2f} s, ratio "
+            f"{t_m / t_x:.2f}× (target ≤ 3×); mx-opt {1e6 * t_m / len(text):.2f} µs per byte"
         )
     return notes
 
@@ -328,6 +350,11 @@ def main() -> None:
         "--growth", action="store_true", help="only the processes, at 4 sizes"
     )
     ap.add_argument(
+        "--parse",
+        action="store_true",
+        help="only parse+print against xdsl-opt, at 3 sizes (2000 functions: 3 MB)",
+    )
+    ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results"
     )
     ap.add_argument(
@@ -335,6 +362,10 @@ def main() -> None:
     )
     args = ap.parse_args()
     funcs = args.funcs or (48 if args.chains else 450)
+    if args.parse:
+        for k, v in parse_growth(args.funcs or 2000).items():
+            print(f"{k}: {v}", flush=True)
+        return
     if args.write:
         args.write.write_text((chains_text if args.chains else module_text)(funcs))
         return

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import resource
 import sys
+from bisect import bisect_right
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ from mx.dialects.dense_literal import (
     literal_bytes,
     parse_optional_hex_string,
 )
+from mx.dialects.matrix import MAX_CONSTANT_ELEMENTS
 from mx.tools.suggestions import unregistered_name_hint
 from mx.tools.xdsl_fixes import xdsl_fixes
 
@@ -125,9 +127,19 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self.file_name = StringAttr(name)
         self.line_offset = line_offset
+        source = self.lexer.input
+        self._line_starts = [0] + [
+            m.end() for m in re.finditer(re.escape(source.newline), source.content)
+        ]
+        """Where each line starts: an op's line is found by bisection (xDSL's
+        `Span.get_location` counts the newlines before it: quadratic)."""
+
+    def _line_and_column(self, position: int) -> tuple[int, int]:
+        line = bisect_right(self._line_starts, position)
+        return line, position - self._line_starts[line - 1] + 1
 
     def parse_operation(self) -> Operation:
-        start = self._current_token.span.get_location()
+        start_line, start_col = self._line_and_column(self._current_token.span.start)
         at = self.pos
         try:
             op = super().parse_operation()
@@ -140,8 +152,8 @@ class LocatingParser(Parser):
         if isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 self.file_name,
-                IntAttr(start.line + self.line_offset),
-                IntAttr(start.col),
+                IntAttr(start_line + self.line_offset),
+                IntAttr(start_col),
             )
         if op.regions:
             self._check_resolved_operands(op)
@@ -283,10 +295,12 @@ class LocatingParser(Parser):
         count = 1
         for dim in shape:
             count *= dim
+        # A large splat is held as its one value, as matrix.constant holds it.
+        expand_splat = count <= MAX_CONSTANT_ELEMENTS
         if literal is None:
             end = self.pos
             self._resume_from(hex_start)
-            data = parse_optional_hex_string(self, element_type, count)
+            data = parse_optional_hex_string(self, element_type, count, expand_splat)
             self._resume_from(end)
             assert data is not None
         else:
@@ -298,7 +312,7 @@ class LocatingParser(Parser):
                     start,
                 )
             data = literal_bytes(self, elements, element_type)
-            if not literal_shape:
+            if not literal_shape and expand_splat:
                 data *= count
         return DenseIntOrFPElementsAttr(type, BytesAttr(data))
 

@@ -1,8 +1,11 @@
-"""Matrices carried by control flow (cf branches, select, iter_args, while),
-long fused chains and values the lowering must not judge at compile time:
-compiled with `mx-lower-to-llvm`, JIT-run and compared bit for bit with the
-interpreter on the original program."""
+"""Matrices carried by control flow (cf branches, select, iter_args, while,
+index_switch), long fused chains and values the lowering must not judge at
+compile time: compiled with `mx-lower-to-llvm`, JIT-run and compared bit for
+bit with the interpreter on the original program; likewise random programs of
+`mx.testing.matrix_dags` that carry matrices through `scf` control flow (CI:
+the first 12 from seed 0; `MX_CONTROL_FLOW_JIT_EXAMPLES` for more)."""
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +15,12 @@ from xdsl.parser import Parser
 
 from mx.diagnostics import OpDiagnostic
 from mx.frontend import mx_context
-from mx.interpreters import run_function
+from mx.interpreters import UndefinedBehaviorError, run_function
 from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from mx.testing.matrix_dags import ProgramGenerator
 from mx.tools.mx_opt import main as mx_opt
 
 M = "!matrix.matrix<3x5xf32>"
@@ -120,6 +124,25 @@ func.func @f(%c: i1, %a: {S}, %b: {S}) -> {S} {{
   }}
   func.return %r#1 : {S}
 }}""",
+    # scf.index_switch yielding matrices: case 1 when %c, else the default.
+    "index_switch": f"""
+func.func @f(%c: i1, %a: {S}, %b: {S}) -> {S} {{
+  %w = arith.extui %c : i1 to i64
+  %i = arith.index_cast %w : i64 to index
+  %r = scf.index_switch %i -> {S}
+  case 2 {{
+    scf.yield %a : {S}
+  }}
+  case 1 {{
+    %p = matrix.matmul %a, %b : {S}, {S} -> {S}
+    scf.yield %p : {S}
+  }}
+  default {{
+    %n = matrix.sub %b, %a : {S}
+    scf.yield %n : {S}
+  }}
+  func.return %r : {S}
+}}""",
 }
 
 
@@ -162,6 +185,50 @@ def test_control_flow_carrying_matrices(name: str) -> None:
         a = rng.standard_normal(shape).astype(np.float32)
         b = rng.standard_normal(shape).astype(np.float32)
         _check(text, c, a, b)
+
+
+CONTROL_FLOW_JIT_EXAMPLES = int(os.environ.get("MX_CONTROL_FLOW_JIT_EXAMPLES", "12"))
+SCF_CARRIERS = {"scf.if", "scf.index_switch", "scf.for", "scf.while"}
+
+
+def _generated_with_scf_carriers(count: int) -> list[int]:
+    """The first `count` seeds whose program carries matrices through `scf`
+    and has no `contract` flags (whose fusion may change a rounding)."""
+    seeds: list[int] = []
+    seed = 0
+    while len(seeds) < count:
+        generator = ProgramGenerator(seed)
+        generator.build()
+        if SCF_CARRIERS & set(generator.covered) and not generator.use_contract:
+            seeds.append(seed)
+        seed += 1
+    return seeds
+
+
+@pytest.mark.parametrize(
+    "seed", _generated_with_scf_carriers(CONTROL_FLOW_JIT_EXAMPLES)
+)
+def test_generated_control_flow_jit(seed: int) -> None:
+    """A random program carrying matrices through `scf` ops, JIT-compiled,
+    gives the interpreter's results and memory bit for bit (any NaN matches
+    any NaN)."""
+    module, arguments = ProgramGenerator(seed).build()
+    interpreted = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+    compiled = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+    try:
+        expected = run_function(module.clone(), "f", *interpreted)
+    except UndefinedBehaviorError:
+        pytest.skip("the program has undefined behaviour")
+    got = compile_module(str(module))["f"](*compiled)
+    got = got if isinstance(got, tuple) else (got,)
+    pairs = [*zip(expected, got, strict=True)]
+    pairs += [
+        (x, y)
+        for x, y in zip(interpreted, compiled, strict=True)
+        if isinstance(x, np.ndarray)
+    ]
+    for x, y in pairs:
+        assert _same(x, y), f"seed {seed}:\n{module}"
 
 
 def test_canonicalize_turns_a_branch_into_a_select() -> None:

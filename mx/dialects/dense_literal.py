@@ -118,6 +118,15 @@ def parse_optional_hex_string(
     return data
 
 
+def is_splat_literal(attr: DenseIntOrFPElementsAttr) -> bool:
+    """True if every element has the same bits (0.0 and -0.0 differ): a
+    literal stored as its one element (large splats are, so that any size is a
+    valid constant, as in MLIR) or written out with equal elements."""
+    data = attr.data.data
+    size = attr.get_element_type().compile_time_size
+    return data == data[:size] * (len(data) // size)
+
+
 # -- printing ------------------------------------------------------------------
 
 

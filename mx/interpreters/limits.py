@@ -17,6 +17,7 @@ from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Attribute, Operation
 
 from mx.dialects.matrix import MatrixType
+from mx.interpreters.matrix import computes_splat
 
 MAX_VALUE_BYTES = 1 << 30
 """Largest matrix, vector or memref the interpreter builds (1 GiB)."""
@@ -54,9 +55,12 @@ def check_allocation(shape: Sequence[int], element_type: Attribute) -> None:
 
 @dataclass
 class SizeLimit(Interpreter.Listener):
-    """Checks, before an op runs, that its matrix and vector results fit the limit."""
+    """Checks, before an op runs, that its matrix and vector results fit the
+    limit (a splat takes one element's memory whatever its size)."""
 
     def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        if computes_splat(op, args):
+            return
         for result in op.results:
             t = result.type
             if isinstance(t, MatrixType):

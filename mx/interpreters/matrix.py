@@ -7,6 +7,10 @@ Runtime values, consistent with xDSL 0.75's own interpreters:
   the interpreter's index width). Scalar operands given as Python or NumPy
   numbers are accepted too;
 - a matrix is a 2-D NumPy array of its element dtype (`mx.semantics.matrix`);
+  a splat (of `matrix.splat`, a splat `matrix.constant` held as one value, and
+  what elementwise ops, casts, transposes and products compute from splats
+  only) is a read-only broadcast of its one element, so that a splat of any
+  size is interpreted in constant memory;
 - a vector is a 1-D NumPy array;
 - a `memref<?xT>` is xDSL's `ShapedArray`; loads and stores go through a NumPy
   view of its bytes.
@@ -17,6 +21,7 @@ The numerics live in `mx.semantics.matrix`; undefined behaviour raises its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -42,6 +47,7 @@ from xdsl.utils.exceptions import InterpretationError
 from xdsl.utils.hints import isa
 
 from mx.dialects import matrix
+from mx.dialects.dense_literal import is_splat_literal
 from mx.semantics import matrix as sem
 
 Array = sem.Array
@@ -72,6 +78,53 @@ def memory_view(memory: ShapedArray[Any], element_type: Attribute) -> Array:
         count=memory.size,
         offset=ptr.raw.offset,
     )
+
+
+def is_splat(value: Any) -> bool:
+    """True for a matrix held as a broadcast of its one element."""
+    return isinstance(value, np.ndarray) and value.ndim == 2 and value.strides == (0, 0)
+
+
+def splat_matrix(element: Array, shape: tuple[int, int]) -> Array:
+    """`element` (one element, any shape) broadcast to `shape`, read-only."""
+    return np.broadcast_to(element.reshape(1, 1), shape)
+
+
+def _corner(m: Array) -> Array:
+    """A copy of a splat's one element, as a 1x1 matrix."""
+    return np.array(m[:1, :1])
+
+
+SPLAT_PRESERVING = (
+    matrix.AddOp,
+    matrix.SubOp,
+    matrix.MulOp,
+    matrix.DivOp,
+    matrix.NegOp,
+    matrix.FmaOp,
+    matrix.CastOp,
+    matrix.TransposeOp,
+    matrix.MatmulOp,
+    matrix.MatmulAddOp,
+)
+"""The ops whose result is a splat when their operands all are."""
+
+
+def computes_splat(op: Operation, args: PythonValues) -> bool:
+    """True if `op` run on `args` gives a splat (`is_splat`): no memory per
+    element, whatever the size of its result."""
+    if isinstance(op, matrix.SplatOp):
+        return True
+    if isinstance(op, matrix.ConstantOp):
+        return is_splat_literal(op.value)
+    return isinstance(op, SPLAT_PRESERVING) and all(is_splat(a) for a in args)
+
+
+def _elementwise(compute: Callable[..., Array], *matrices: Array) -> Array:
+    """`compute` on `matrices`; on splats only, on their one element (a splat)."""
+    if all(is_splat(m) for m in matrices):
+        return splat_matrix(compute(*map(_corner, matrices)), matrices[0].shape)
+    return compute(*matrices)
 
 
 def _type(value: SSAValue) -> matrix.MatrixType:
@@ -111,6 +164,20 @@ def _widened_factors(op: matrix.ContractionOp, args: PythonValues) -> list[Array
     ]
 
 
+def _product_of_splats(
+    op: matrix.MatmulOp | matrix.MatmulAddOp, args: PythonValues
+) -> Array:
+    """A product of splats: each element is the same sum of K terms, computed
+    once from a 1xK row and a Kx1 column (and the accumulator's element)."""
+    a, b, *acc = args
+    t = _type(op.result)
+    corner = (np.array(a[:1, :]), np.array(b[:, :1]), *map(_corner, acc))
+    lhs, rhs = _widened_factors(op, corner)
+    if isinstance(op, matrix.MatmulOp):
+        return splat_matrix(sem.matmul(lhs, rhs), t.shape)
+    return splat_matrix(sem.matmul_add(lhs, rhs, corner[2]), t.shape)
+
+
 @register_impls
 class MatrixFunctions(InterpreterFunctions):
     """Every `matrix` op, computed by `mx.semantics.matrix`."""
@@ -123,36 +190,35 @@ class MatrixFunctions(InterpreterFunctions):
         if not isinstance(attr, DenseIntOrFPElementsAttr):
             raise InterpretationError(f"expected a dense literal for {t}, got {attr}")
         values = cast(list[int | float], list(attr.get_values()))
+        dtype = sem.element_dtype(t.element_type)
+        bits = sem.container_bits(t.element_type)
         if len(values) == 1:
-            values = values * t.num_elements
+            return splat_matrix(sem.constant(values, (1, 1), dtype, bits), t.shape)
         if len(values) != t.num_elements:
             raise InterpretationError(f"{attr} does not have the shape of {t}")
-        dtype = sem.element_dtype(t.element_type)
-        return sem.constant(values, t.shape, dtype, sem.container_bits(t.element_type))
+        return sem.constant(values, t.shape, dtype, bits)
 
     @impl(matrix.SplatOp)
     def run_splat(
         self, interpreter: Interpreter, op: matrix.SplatOp, args: PythonValues
     ) -> PythonValues:
         t = _type(op.result)
-        m = sem.splat(scalar_value(args[0]), t.shape, sem.element_dtype(t.element_type))
+        m = sem.splat(scalar_value(args[0]), (1, 1), sem.element_dtype(t.element_type))
         if (bits := sem.container_bits(t.element_type)) is not None:
             m &= (1 << bits) - 1
-        return (m,)
+        return (splat_matrix(m, t.shape),)
 
     @impl(matrix.ConstantOp)
     def run_constant(
         self, interpreter: Interpreter, op: matrix.ConstantOp, args: PythonValues
     ) -> PythonValues:
         t = _type(op.result)
-        return (
-            sem.constant(
-                op.row_major_values(),
-                t.shape,
-                sem.element_dtype(t.element_type),
-                sem.container_bits(t.element_type),
-            ),
-        )
+        dtype = sem.element_dtype(t.element_type)
+        bits = sem.container_bits(t.element_type)
+        if is_splat_literal(op.value):
+            one = sem.constant([op.element(0, 0)], (1, 1), dtype, bits)
+            return (splat_matrix(one, t.shape),)
+        return (sem.constant(op.row_major_values(), t.shape, dtype, bits),)
 
     @impl(matrix.ExtractOp)
     def run_extract(
@@ -176,48 +242,55 @@ class MatrixFunctions(InterpreterFunctions):
     def run_add(
         self, interpreter: Interpreter, op: matrix.AddOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.add(args[0], args[1]),)
+        return (_elementwise(sem.add, *args),)
 
     @impl(matrix.SubOp)
     def run_sub(
         self, interpreter: Interpreter, op: matrix.SubOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.sub(args[0], args[1]),)
+        return (_elementwise(sem.sub, *args),)
 
     @impl(matrix.MulOp)
     def run_mul(
         self, interpreter: Interpreter, op: matrix.MulOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.mul(args[0], args[1]),)
+        return (_elementwise(sem.mul, *args),)
 
     @impl(matrix.DivOp)
     def run_div(
         self, interpreter: Interpreter, op: matrix.DivOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.div(args[0], args[1], unsigned=op.unsigned is not None),)
+        def div(a: Array, b: Array) -> Array:
+            return sem.div(a, b, unsigned=op.unsigned is not None)
+
+        return (_elementwise(div, *args),)
 
     @impl(matrix.NegOp)
     def run_neg(
         self, interpreter: Interpreter, op: matrix.NegOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.neg(args[0]),)
+        return (_elementwise(sem.neg, *args),)
 
     @impl(matrix.FmaOp)
     def run_fma(
         self, interpreter: Interpreter, op: matrix.FmaOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.fma(args[0], args[1], args[2]),)
+        return (_elementwise(sem.fma, *args),)
 
     @impl(matrix.MatmulOp)
     def run_matmul(
         self, interpreter: Interpreter, op: matrix.MatmulOp, args: PythonValues
     ) -> PythonValues:
+        if computes_splat(op, args):
+            return (_product_of_splats(op, args),)
         return (sem.matmul(*_widened_factors(op, args)),)
 
     @impl(matrix.MatmulAddOp)
     def run_matmul_add(
         self, interpreter: Interpreter, op: matrix.MatmulAddOp, args: PythonValues
     ) -> PythonValues:
+        if computes_splat(op, args):
+            return (_product_of_splats(op, args),)
         a, b = _widened_factors(op, args)
         return (sem.matmul_add(a, b, args[2]),)
 
@@ -241,14 +314,21 @@ class MatrixFunctions(InterpreterFunctions):
     def run_transpose(
         self, interpreter: Interpreter, op: matrix.TransposeOp, args: PythonValues
     ) -> PythonValues:
-        return (sem.transpose(args[0]),)
+        (m,) = args
+        if is_splat(m):
+            return (splat_matrix(_corner(m), (m.shape[1], m.shape[0])),)
+        return (sem.transpose(m),)
 
     @impl(matrix.CastOp)
     def run_cast(
         self, interpreter: Interpreter, op: matrix.CastOp, args: PythonValues
     ) -> PythonValues:
         target = sem.element_dtype(_type(op.result).element_type)
-        return (sem.cast(args[0], target, unsigned=op.unsigned is not None),)
+
+        def cast_to_target(m: Array) -> Array:
+            return sem.cast(m, target, unsigned=op.unsigned is not None)
+
+        return (_elementwise(cast_to_target, *args),)
 
     def _layout(self, op: matrix.MemoryAccessOp, args: PythonValues) -> tuple[int, int]:
         return _resolve(op, args, op.offset()), _resolve(op, args, op.stride())

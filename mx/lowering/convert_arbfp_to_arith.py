@@ -29,18 +29,21 @@ convert-matrix-to-affine calls them for the scalar conversions in its loops.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, vector
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseArrayBase,
     Float16Type,
     Float64Type,
+    IndexType,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
+    UnrealizedConversionCastOp,
     VectorType,
     bf16,
     f16,
@@ -48,13 +51,14 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from mx.dialects.arbfp import (
     ConvertFromOp,
@@ -597,6 +601,172 @@ class LowerConvertTo(RewritePattern):
             rewriter.replace(op, ops, [value])
 
 
+CHUNK_ELEMENTS = 64
+"""Elements a conversion of a long vector converts per loop iteration (four
+AVX-512 vectors of f32): longer vectors are converted by a loop."""
+
+_CONVERSION_OPS = ConvertFromOp | ConvertToOp | ScaledConvertFromOp | ScaledConvertToOp
+
+
+def _container(t: VectorType) -> VectorType:
+    """The vector type `t` is kept in memory as: i1..i7 lanes in i8."""
+    element = t.element_type
+    if isinstance(element, IntegerType) and element.width.data < 8:
+        return VectorType(IntegerType(8), t.get_shape())
+    return t
+
+
+def _to_container(value: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """`value` widened to its memory type (`_container`)."""
+    if _container(cast(VectorType, value.type)) == value.type:
+        return [], value
+    e = BitwiseEmitter(value.type)
+    return e.ops, e.ext_unsigned(value, 8)
+
+
+def _from_container(value: SSAValue, t: VectorType) -> tuple[list[Operation], SSAValue]:
+    """`value` of `t`'s memory type narrowed back to `t`."""
+    if value.type == t:
+        return [], value
+    e = BitwiseEmitter(value.type)
+    return e.ops, e.trunc(value, cast(IntegerType, t.element_type).width.data)
+
+
+def _index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+@dataclass
+class ConvertLongVectorInChunks(RewritePattern):
+    """A conversion of a vector longer than `CHUNK_ELEMENTS` lanes -> its
+    operands stored to stack buffers (sub-byte lanes widened to bytes), an
+    `scf.for` converting one chunk per iteration (the same op on
+    `CHUNK_ELEMENTS` lanes, rounded down to whole blocks, at least one block)
+    into result buffers, the same op on the last partial chunk, and the
+    results loaded back: code size independent of the vector's length (each
+    lane of a block-scaled conversion reads its whole block: on the whole
+    vector, the blocks' maxima take one shuffle of every block per lane).
+    An operand that a chunked conversion computed is read from that
+    conversion's buffer: sub-byte lanes (i4 encodings) are never widened or
+    narrowed as a whole vector, which xDSL 0.75's casts do lane by lane."""
+
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    """The buffer holding each result of a chunked conversion."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        chunk = _chunk(op)
+        if chunk is None:
+            return
+        (length,) = cast(VectorType, op.operands[0].type).get_shape()
+        block = (
+            op.block_size
+            if isinstance(op, ScaledConvertFromOp | ScaledConvertToOp)
+            else 1
+        )
+        types = [cast(VectorType, v.type) for v in (*op.operands, *op.results)]
+        allocations = [
+            memref.AllocaOp.get(_container(t).element_type, 64, t.get_shape())
+            for t in types
+        ]
+        entry = _entry_block(op)
+        rewriter.insert(
+            allocations,
+            InsertPoint.at_start(entry) if entry else InsertPoint.before(op),
+        )
+        buffers: list[SSAValue] = [a.memref for a in allocations]
+        zero = rewriter.insert(_index(0))
+        for i, value in enumerate(op.operands):
+            if (computed := self.buffers.get(value)) is not None:
+                buffers[i] = computed
+                continue
+            ops, stored = _to_container(value)
+            rewriter.insert([*ops, vector.StoreOp(stored, buffers[i], [zero])])
+
+        def convert(offset: SSAValue, lanes: int) -> list[Operation]:
+            """`op` on lanes [offset, offset + lanes) of the buffers (the
+            scales' lanes [offset / block, ...))."""
+            ops: list[Operation] = []
+            scale_offset = offset
+            if block > 1:
+                divisor = _index(block)
+                quotient = arith.DivUIOp(offset, divisor)
+                ops += [divisor, quotient]
+                scale_offset = quotient.result
+            pieces: list[VectorType] = []
+            starts: list[SSAValue] = []
+            for t in types:
+                scales = t.get_shape() != (length,)
+                pieces.append(
+                    VectorType(t.element_type, [lanes // block if scales else lanes])
+                )
+                starts.append(scale_offset if scales else offset)
+            operands: list[SSAValue] = []
+            for i in range(len(op.operands)):
+                load = vector.LoadOp(buffers[i], [starts[i]], _container(pieces[i]))
+                narrow_ops, value = _from_container(load.result, pieces[i])
+                ops += [load, *narrow_ops]
+                operands.append(value)
+            converted = type(op).create(
+                operands=operands,
+                result_types=pieces[len(op.operands) :],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            ops.append(converted)
+            for i, result in enumerate(converted.results, len(op.operands)):
+                wide_ops, stored = _to_container(result)
+                ops += [*wide_ops, vector.StoreOp(stored, buffers[i], [starts[i]])]
+            return ops
+
+        full = length // chunk * chunk
+        upper, step = _index(full), _index(chunk)
+        body = Block(arg_types=[IndexType()])
+        body.add_ops([*convert(body.args[0], chunk), scf.YieldOp()])
+        rewriter.insert([upper, step, scf.ForOp(zero, upper, step, [], body)])
+        if length > full:
+            rest = rewriter.insert(_index(full))
+            rewriter.insert(convert(rest.result, length - full))
+        results: list[SSAValue] = []
+        for i, result in enumerate(op.results, len(op.operands)):
+            t = cast(VectorType, result.type)
+            if all(_chunk(use.operation) for use in result.uses):
+                # Read from the buffer by its users only: a placeholder.
+                placeholder = UnrealizedConversionCastOp.get([buffers[i]], [t])
+                rewriter.insert(placeholder)
+                value = placeholder.results[0]
+            else:
+                load = vector.LoadOp(buffers[i], [zero], _container(t))
+                narrow_ops, value = _from_container(load.result, t)
+                rewriter.insert([load, *narrow_ops])
+            results.append(value)
+            self.buffers[value] = buffers[i]
+        rewriter.replace(op, [], results)
+
+
+def _chunk(op: Operation) -> int | None:
+    """Lanes per iteration if `op` is a conversion of a vector long enough to
+    convert in a loop (`ConvertLongVectorInChunks`), else None."""
+    if not isinstance(op, _CONVERSION_OPS) or not isinstance(
+        t := op.operands[0].type, VectorType
+    ):
+        return None
+    block = (
+        op.block_size if isinstance(op, ScaledConvertFromOp | ScaledConvertToOp) else 1
+    )
+    chunk = max(block, CHUNK_ELEMENTS // block * block)
+    (length,) = cast(VectorType[Attribute], t).get_shape()
+    return chunk if length > chunk else None
+
+
+def _entry_block(op: Operation) -> Block | None:
+    """The entry block of the function around `op` (stack buffers go there,
+    never into a loop), or None outside functions."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return None if parent is None else parent.body.first_block
+
+
 # Applied once to each conversion, and to the conversions a scaled one emits
 # (built once: the dispatcher caches its patterns by op class).
 _CONVERSIONS = OpTypeDispatchApplier(
@@ -617,6 +787,7 @@ class ConvertArbfpToArithPass(ModulePass):
     name = "convert-arbfp-to-arith"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_once(op, OpTypeDispatchApplier((ConvertLongVectorInChunks(),)))
         rewrite_once(op, _CONVERSIONS)
         # The expansions compute fields some formats do not use.
         erase_dead_ops(op)

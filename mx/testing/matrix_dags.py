@@ -6,14 +6,14 @@ arguments for it. Besides the straight-line DAG of matrix ops (random shapes
 up to 3x3, element types, fastmath flags, static and dynamic indices), a
 program may carry matrices where the lowering once failed on valid input:
 
-- `arith.select` of two matrices, `scf.if` yielding matrices, `affine.for`
-  with matrix `iter_args`;
+- `arith.select` of two matrices, `scf.if` and `scf.index_switch` yielding
+  matrices, `affine.for`, `scf.for` and `scf.while` carrying matrices;
 - block arguments of `cf.br`/`cf.cond_br`: the function body is split into an
   entry block and a join block entered with matrices;
 - a long dependent elementwise chain (`LONG_CHAIN` ops and more).
 
-`ProgramGenerator.covered` counts the matrix ops and the structures (`select`,
-`scf.if`, `affine.for`, `cf.cond_br`, `cf.br`, `chain`) a program used, so that a
+`ProgramGenerator.covered` counts the matrix ops and the `STRUCTURES` (`select`,
+`scf.if`, `affine.for`, `cf.cond_br`, `cf.br`, `chain`, ...) a program used, so that a
 test can report and check what a sample reached. The property test
 (tests/test_pass_equivalence.py) and the fuzzer (`mx.testing.fuzz`) use it.
 """
@@ -30,6 +30,7 @@ from xdsl.dialects import affine, arith, cf, func, scf
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseArrayBase,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -41,6 +42,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -53,7 +55,20 @@ recursion limit in the lowering."""
 LONG_CHAIN_SHARE = 0.05
 """Share of programs with a long chain."""
 
-STRUCTURES = ("select", "scf.if", "affine.for", "cf.cond_br", "cf.br", "chain")
+STRUCTURES = (
+    "select",
+    "scf.if",
+    "scf.index_switch",
+    "affine.for",
+    "scf.for",
+    "scf.while",
+    "cf.cond_br",
+    "cf.br",
+    "chain",
+)
+
+CARRIERS = ("select", "if", "switch", "for", "scf_for", "while")
+"""The `_step` kinds that carry matrices through control flow."""
 
 ELEMENT_TYPES: list[Attribute] = [
     Float16Type(),
@@ -196,19 +211,25 @@ class ProgramGenerator:
             [
                 "add", "sub", "mul", "div", "matmul", "matmul_add", "transpose",
                 "cast", "extract", "insert", "matvec", "outer", "store",
-                "mul_add", "transposed_chain", "select", "if", "for", *float_ops,
+                "mul_add", "transposed_chain", *CARRIERS, *float_ops,
             ]
         )  # fmt: skip
         a = self._any_matrix()
         mt = a.type
         assert isinstance(mt, mx.MatrixType)
         result: Operation | None = None
-        if kind in ("select", "if", "for"):
+        if kind in CARRIERS:
             b = self._matrix(mt.shape)
             assert b is not None
-            result = {"select": self._select, "if": self._if, "for": self._for}[kind](
-                a, b
-            )
+            carrier = {
+                "select": self._select,
+                "if": self._if,
+                "switch": self._switch,
+                "for": self._for,
+                "scf_for": self._scf_for,
+                "while": self._while,
+            }[kind]
+            result = carrier(a, b)
         elif kind in ("add", "sub", "mul", "div"):
             b = self._matrix(mt.shape)
             assert b is not None
@@ -338,6 +359,63 @@ class ProgramGenerator:
         body.add_ops([step, affine.YieldOp.get(step.results[0])])
         trips = self.rnd.randint(0, 3)
         return affine.ForOp.from_region([], [], [a], [a.type], 0, trips, Region(body))
+
+    def _switch(self, a: SSAValue, b: SSAValue) -> Operation:
+        """scf.index_switch on %flag as an index (0 or 1), with up to three
+        of the cases -1, 0, 1, 2 (the default taken when none matches), each
+        yielding a, b or a op b."""
+        self.covered["scf.index_switch"] += 1
+        wide = self._emit(arith.ExtUIOp(self.flag, IntegerType(64)))
+        index = self._emit(arith.IndexCastOp(wide, IndexType()))
+        cases = self.rnd.sample([-1, 0, 1, 2], self.rnd.randint(0, 3))
+
+        def region() -> Region:
+            if self.rnd.random() < 0.5:
+                return Region(Block([scf.YieldOp(self.rnd.choice([a, b]))]))
+            then = self._elementwise(a, b)
+            return Region(Block([then, scf.YieldOp(then.results[0])]))
+
+        return scf.IndexSwitchOp(
+            index,
+            DenseArrayBase.from_list(i64, cases),
+            region(),
+            [region() for _ in cases],
+            [a.type],
+        )
+
+    def _index_constant(self, value: int) -> SSAValue:
+        return self._emit(arith.ConstantOp(IntegerAttr(value, IndexType()))).results[0]
+
+    def _scf_for(self, a: SSAValue, b: SSAValue) -> Operation:
+        """scf.for %i = 0 to N iter_args(%x = a, %y = b) { yield y, x op y }
+        (a parallel copy of the carried matrices)."""
+        self.covered["scf.for"] += 1
+        body = Block(arg_types=[IndexType(), a.type, b.type])
+        step = self._elementwise(body.args[1], body.args[2])
+        body.add_ops([step, scf.YieldOp(body.args[2], step.results[0])])
+        lower, upper, step_size = (
+            self._index_constant(n) for n in (0, self.rnd.randint(0, 3), 1)
+        )
+        return scf.ForOp(lower, upper, step_size, [a, b], body)
+
+    def _while(self, a: SSAValue, b: SSAValue) -> Operation:
+        """scf.while (%x = a, %i = 0) { condition(i < N) x, i } do { x op b,
+        i + 1 } (the matrix first: the op's first result joins the pool)."""
+        self.covered["scf.while"] += 1
+        types = [a.type, IndexType()]
+        zero = self._index_constant(0)
+        trips = self._index_constant(self.rnd.randint(0, 3))
+        before = Block(arg_types=types)
+        more = arith.CmpiOp(before.args[1], trips, "ult")
+        before.add_ops([more, scf.ConditionOp(more, *before.args)])
+        after = Block(arg_types=types)
+        step = self._elementwise(after.args[0], b)
+        one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+        next_i = arith.AddiOp(after.args[1], one)
+        after.add_ops(
+            [step, one, next_i, scf.YieldOp(step.results[0], next_i.results[0])]
+        )
+        return scf.WhileOp([a, zero], types, [before], [after])
 
     def _chain(self) -> None:
         """A dependent chain of `LONG_CHAIN` or more elementwise ops (without

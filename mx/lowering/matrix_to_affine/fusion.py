@@ -2,9 +2,10 @@
 
 A fused op emits no code of its own: each consumer computes the op's element
 (r, c) where it needs it, from the op's operands. Fused are
-- views: `splat`, a splat-valued `constant`, and a `transpose` of a value that
-  has a buffer (or is itself a view) — read with swapped indices, any number of
-  times;
+- views: `splat`, a splat-valued `constant`, elementwise ops computing a
+  splat from splats only (a matrix of any size, recomputed as one scalar
+  wherever it is read), and a `transpose` of a value that has a buffer (or is
+  itself a view) — read with swapped indices, any number of times;
 - loads and scaled_convert_from read by a matmul/matmul_add as a factor (read
   where the product needs them: it writes only its own buffer), so a product
   of block-scaled, packed weights decodes them in registers; and so are
@@ -23,7 +24,6 @@ layout, offset and stride at the same (r, c) (no transpose in between), or the
 two memrefs are distinct allocations.
 """
 
-import struct
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, memref, vector
@@ -31,6 +31,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.traits import MemoryEffectKind, get_effects
 
 from mx.dialects import arbfp
+from mx.dialects.dense_literal import is_splat_literal
 from mx.dialects.matrix import (
     AddOp,
     CastOp,
@@ -80,13 +81,7 @@ at (r, c // N) by N elements, gets a buffer)."""
 
 def is_splat_constant(op: ConstantOp) -> bool:
     """True if every element has the same bits (0.0 and -0.0 differ)."""
-    if len(op.value) == 1:  # a large splat, held as one value
-        return True
-    first, *rest = (
-        struct.pack("<d", v) if isinstance(v, float) else v
-        for v in op.row_major_values()
-    )
-    return all(v == first for v in rest)
+    return is_splat_literal(op.value)
 
 
 def reads_elementwise(use: Use) -> bool:
@@ -116,8 +111,7 @@ def is_widening(op: Operation) -> bool:
     )
 
 
-def _is_splat(value: SSAValue) -> bool:
-    op = value.owner
+def _is_splat(op: Operation | Block) -> bool:
     return isinstance(op, SplatOp) or (
         isinstance(op, ConstantOp) and is_splat_constant(op)
     )
@@ -129,7 +123,7 @@ def is_decode(op: Operation) -> bool:
     multiply by a splat (the scale)."""
     if isinstance(op, arbfp.ConvertFromOp) or is_widening(op):
         return True
-    return isinstance(op, MulOp) and any(_is_splat(x) for x in op.operands)
+    return isinstance(op, MulOp) and any(_is_splat(x.owner) for x in op.operands)
 
 
 def decodes_packed(value: SSAValue, fused: set[Operation]) -> bool:
@@ -204,8 +198,22 @@ class FusionPlan:
     """The set of fused ops of a module (computed before any rewrite)."""
 
     fused: set[Operation] = field(default_factory=set[Operation])
+    splats: set[Operation] = field(default_factory=set[Operation])
+    """The ops whose matrix result is a splat: `splat`, splat constants, and
+    elementwise ops of splats."""
 
     def analyze(self, top: Operation) -> None:
+        for op in walk(top):
+            if _is_splat(op) or (
+                isinstance(op, ELEMENTWISE)
+                and _is_elementwise_producer(op)
+                and all(
+                    x.owner in self.splats
+                    for x in op.operands
+                    if isinstance(x.type, MatrixType)
+                )
+            ):
+                self.splats.add(op)
         for op in walk(top):
             for region in op.regions:
                 for block in region.blocks:
@@ -224,6 +232,8 @@ class FusionPlan:
             return is_splat_constant(op)
         if not _is_elementwise_producer(op):
             return False
+        if op in self.splats:
+            return True
         if isinstance(op, TransposeOp) and _has_buffer_or_is_view(op.input):
             return True
         uses = list(op.results[0].uses)

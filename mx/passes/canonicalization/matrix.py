@@ -7,8 +7,10 @@
 Folding never changes a result: the structural rewrites only move existing
 values; constant folding of arithmetic computes with the reference semantics
 (`mx.semantics.matrix`, the interpreter's functions). No rewrite creates a
-constant of more than `MAX_FOLDED_ELEMENTS` elements, so a huge splat stays a
-`matrix.splat`.
+constant of more than `MAX_FOLDED_ELEMENTS` elements but a splat held as its
+one value, so a huge splat stays a `matrix.splat` or a splat `matrix.constant`
+whatever the ops computing it: arithmetic, transposes and extracts of splats
+fold on the one element.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from mx.dialects.dense_literal import is_splat_literal
 from mx.dialects.matrix import (
     AddOp,
     BFloat16Type,
@@ -101,6 +104,17 @@ def scalar_constant(value: SSAValue) -> int | float | None:
         attr = owner.value
         if isinstance(attr, IntegerAttr | FloatAttr):
             return attr.value.data
+    return None
+
+
+def splat_scalar(value: SSAValue) -> int | float | None:
+    """The element of a splat known at compile time (`matrix.splat` of an
+    `arith.constant`, or a `matrix.constant` held as one value), else None."""
+    owner = value.owner
+    if isinstance(owner, SplatOp):
+        return scalar_constant(owner.input)
+    if isinstance(owner, ConstantOp) and is_splat_literal(owner.value):
+        return owner.element(0, 0)
     return None
 
 
@@ -192,10 +206,7 @@ FOLDABLE = (AddOp, SubOp, MulOp, DivOp, NegOp, FmaOp, MatmulOp, MatmulAddOp, Cas
 
 
 def _all_splats(op: Operation) -> bool:
-    return all(
-        isinstance(v.owner, SplatOp) and scalar_constant(v.owner.input) is not None
-        for v in op.operands
-    )
+    return all(splat_scalar(v) is not None for v in op.operands)
 
 
 def _constant_fold(op: MatrixOp) -> Sequence[SSAValue | Attribute] | None:
@@ -265,19 +276,25 @@ def _fold_insert(op: InsertOp) -> Sequence[SSAValue | Attribute] | None:
 
 
 class TransposeOfSplat(RewritePattern):
-    """`transpose(splat x) → splat x` (of the transposed type)."""
+    """`transpose(splat x) → splat x` and `transpose(constant splat) →
+    constant splat` (of the transposed type)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
-        if isinstance(splat := op.input.owner, SplatOp):
-            rewriter.replace(op, SplatOp(splat.input, _matrix(op.result.type)))
+        t = _matrix(op.result.type)
+        splat = op.input.owner
+        if isinstance(splat, SplatOp):
+            rewriter.replace(op, SplatOp(splat.input, t))
+        elif isinstance(splat, ConstantOp) and is_splat_literal(splat.value):
+            rewriter.replace(op, _splat_constant_op(splat.element(0, 0), t))
 
 
 class ArithmeticOfSplats(RewritePattern):
     """`op(splat c1, splat c2, ...) → splat c` with `c` computed by the reference
     semantics: elementwise ops on 1x1 operands; products on a 1xK row and a
     Kx1 column (each element of a product of splats is the same K-term sum).
-    Works for any shape, since nothing but the scalar is materialized."""
+    Works for any shape, since nothing but the scalar is materialized. Of
+    `matrix.constant` splats only, the result is a `matrix.constant` splat."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, FOLDABLE) or not _all_splats(op):
@@ -288,7 +305,7 @@ class ArithmeticOfSplats(RewritePattern):
             shapes[:2] = [(1, k), (k, 1)]
         args: list[sem.Array] = []
         for v, shape in zip(op.operands, shapes, strict=True):
-            x = scalar_constant(v.owner.input) if isinstance(v.owner, SplatOp) else None
+            x = splat_scalar(v)
             assert x is not None
             element_type = _matrix(v.type).element_type
             args.append(sem.splat(x, shape, sem.element_dtype(element_type)))
@@ -299,6 +316,9 @@ class ArithmeticOfSplats(RewritePattern):
         assert result is not None
         t = _matrix(op.results[0].type)
         (value,) = sem.row_major_values(result)
+        if all(isinstance(v.owner, ConstantOp) for v in op.operands):
+            rewriter.replace(op, _splat_constant_op(value, t))
+            return
         scalar = _scalar_constant_op(value, t.element_type)
         rewriter.replace(op, [scalar, SplatOp(scalar.result, t)])
 
@@ -330,15 +350,18 @@ class ExtractOfInsertElsewhere(RewritePattern):
 
 
 class ExtractOfConstant(RewritePattern):
-    """`extract(constant, [i, j])` with static indices → `arith.constant`."""
+    """`extract(constant, [i, j])` with static indices, or of a constant splat
+    at any indices → `arith.constant`."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ExtractOp, rewriter: PatternRewriter) -> None:
         inner = op.matrix.owner
         i, j = op.indices()
-        if not isinstance(inner, ConstantOp) or not (
-            isinstance(i, int) and isinstance(j, int)
-        ):
+        if not isinstance(inner, ConstantOp):
+            return
+        if is_splat_literal(inner.value):
+            i, j = 0, 0
+        elif not (isinstance(i, int) and isinstance(j, int)):
             return
         t = _matrix(inner.result.type)
         value = inner.element(i, j)
@@ -543,6 +566,10 @@ def _literal(value: MixedIndex) -> MixedIndex:
 def _matrix(t: Attribute) -> MatrixType:
     assert isinstance(t, MatrixType)
     return t
+
+
+def _splat_constant_op(value: int | float, t: MatrixType) -> ConstantOp:
+    return ConstantOp(dense_matrix_value(t, [value]), t)
 
 
 def _scalar_constant_op(

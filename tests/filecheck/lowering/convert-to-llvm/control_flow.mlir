@@ -72,3 +72,58 @@ func.func @second(%a: f32, %b: i32) -> i32 {
   %x, %y = func.call @pair(%a, %b) : (f32, i32) -> (f32, i32)
   func.return %y : i32
 }
+
+// -----
+
+// scf.index_switch: one comparison per case, in the cases' order, each
+// falling through to the next; the last one to the default.
+// CHECK-LABEL: llvm.func @index_switch
+// CHECK-SAME: (%[[I:.*]]: i64, %[[A:.*]]: f32, %[[B:.*]]: f32)
+// CHECK-DAG: %[[MINUS1:.*]] = llvm.mlir.constant(-1) : i64
+// CHECK-DAG: %[[FOUR:.*]] = llvm.mlir.constant(4) : i64
+// CHECK: %[[IS4:.*]] = llvm.icmp "eq" %[[I]], %[[FOUR]] : i64
+// CHECK-NEXT: llvm.cond_br %[[IS4]], ^[[CASE4:.*]], ^[[NEXT:.*]]
+// CHECK-NEXT: ^[[NEXT]]:
+// CHECK-NEXT: %[[ISM1:.*]] = llvm.icmp "eq" %[[I]], %[[MINUS1]] : i64
+// CHECK-NEXT: llvm.cond_br %[[ISM1]], ^[[CASEM1:.*]], ^[[DEFAULT:.*]]
+// CHECK-NEXT: ^[[CASE4]]:
+// CHECK-NEXT: llvm.br ^[[JOIN:.*]](%[[B]] : f32)
+// CHECK-NEXT: ^[[CASEM1]]:
+// CHECK-NEXT: %[[S:.*]] = llvm.fadd %[[A]], %[[B]] : f32
+// CHECK-NEXT: llvm.br ^[[JOIN]](%[[S]] : f32)
+// CHECK-NEXT: ^[[DEFAULT]]:
+// CHECK-NEXT: llvm.br ^[[JOIN]](%[[A]] : f32)
+// CHECK-NEXT: ^[[JOIN]](%[[R:.*]]: f32):
+// CHECK: llvm.return %[[R]] : f32
+func.func @index_switch(%i: index, %a: f32, %b: f32) -> f32 {
+  %r = scf.index_switch %i -> f32
+  case 4 {
+    scf.yield %b : f32
+  }
+  case -1 {
+    %s = arith.addf %a, %b : f32
+    scf.yield %s : f32
+  }
+  default {
+    scf.yield %a : f32
+  }
+  func.return %r : f32
+}
+
+// -----
+
+// scf.index_switch without cases: straight to the default.
+// CHECK-LABEL: llvm.func @index_switch_default_only
+// CHECK-SAME: (%{{.*}}: i64, %[[A:.*]]: f32)
+// CHECK-NEXT: llvm.br ^[[DEFAULT:.*]]
+// CHECK-NEXT: ^[[DEFAULT]]:
+// CHECK-NEXT: llvm.br ^[[JOIN:.*]](%[[A]] : f32)
+// CHECK-NEXT: ^[[JOIN]](%[[R:.*]]: f32):
+// CHECK: llvm.return %[[R]] : f32
+func.func @index_switch_default_only(%i: index, %a: f32) -> f32 {
+  %r = scf.index_switch %i -> f32
+  default {
+    scf.yield %a : f32
+  }
+  func.return %r : f32
+}
