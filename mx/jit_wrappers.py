@@ -41,7 +41,7 @@ byte, NumPy's layout, not LLVM's packed vectors).
 import ctypes
 import importlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -324,6 +324,19 @@ def _check_array(
 
 def _check_ones(w: _Writer, dims: str, count: str) -> None:
     """Continue only if the first `count` dimensions are all 1."""
+
+    def is_one(address: str) -> str:
+        return w.emit(f"icmp eq i64 {w.emit(f'load i64, ptr {address}, align 1')}, 1")
+
+    _for_dims(w, dims, count, is_one)
+
+
+def _for_dims(
+    w: _Writer, dims: str, count: str, visit: Callable[[str], str | None]
+) -> None:
+    """A loop over the addresses of the first `count` i64s at `dims`:
+    `visit(address)` emits the body; an i1 it returns must hold, or the
+    entry fails."""
     before, head, body, done = (
         w.fresh(n).lstrip("%") for n in ("pre", "head", "one", "ones")
     )
@@ -336,10 +349,12 @@ def _check_ones(w: _Writer, dims: str, count: str) -> None:
     more = w.emit(f"icmp slt i32 {i}, {count}")
     w.raw(f"  br i1 {more}, label %{body}, label %{done}")
     w.raw(f"{body}:")
-    address = w.emit(f"getelementptr i64, ptr {dims}, i32 {i}")
-    is_one = w.emit(f"icmp eq i64 {w.emit(f'load i64, ptr {address}, align 1')}, 1")
+    holds = visit(w.emit(f"getelementptr i64, ptr {dims}, i32 {i}"))
     w.raw(f"  {following} = add i32 {i}, 1")
-    w.raw(f"  br i1 {is_one}, label %{head}, label %fail")
+    if holds is None:
+        w.raw(f"  br label %{head}")
+    else:
+        w.raw(f"  br i1 {holds}, label %{head}, label %fail")
     w.raw(f"{done}:")
 
 
@@ -607,23 +622,11 @@ def _allocate_results(
 
 def _fill_ones(w: _Writer, dims: str, count: str) -> None:
     """Store 1 into the first `count` i64s at `dims`."""
-    before, head, body, done = (
-        w.fresh(n).lstrip("%") for n in ("pre", "head", "one", "ones")
-    )
-    i, following = w.fresh("i"), w.fresh("i")
-    w.raw(f"  br label %{before}")
-    w.raw(f"{before}:")
-    w.raw(f"  br label %{head}")
-    w.raw(f"{head}:")
-    w.raw(f"  {i} = phi i32 [0, %{before}], [{following}, %{body}]")
-    more = w.emit(f"icmp slt i32 {i}, {count}")
-    w.raw(f"  br i1 {more}, label %{body}, label %{done}")
-    w.raw(f"{body}:")
-    address = w.emit(f"getelementptr i64, ptr {dims}, i32 {i}")
-    w.raw(f"  store i64 1, ptr {address}")
-    w.raw(f"  {following} = add i32 {i}, 1")
-    w.raw(f"  br label %{head}")
-    w.raw(f"{done}:")
+
+    def store_one(address: str) -> None:
+        w.raw(f"  store i64 1, ptr {address}")
+
+    _for_dims(w, dims, count, store_one)
 
 
 def _or_all(w: _Writer, values: Sequence[str]) -> str:
