@@ -3,7 +3,7 @@
 
 from xdsl.dialects import arith, cf, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import Block
+from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -13,6 +13,21 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
 
+def _split_at(op: Operation, rewriter: PatternRewriter) -> tuple[Block, Block]:
+    """Splits `op`'s block before it: the block up to `op`, and a new
+    continuation block (taking `op`'s results as arguments) that branches to
+    the rest."""
+    init_block = op.parent_block()
+    assert init_block is not None
+    rest = init_block.split_before(op)
+    parent = init_block.parent_region()
+    assert parent is not None
+    continuation = Block(arg_types=op.result_types)
+    parent.insert_block_before(continuation, rest)
+    rewriter.insert(cf.BranchOp(rest), InsertPoint.at_end(continuation))
+    return init_block, continuation
+
+
 class WhileLowering(RewritePattern):
     """scf.while -> a `before` block entered with the loop arguments, ending
     in `cf.cond_br` to the `after` block (which branches back) or to the
@@ -20,14 +35,7 @@ class WhileLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.WhileOp, rewriter: PatternRewriter, /):
-        init_block = op.parent_block()
-        assert init_block is not None
-        rest = init_block.split_before(op)
-        parent = init_block.parent_region()
-        assert parent is not None
-        continuation = Block(arg_types=op.result_types)
-        parent.insert_block_before(continuation, rest)
-        rewriter.insert(cf.BranchOp(rest), InsertPoint.at_end(continuation))
+        init_block, continuation = _split_at(op, rewriter)
 
         before = op.before_region.block
         after = op.after_region.block
@@ -58,14 +66,9 @@ class IndexSwitchLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.IndexSwitchOp, rewriter: PatternRewriter, /):
-        init_block = op.parent_block()
-        assert init_block is not None
-        rest = init_block.split_before(op)
-        parent = init_block.parent_region()
+        init_block, continuation = _split_at(op, rewriter)
+        parent = continuation.parent
         assert parent is not None
-        continuation = Block(arg_types=op.result_types)
-        parent.insert_block_before(continuation, rest)
-        rewriter.insert(cf.BranchOp(rest), InsertPoint.at_end(continuation))
 
         entries: list[Block] = []
         for region in (*op.case_regions, op.default_region):
