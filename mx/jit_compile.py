@@ -658,6 +658,10 @@ def _abi_row_major(passes: Sequence[ModulePass]) -> bool:
 
 @cache
 def _host() -> tuple[str, str, str]:
+    # `host_target` may come from a cache without loading LLVM's targets;
+    # every target machine below needs them (idempotent calls).
+    binding.initialize_native_target()
+    binding.initialize_native_asmprinter()
     triple, _ = host_target()
     return (
         triple,
