@@ -5,7 +5,7 @@ Each function returns the op its xDSL constructor builds (same operands,
 result types and properties; defaults are filled in by the op's
 `__post_init__` either way), without the generic argument handling of
 IRDL's `__init__`, which costs about three times as much as the op itself:
-a lowered 4×4 matrix op is a dozen of these. `tests/test_op_builders.py`
+a lowered 4×4 matrix op is a dozen of these. `tests/dialects/test_op_builders.py`
 compares each with its constructor (and `mx.lowering.llvm.build`'s).
 """
 

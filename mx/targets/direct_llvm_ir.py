@@ -15,7 +15,7 @@ to. A module with anything else (bf16; f16 <-> f64 conversions and f16 fma,
 which `convert-to-llvm` expands to round once; `i1`/`i4`/`i6` values in
 memory; conditionals, branches, heap buffers, globals, strided memrefs, ...)
 raises `NotCovered` and is lowered by `convert-to-llvm` instead, which
-handles (or diagnoses) every op. `tests/test_direct_llvm_ir.py` runs both
+handles (or diagnoses) every op. `tests/targets/test_direct_llvm_ir.py` runs both
 on the same programs and compares their texts.
 """
 

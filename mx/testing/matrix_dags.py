@@ -15,7 +15,7 @@ program may carry matrices where the lowering once failed on valid input:
 `ProgramGenerator.covered` counts the matrix ops and the `STRUCTURES` (`select`,
 `scf.if`, `affine.for`, `cf.cond_br`, `cf.br`, `chain`, ...) a program used, so that a
 test can report and check what a sample reached. The property test
-(tests/test_pass_equivalence.py) and the fuzzer (`mx.testing.fuzz`) use it.
+(tests/passes/test_pass_equivalence.py) and the fuzzer (`mx.testing.fuzz`) use it.
 """
 
 from __future__ import annotations

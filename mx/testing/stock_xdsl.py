@@ -3,7 +3,7 @@ context of the multiverse's dialects (mx's included, through its
 `xdsl.universe` entry point), without mx's parser or its fixes of xDSL.
 
 Everything mx prints must parse so (docs/tools.md); the fuzzer
-(`mx.testing.fuzz`) and tests/test_stock_reparse.py check it."""
+(`mx.testing.fuzz`) and tests/dialects/test_stock_reparse.py check it."""
 
 from functools import cache
 

@@ -3,7 +3,7 @@
 Each function returns the op its xDSL constructor builds (same operands,
 result types and properties), without the generic argument handling of
 IRDL's `__init__`, which costs about three times as much as the op itself
-and is paid for every op of the lowered module. `tests/test_op_builders.py`
+and is paid for every op of the lowered module. `tests/dialects/test_op_builders.py`
 compares each with its constructor.
 """
 

@@ -36,7 +36,7 @@ from mx.testing.progress import Progress
 
 COUNT = int(os.environ.get("MX_FUZZ_COUNT", "240"))
 BATCH = 40
-REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.mlir"))
+REGRESSIONS = sorted((Path(__file__).parents[1] / "fuzz_regressions").glob("*.mlir"))
 
 
 def _describe(args: list[str], data: bytes, stderr: str) -> str:

@@ -17,8 +17,6 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
-from reference import arbfp_inputs as inputs
-from reference import exact_fp as ref
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -38,6 +36,8 @@ from mx.dialects.matrix import MatrixType
 from mx.frontend import mx_context
 from mx.interpreters.arbfp import ArbfpFunctions
 from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding
+from tests.reference import arbfp_inputs as inputs
+from tests.reference import exact_fp as ref
 
 VARIANTS = [(mode, saturate) for mode in Rounding for saturate in (False, True)]
 FOLDED = None if inputs.LONG else 4096

@@ -66,7 +66,7 @@ from mx.tools.mx_opt import split_input
 from mx.tools.xdsl_fixes import xdsl_fixes
 from tests.system_tools import required_tool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIT = ROOT / "tests" / "filecheck"
 AFFINE_LEVEL = PIPELINE[: PIPELINE.index("convert-arbfp-to-arith") + 1]
 MX_REST = PIPELINE[len(AFFINE_LEVEL) :]

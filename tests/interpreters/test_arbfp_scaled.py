@@ -18,9 +18,6 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
-from reference import exact_fp as ref
-from reference import exact_scaled as scaled_ref
-from reference import scaled_inputs as inputs
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import Builtin, DenseIntOrFPElementsAttr, ModuleOp
@@ -34,6 +31,9 @@ from mx.dialects.matrix import Matrix
 from mx.interpreters.arbfp import ArbfpFunctions
 from mx.interpreters.matrix import MatrixFunctions
 from mx.semantics.arbfp import Rounding, ScaleRule
+from tests.reference import exact_fp as ref
+from tests.reference import exact_scaled as scaled_ref
+from tests.reference import scaled_inputs as inputs
 
 ELEMENT_FORMATS = [
     n for n in ref.SPECS if n not in ("f8e8m0fnu", "f16")

@@ -23,7 +23,7 @@ verify after every pass.
   transformed program may then do anything.
 
 CI size: 100 programs from a fixed seed (about 5 with a long chain). Long runs:
-`MX_PASS_EQUIVALENCE_EXAMPLES=20000 pytest tests/test_pass_equivalence.py`.
+`MX_PASS_EQUIVALENCE_EXAMPLES=20000 pytest tests/passes/test_pass_equivalence.py`.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from mx.tools.mx_opt import split_input
 from mx.tools.pipeline import PipelineError, build_passes
 from tests.system_tools import required_tool
 
-LIT = Path(__file__).parent / "filecheck"
+LIT = Path(__file__).parents[1] / "filecheck"
 UPSTREAM = {
     "builtin",
     "func",

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from reference import arbfp_inputs as inputs
-from reference import exact_fp as ref
 
 from mx.jit import compile_module
 from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding
+from tests.reference import arbfp_inputs as inputs
+from tests.reference import exact_fp as ref
 
 PIPELINE = "convert-arbfp-to-arith,convert-to-llvm"
 LANES = 8

@@ -24,12 +24,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import exact_fp as ref
-from reference import exact_scaled as scaled_ref
 
 import mx
 from mx.errors import ArgumentError, CompileError
 from mx.tracing.function import python_located
+from tests.reference import exact_fp as ref
+from tests.reference import exact_scaled as scaled_ref
 
 Array = np.ndarray[Any, Any]
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from reference import exact_fp as ref
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -25,6 +24,7 @@ from mx.dialects.arbfp import ConvertFromOp, ConvertToOp
 from mx.frontend import mx_context
 from mx.interpreters.arbfp import ArbfpFunctions
 from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding
+from tests.reference import exact_fp as ref
 
 FLOATS = list(FLOAT_DTYPES)
 

@@ -317,7 +317,7 @@ def test_accesses_in_branches_are_the_callers_responsibility() -> None:
 def test_the_readme_python_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """README's From Python examples run as shown: a batched call with out=
     and the error type, printing the located message; a traced MXFP4 decode."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     section = readme[readme.index("## From Python") :]
     section = section[: section.index("\n## ", 1)]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)

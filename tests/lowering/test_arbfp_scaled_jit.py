@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from reference import exact_fp as ref
-from reference import exact_scaled as scaled_ref
-from reference import scaled_inputs as inputs
 
 from mx.jit import compile_module
+from tests.reference import exact_fp as ref
+from tests.reference import exact_scaled as scaled_ref
+from tests.reference import scaled_inputs as inputs
 
 ELEMENT_FORMATS = [n for n in ref.SPECS if n not in ("f8e8m0fnu", "f16")]
 DESTINATIONS = ("f16", "bf16", "f32", "f64")

@@ -38,7 +38,7 @@ from mx.testing.target_coverage import (
 from tests.system_tools import required_tool
 
 LONG = bool(os.environ.get("MX_TARGET_SWEEP"))
-ABORTS = Path(__file__).parent / "llvm_aborts"
+ABORTS = Path(__file__).parents[1] / "llvm_aborts"
 
 
 @pytest.fixture(scope="module")

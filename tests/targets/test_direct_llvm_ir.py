@@ -32,7 +32,7 @@ from mx.testing.fuzz import corpus, generated_program
 from mx.tools.xdsl_fixes import xdsl_fixes
 from tests.arith_ops import sweep_cases, sweep_function
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TRIPLE, LAYOUT = "x86_64-unknown-linux-gnu", "e-m:e-i64:64-n8:16:32:64-S128"
 MX_OPT = Path(sys.executable).parent / "mx-opt"
 CASES = int(os.environ.get("MX_DIRECT_CASES", "120"))

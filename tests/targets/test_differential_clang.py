@@ -28,7 +28,7 @@ from mx.testing.matrix_programs import random_inputs
 COUNT = int(os.environ.get("MX_DIFF_COUNT", "24"))
 F16_COUNT = int(os.environ.get("MX_DIFF_F16_COUNT", "16"))
 REGRESSIONS = sorted(
-    (Path(__file__).parent / "differential_regressions").glob("*.json")
+    (Path(__file__).parents[1] / "differential_regressions").glob("*.json")
 )
 
 
@@ -76,7 +76,7 @@ def test_known_clang_miscompile_is_detected() -> None:
     """clang-16 -O2 miscompiles transpose(0.5 + M) for non-square M
     (llvm-project#81507); clang -O0 and the reference agree."""
     p, seed, _ = load_regression(
-        Path(__file__).parent
+        Path(__file__).parents[1]
         / "differential_regressions"
         / "clang81507_transpose_of_scalar_add.json"
     )

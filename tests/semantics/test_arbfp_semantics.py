@@ -13,10 +13,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from reference import arbfp_inputs as inputs
-from reference import exact_fp as ref
 
 from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding, decode, encode
+from tests.reference import arbfp_inputs as inputs
+from tests.reference import exact_fp as ref
 
 
 def test_format_table_matches_the_spec() -> None:
