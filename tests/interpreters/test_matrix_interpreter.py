@@ -293,7 +293,7 @@ def elementwise_case(draw: st.DrawFn) -> tuple[str, str, Any, Any]:
     return op, t, a, b
 
 
-@settings(max_examples=examples(150), derandomize=True, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(elementwise_case())
 def test_elementwise_property(case: tuple[str, str, Any, Any]) -> None:
     op, t, a, b = case
@@ -336,7 +336,7 @@ def test_fma_no_double_rounding(t: str) -> None:
     same(result, [[expected]], t)
 
 
-@settings(max_examples=examples(100), derandomize=True, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.sampled_from(FLOATS).flatmap(
         lambda t: st.tuples(st.just(t), *(float_matrices(t, (1, 3)) for _ in range(3)))
@@ -416,7 +416,7 @@ def matmul_case(draw: st.DrawFn) -> tuple[str, Any, Any]:
     return t, draw(matrices(t, (rows, inner))), draw(matrices(t, (inner, cols)))
 
 
-@settings(max_examples=examples(100), derandomize=True, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(matmul_case())
 def test_matmul_property(case: tuple[str, Any, Any]) -> None:
     t, a, b = case

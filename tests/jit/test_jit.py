@@ -11,7 +11,6 @@ import pytest
 from mx.jit import compile_module
 
 BF16 = ml_dtypes.bfloat16
-RNG = np.random.default_rng(20240601)
 
 
 def _unary_kernel(op: str, src: str, dst: str) -> str:
@@ -69,8 +68,8 @@ def _round_exact(value: Fraction, dtype: type) -> np.generic:
     return best
 
 
-def _random_f32(count: int) -> np.ndarray:
-    bits = RNG.integers(0, 2**32, size=count, dtype=np.uint64).astype(np.uint32)
+def _random_f32(rng: np.random.Generator, count: int) -> np.ndarray:
+    bits = rng.integers(0, 2**32, size=count, dtype=np.uint64).astype(np.uint32)
     specials = np.array(
         [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0x00000001,
          0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0x3F808000, 0x3F818000, 0x3F80FFFF,
@@ -80,9 +79,9 @@ def _random_f32(count: int) -> np.ndarray:
     return np.concatenate([specials, bits]).view(np.float32)
 
 
-def test_truncf_f32_to_bf16_matches_ml_dtypes() -> None:
+def test_truncf_f32_to_bf16_matches_ml_dtypes(rng: np.random.Generator) -> None:
     m = compile_module(_unary_kernel("arith.truncf", "f32", "bf16"))
-    x = _random_f32(1 << 18)
+    x = _random_f32(rng, 1 << 18)
     out = np.zeros(x.size, BF16)
     m.k(x, out, x.size)
     expected = x.astype(BF16)
@@ -101,12 +100,12 @@ def test_extf_bf16_exhaustive() -> None:
 
 
 @pytest.mark.parametrize("target", ["f16", "bf16"])
-def test_truncf_f64_single_rounding(target: str) -> None:
+def test_truncf_f64_single_rounding(target: str, rng: np.random.Generator) -> None:
     dtype = np.float16 if target == "f16" else BF16
     m = compile_module(_unary_kernel("arith.truncf", "f64", target))
     # Values just off the midpoints between neighbours: double rounding
     # through f32 gets these wrong.
-    base = RNG.standard_normal(3000) * 100
+    base = rng.standard_normal(3000) * 100
     narrow = base.astype(dtype)
     up = np.nextafter(narrow, dtype(np.inf))
     mid = (narrow.astype(np.float64) + up.astype(np.float64)) / 2
@@ -121,12 +120,14 @@ def test_truncf_f64_single_rounding(target: str) -> None:
 
 @pytest.mark.parametrize("op", ["arith.addf", "arith.subf", "arith.mulf", "arith.divf"])
 @pytest.mark.parametrize("t", ["f16", "bf16"])
-def test_narrow_float_arithmetic_bit_exact(op: str, t: str) -> None:
+def test_narrow_float_arithmetic_bit_exact(
+    op: str, t: str, rng: np.random.Generator
+) -> None:
     dtype = np.float16 if t == "f16" else BF16
     m = compile_module(_binary_kernel(op, t))
     n = 1 << 14
-    a = RNG.integers(0, 1 << 16, n, dtype=np.uint16).view(dtype)
-    b = RNG.integers(0, 1 << 16, n, dtype=np.uint16).view(dtype)
+    a = rng.integers(0, 1 << 16, n, dtype=np.uint16).view(dtype)
+    b = rng.integers(0, 1 << 16, n, dtype=np.uint16).view(dtype)
     c = np.zeros(n, dtype)
     m.k(a, b, c, n)
     reference = {
@@ -151,7 +152,7 @@ def test_narrow_float_arithmetic_bit_exact(op: str, t: str) -> None:
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16"])
-def test_fma_single_rounding(t: str) -> None:
+def test_fma_single_rounding(t: str, rng: np.random.Generator) -> None:
     dtype = np.float16 if t == "f16" else BF16
     m = compile_module(
         f"""
@@ -167,13 +168,13 @@ def test_fma_single_rounding(t: str) -> None:
         }}"""
     )
     n = 2000
-    a = (RNG.standard_normal(n) * 4).astype(dtype)
-    b = (RNG.standard_normal(n) * 4).astype(dtype)
-    c = (RNG.standard_normal(n) * 4).astype(dtype)
+    a = (rng.standard_normal(n) * 4).astype(dtype)
+    b = (rng.standard_normal(n) * 4).astype(dtype)
+    c = (rng.standard_normal(n) * 4).astype(dtype)
     # Hard cases: (1 + odd * 2**-7) * 3 is a bf16 midpoint (and, scaled, an f16
     # one), so a tiny addend far below f64's precision alone decides the rounding.
-    k = 2 * RNG.integers(0, 64, 200) + 1
-    scale = 2.0 ** RNG.integers(-4, 4, 200)
+    k = 2 * rng.integers(0, 64, 200) + 1
+    scale = 2.0 ** rng.integers(-4, 4, 200)
     tiny_exponent = -60 if t == "bf16" else -24
     hard_a = ((1 + k * 2.0**-7) * scale).astype(dtype)
     hard_b = np.full(200, 3, dtype)
@@ -195,10 +196,10 @@ def test_fma_single_rounding(t: str) -> None:
     assert np.array_equal(_bits(out), _bits(expected))
 
 
-def test_sitofp_i64_to_bf16_single_rounding() -> None:
+def test_sitofp_i64_to_bf16_single_rounding(rng: np.random.Generator) -> None:
     m = compile_module(_unary_kernel("arith.sitofp", "i64", "bf16"))
     x = np.concatenate([
-        RNG.integers(-(2**63), 2**63 - 1, 3000, dtype=np.int64),
+        rng.integers(-(2**63), 2**63 - 1, 3000, dtype=np.int64),
         np.array([2**30 + 2**22 + 1, -(2**30 + 2**22 + 1), 2**62 + 2**54 + 1, 0, -1, 2**63 - 1, -(2**63)], np.int64),
     ])  # fmt: skip
     out = np.zeros(x.size, BF16)
@@ -333,10 +334,10 @@ func.func @mm(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>) {
 """
 
 
-def test_matmul_4x4_is_correct_and_cached() -> None:
+def test_matmul_4x4_is_correct_and_cached(rng: np.random.Generator) -> None:
     m = compile_module(MATMUL_4X4 + "// fresh\n")
-    a = RNG.standard_normal((4, 4)).astype(np.float32)
-    b = RNG.standard_normal((4, 4)).astype(np.float32)
+    a = rng.standard_normal((4, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 4)).astype(np.float32)
     c = np.zeros((4, 4), np.float32)
     m.mm(a, b, c)
     assert np.allclose(c, a @ b, rtol=1e-5)

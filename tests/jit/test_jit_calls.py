@@ -38,11 +38,10 @@ func.func @alias(%m: !matrix.matrix<2x2xf32>, %mem: memref<4xf32>, %i: index) ->
   func.return %e : f32
 }}
 """
-RNG = np.random.default_rng(1234)
 
 
-def _f32(*shape: int) -> np.ndarray[Any, Any]:
-    return RNG.standard_normal(shape).astype(np.float32)
+def _f32(rng: np.random.Generator, *shape: int) -> np.ndarray[Any, Any]:
+    return rng.standard_normal(shape).astype(np.float32)
 
 
 def _mma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -57,9 +56,11 @@ def _mma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return out
 
 
-def test_single_call_in_any_order_matches_the_reference() -> None:
+def test_single_call_in_any_order_matches_the_reference(
+    rng: np.random.Generator,
+) -> None:
     mma = compile_module(MMA).mma
-    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    a, b, c = _f32(rng, 4, 4), _f32(rng, 4, 4), _f32(rng, 4, 4)
     expected = _mma_reference(a, b, c)
     for orders in ("CCC", "FCC", "CFC", "CCF", "FFF"):
         args = [
@@ -72,13 +73,13 @@ def test_single_call_in_any_order_matches_the_reference() -> None:
 
 
 def test_every_order_is_served_by_the_fast_entry_once_compiled(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator
 ) -> None:
     """The first call in a combination of C/F orders compiles it (general
     path); later calls go straight through the fast entry's table, each to
     the function compiled for its orders."""
     mma = compile_module(MMA).mma
-    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    a, b, c = _f32(rng, 4, 4), _f32(rng, 4, 4), _f32(rng, 4, 4)
     expected = _mma_reference(a, b, c)
     orders = ["".join(o) for o in itertools.product("CF", repeat=3)]
 
@@ -115,14 +116,14 @@ def test_arguments_are_read_in_place_in_c_and_f_order() -> None:
     assert alias(data.reshape(2, 2).T, data, 2) == 42.0
 
 
-def test_results_are_written_in_place_with_out() -> None:
+def test_results_are_written_in_place_with_out(rng: np.random.Generator) -> None:
     module = compile_module(MMA)
-    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    a, b, c = _f32(rng, 4, 4), _f32(rng, 4, 4), _f32(rng, 4, 4)
     for out in (np.empty((4, 4), np.float32), np.empty((4, 4), np.float32, order="F")):
         got = module.mma(a, b, c, out=out)
         assert got is out
         np.testing.assert_array_equal(out, _mma_reference(a, b, c))
-    m = RNG.standard_normal((2, 3))
+    m = rng.standard_normal((2, 3))
     r, x = (
         np.empty((2, 3, 2), np.float64).transpose(0, 2, 1)[0].T,
         np.empty((), np.float64),
@@ -132,7 +133,9 @@ def test_results_are_written_in_place_with_out() -> None:
     assert x[()] == m[1, 2] + 2.0
 
 
-def test_batches_match_a_loop_of_single_calls_bit_for_bit() -> None:
+def test_batches_match_a_loop_of_single_calls_bit_for_bit(
+    rng: np.random.Generator,
+) -> None:
     mma = compile_module(MMA).mma
     cases = [
         ((7, 4, 4), (4, 4), (7, 4, 4)),
@@ -141,7 +144,7 @@ def test_batches_match_a_loop_of_single_calls_bit_for_bit() -> None:
         ((0, 4, 4), (4, 4), (4, 4)),
     ]
     for shapes in cases:
-        a, b, c = (_f32(*s) for s in shapes)
+        a, b, c = (_f32(rng, *s) for s in shapes)
         b = np.asfortranarray(b) if b.ndim == 2 else b
         got = mma(a, b, c)
         batch = np.broadcast_shapes(*(s[:-2] for s in shapes))
@@ -152,10 +155,12 @@ def test_batches_match_a_loop_of_single_calls_bit_for_bit() -> None:
             np.testing.assert_array_equal(got[index], single, err_msg=str(index))
 
 
-def test_batches_of_scalars_and_matrices_with_several_results() -> None:
+def test_batches_of_scalars_and_matrices_with_several_results(
+    rng: np.random.Generator,
+) -> None:
     rect = compile_module(MMA).rect
-    m = RNG.standard_normal((5, 2, 3))
-    k = RNG.standard_normal(5)
+    m = rng.standard_normal((5, 2, 3))
+    k = rng.standard_normal(5)
     r, x = rect(m, k)
     assert r.shape == (5, 3, 2) and x.shape == (5,)
     for i in range(5):
@@ -182,11 +187,11 @@ func.func @decode(%q: !matrix.matrix<2x2xi8>) -> !matrix.matrix<2x2xf32> {
         np.testing.assert_array_equal(module.decode(view), values.astype(np.float32))
 
 
-def _bad_calls() -> list[tuple[str, Callable[[], object], str]]:
+def _bad_calls(rng: np.random.Generator) -> list[tuple[str, Callable[[], object], str]]:
     module = compile_module(MMA)
     mma, alias = module.mma, module.alias
-    good = _f32(4, 4)
-    frozen = _f32(4, 4)
+    good = _f32(rng, 4, 4)
+    frozen = _f32(rng, 4, 4)
     frozen.flags.writeable = False
     memory = np.zeros(4, np.float32)
     read_only_memory = np.zeros(4, np.float32)
@@ -194,8 +199,12 @@ def _bad_calls() -> list[tuple[str, Callable[[], object], str]]:
     square = np.zeros((2, 2), np.float32)
     return [
         ("dtype", lambda: mma(good.astype(np.float64), good, good), "dtype float64"),
-        ("shape", lambda: mma(_f32(4, 3), good, good), r"expected shape \(4, 4\)"),
-        ("order", lambda: mma(_f32(4, 8)[:, ::2], good, good), "C- or F-contiguous"),
+        ("shape", lambda: mma(_f32(rng, 4, 3), good, good), r"expected shape \(4, 4\)"),
+        (
+            "order",
+            lambda: mma(_f32(rng, 4, 8)[:, ::2], good, good),
+            "C- or F-contiguous",
+        ),
         (
             "non-contiguous memref",
             lambda: alias(square, np.zeros(8, np.float32)[::2], 0),
@@ -211,12 +220,14 @@ def _bad_calls() -> list[tuple[str, Callable[[], object], str]]:
         ("wrong count", lambda: mma(good, good), "takes 3 arguments, got 2"),
         (
             "wrong batch shape",
-            lambda: mma(_f32(3, 4, 4), _f32(2, 4, 4), good),
+            lambda: mma(_f32(rng, 3, 4, 4), _f32(rng, 2, 4, 4), good),
             "do not broadcast",
         ),
         (
             "out shape",
-            lambda: mma(_f32(3, 4, 4), good, good, out=np.empty((4, 4), np.float32)),
+            lambda: mma(
+                _f32(rng, 3, 4, 4), good, good, out=np.empty((4, 4), np.float32)
+            ),
             r"out= result #0: expected a \(3, 4, 4\)",
         ),
         (
@@ -237,8 +248,10 @@ def _bad_calls() -> list[tuple[str, Callable[[], object], str]]:
 
 
 @pytest.mark.parametrize("case", range(14))
-def test_every_bad_argument_class_is_the_package_error(case: int) -> None:
-    name, call, message = _bad_calls()[case]
+def test_every_bad_argument_class_is_the_package_error(
+    case: int, rng: np.random.Generator
+) -> None:
+    name, call, message = _bad_calls(rng)[case]
     with pytest.raises(MXError, match=message) as error:
         call()
     assert isinstance(error.value, ArgumentError), name
@@ -247,9 +260,9 @@ def test_every_bad_argument_class_is_the_package_error(case: int) -> None:
     assert line.startswith("func.func @"), name
 
 
-def test_calls_from_several_threads() -> None:
+def test_calls_from_several_threads(rng: np.random.Generator) -> None:
     module = compile_module(MMA)
-    inputs = [(_f32(4, 4), _f32(4, 4), _f32(16, 4, 4)) for _ in range(4)]
+    inputs = [(_f32(rng, 4, 4), _f32(rng, 4, 4), _f32(rng, 16, 4, 4)) for _ in range(4)]
     expected = [module.mma(*args) for args in inputs]
     failures: list[str] = []
 
@@ -279,13 +292,13 @@ def test_calls_from_several_threads() -> None:
     assert not failures
 
 
-def test_threads_compiling_the_same_order_at_once() -> None:
+def test_threads_compiling_the_same_order_at_once(rng: np.random.Generator) -> None:
     """Threads whose first calls all need the same new combination of orders
     (F-ordered A) get one compiled variant between them and correct results,
     then share the fast entry's table; batches run with the GIL released."""
     mma = compile_module(MMA.replace("@mma", "@mma_threads")).mma_threads
-    a, b, c = np.asfortranarray(_f32(4, 4)), _f32(4, 4), _f32(4, 4)
-    batch = _f32(64, 4, 4)
+    a, b, c = np.asfortranarray(_f32(rng, 4, 4)), _f32(rng, 4, 4), _f32(rng, 4, 4)
+    batch = _f32(rng, 64, 4, 4)
     expected = _mma_reference(a, b, c)
     start = threading.Barrier(4)
     failures: list[str] = []
@@ -316,7 +329,7 @@ def test_threads_compiling_the_same_order_at_once() -> None:
     assert compiles == [("F", "C", "C", "C")]
 
 
-def test_row_major_abi_option_of_the_lowering() -> None:
+def test_row_major_abi_option_of_the_lowering(rng: np.random.Generator) -> None:
     """`convert-matrix-to-affine{layout=row-major}`: the same results through
     row-major boundary buffers."""
     pipeline = (
@@ -324,11 +337,11 @@ def test_row_major_abi_option_of_the_lowering() -> None:
         "convert-arbfp-to-arith,canonicalize,convert-to-llvm"
     )
     module = compile_module(MMA, pipeline)
-    a, b, c = _f32(4, 4), _f32(4, 4), _f32(4, 4)
+    a, b, c = _f32(rng, 4, 4), _f32(rng, 4, 4), _f32(rng, 4, 4)
     np.testing.assert_array_equal(
         module.mma(a, b, np.asfortranarray(c)), _mma_reference(a, b, c)
     )
-    m = RNG.standard_normal((2, 3))
+    m = rng.standard_normal((2, 3))
     r, x = module.rect(m, 0.5)
     np.testing.assert_array_equal(r, m.T * 0.5)
     assert x == m[1, 2] + 0.5

@@ -56,7 +56,6 @@ def _settings() -> Callable[[Callable[..., None]], Callable[..., None]]:
     return settings(
         max_examples=EXAMPLES,
         deadline=None,
-        derandomize=True,
         suppress_health_check=[HealthCheck.too_slow],
     )
 

@@ -169,7 +169,6 @@ _sizes = st.one_of(st.integers(1, 70), st.sampled_from([1, 7, 33, 65, 129, 333, 
 @settings(
     max_examples=_EXAMPLES,
     deadline=None,
-    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(

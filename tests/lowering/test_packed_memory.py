@@ -180,7 +180,6 @@ def test_packed_copy(
     max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
 )
 @given(
     shape=st.sampled_from([(1, 1), (2, 3), (3, 2), (4, 8), (8, 5)]),

@@ -150,7 +150,6 @@ def _check(seed: int) -> None:
 
 @settings(
     max_examples=EXAMPLES,
-    derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

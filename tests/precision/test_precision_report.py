@@ -362,7 +362,7 @@ _FLOATS = st.one_of(
 )
 
 
-@settings(max_examples=25, deadline=None, derandomize=True)
+@settings(max_examples=25, deadline=None)
 @given(st.lists(_FLOATS, min_size=64, max_size=64))
 def test_compiled_and_interpreted_reports_agree(values: list[float]) -> None:
     """Property: the report of the compiled run equals the interpreter's,

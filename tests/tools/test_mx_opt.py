@@ -304,7 +304,7 @@ _PIPELINE_TOKENS = [
 ]
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIPELINE_TOKENS), max_size=8))
 def test_pipeline_text_is_accepted_whole_or_rejected_at_a_column(
     tokens: list[str],

@@ -352,7 +352,7 @@ func.func @f(%x: {t}, %y: {t}) -> ({t}, vector<2x{t}>) {{
         ]
 
 
-@settings(max_examples=60, derandomize=True, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.floats(allow_nan=False, width=64) | st.integers(-(2**40), 2**40))
 def test_any_number_is_an_argument(number: float) -> None:
     """Every number, negative ones included, written as Python writes it, is

@@ -750,7 +750,6 @@ def _numpy_fma(x: Array, y: Array, z: Array) -> Array:
 @settings(
     max_examples=int(os.environ.get("MX_TRACING_EXAMPLES", "12")),
     deadline=None,
-    derandomize=True,
 )
 @given(_expressions(3).filter(lambda t: _has_matrix(t) and _well_formed(t)))
 def test_random_expression_trees_match_numpy(tree: tuple[Any, ...]) -> None:

@@ -1,0 +1,79 @@
+"""The rules every Python test follows (tests/conftest.py): property tests
+are derandomized unless a long run asks otherwise, and no module shares a
+random generator between its tests (what a test draws would then depend on
+which tests ran before it in the same worker)."""
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted(
+    [*(ROOT / "tests").rglob("*.py"), *(ROOT / "mx" / "testing").rglob("*.py")]
+)
+GENERATORS = {"default_rng", "Random", "RandomState", "Generator", "seed"}
+
+
+def _called_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        if isinstance(func, ast.Name):
+            return func.id
+    return None
+
+
+def _module_level_generators(tree: ast.Module) -> list[int]:
+    """Lines of module-level statements that make or seed a generator."""
+    lines: list[int] = []
+    for statement in tree.body:
+        value = (
+            statement.value
+            if isinstance(statement, ast.Assign | ast.AnnAssign | ast.Expr)
+            else None
+        )
+        if value is not None and _called_name(value) in GENERATORS:
+            lines.append(statement.lineno)
+    return lines
+
+
+def _explicit_derandomize(tree: ast.Module) -> list[int]:
+    """Lines of `settings(..., derandomize=...)`: the profile decides that."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if _called_name(node) == "settings"  # pyright: ignore[reportArgumentType]
+        and isinstance(node, ast.Call)
+        and any(k.arg == "derandomize" for k in node.keywords)
+    ]
+
+
+@pytest.mark.skipif(
+    os.environ.get("MX_HYPOTHESIS_PROFILE", "ci") != "ci", reason="a long-run profile"
+)
+def test_property_tests_are_derandomized_by_default() -> None:
+    current = settings.get_profile(settings.get_current_profile_name())
+    assert current.derandomize
+    assert current.database is None
+
+
+def test_no_module_level_random_generator() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in SOURCES
+        for line in _module_level_generators(ast.parse(path.read_text()))
+    ]
+    assert not found, f"module-level random generators: {found}"
+
+
+def test_property_tests_leave_randomization_to_the_profile() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in (ROOT / "tests").rglob("test_*.py")
+        for line in _explicit_derandomize(ast.parse(path.read_text()))
+    ]
+    assert not found, f"derandomize set by a test, not by the profile: {found}"
