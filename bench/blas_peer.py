@@ -2,7 +2,7 @@
 
 A script (bench/large.py, bench/mx_formats.py) gives `script_main` its `measure` function
 and the function timing its NumPy peers; `measure` calls `peer_times`, which runs the same
-script with `--numpy` under `bench.run.numpy_env` (one BLAS thread, OPENBLAS_CORETYPE and
+script with `--numpy` under `bench.machine.numpy_env` (one BLAS thread, OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE cleared; threadpoolctl limits BLAS to one thread as well) and returns the
 times it printed, with the BLAS kernel in use. Times are thread CPU time, the median of
 `REPS` reps of at least `MIN_MS` each.
@@ -65,7 +65,7 @@ def _peer_main(times: PeerTimes, quick: bool) -> None:
 
 def peer_times(module: str, quick: bool) -> tuple[dict[str, Any], str]:
     """(times by row label, BLAS description) of `python -m module --numpy`."""
-    from bench.run import numpy_env
+    from bench.machine import numpy_env
 
     p = subprocess.run(
         [sys.executable, "-m", module, "--numpy", *(["--quick"] if quick else [])],

@@ -237,7 +237,7 @@ class _NumPyPeer:
     ns per op; its first line names the BLAS."""
 
     def __init__(self, quick: bool) -> None:
-        from bench.run import numpy_env
+        from bench.machine import numpy_env
 
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bench.large", "--numpy"]
@@ -354,7 +354,7 @@ row, not a whole row."""
 
 def measure(out: Path, quick: bool = False) -> str:
     """Runs every case RUNS times; writes `large.md` into `out` and returns it."""
-    from bench.run import cpu_model, load_average
+    from bench.machine import cpu_model, load_average
 
     load_before = load_average()
     fmas, clock = peak()

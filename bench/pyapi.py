@@ -312,7 +312,7 @@ def _zero_copy_met(t: dict[str, float]) -> str:
 def measure(out: Path, quick: bool = False) -> str:
     """Runs the measurements in a process with one BLAS thread; writes `pyapi.md`
     into `out` and returns it."""
-    from bench.run import cpu_model, load_average, numpy_env
+    from bench.machine import cpu_model, load_average, numpy_env
 
     load = load_average()
 

@@ -45,6 +45,13 @@ from bench.kernels import (
     mx_impls,
     symbol,
 )
+from bench.machine import (
+    cpu_model,
+    load_average,
+    lscpu_field,
+    numpy_env,
+    sh,
+)
 from bench.timing import time_per_op
 
 ROOT = BENCH.parent
@@ -133,18 +140,6 @@ def run_harness(
         if p.returncode not in (0, 1):
             raise RuntimeError(f"harness failed ({p.returncode}):\n{p.stderr}")
         print(f"  harness run {r + 1}/{runs} done", flush=True)
-
-
-def numpy_env() -> dict[str, str]:
-    """Single-threaded BLAS; OPENBLAS_CORETYPE/L2_SIZE (set on some machines here for old
-    OpenBLAS builds, which slows a current one) are cleared together, for this process only."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-    }
-    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    return env
 
 
 def run_numpy(
@@ -456,57 +451,26 @@ def plot(ratios: list[tuple[str, float]], out: Path) -> None:
     plt.close(fig)
 
 
-def _sh(cmd: list[str]) -> str:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return "?"
-
-
-def _lscpu_field(lscpu: str, name: str) -> str:
-    return next(
-        (
-            x.split(":", 1)[1].strip()
-            for x in lscpu.splitlines()
-            if x.split(":", 1)[0] == name
-        ),
-        "?",
-    )
-
-
-def cpu_model(lscpu: str | None = None) -> str:
-    """The CPU as lscpu names it: model name, family/model/stepping, logical CPUs."""
-    lscpu = _sh(["lscpu"]) if lscpu is None else lscpu
-
-    def field(name: str) -> str:
-        return _lscpu_field(lscpu, name)
-
-    return (
-        f"{field('Model name')} (family {field('CPU family')}, model {field('Model')}, "
-        f"stepping {field('Stepping')}), {os.cpu_count()} logical CPUs"
-    )
-
-
 def machine_txt(
     out: Path, blas: list[str], setarch: bool, started: str, load_start: str
 ) -> None:
-    lscpu = _sh(["lscpu"])
-    flags = _lscpu_field(lscpu, "Flags").split()
+    lscpu = sh(["lscpu"])
+    flags = lscpu_field(lscpu, "Flags").split()
     caches = [x.strip() for x in lscpu.splitlines() if "cache" in x]
 
     import ml_dtypes
 
     text = [
         f"date: {started} (UTC)",
-        f"commit: {_sh(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'])}"
-        + f" (files of mx/ modified in the work tree, i.e. measured but not yet committed: {len(_sh(['git', '-C', str(ROOT), 'status', '--porcelain', 'mx']).splitlines())})",
+        f"commit: {sh(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'])}"
+        + f" (files of mx/ modified in the work tree, i.e. measured but not yet committed: {len(sh(['git', '-C', str(ROOT), 'status', '--porcelain', 'mx']).splitlines())})",
         f"cpu: {cpu_model(lscpu)}",
         "cpu flags (SIMD): "
         + " ".join(f for f in flags if f.startswith(("avx", "fma", "f16c", "sse4"))),
         *caches,
-        f"memory: {_sh(['sh', '-c', 'free -h | sed -n 2p'])}",
+        f"memory: {sh(['sh', '-c', 'free -h | sed -n 2p'])}",
         f"kernel: {platform.release()}",
-        f"clang: {(_sh([clang() or 'clang-16', '--version']).splitlines() or ['?'])[0]}",
+        f"clang: {(sh([clang() or 'clang-16', '--version']).splitlines() or ['?'])[0]}",
         f"python: {platform.python_version()}, numpy {np.__version__}, ml_dtypes {ml_dtypes.__version__}",
         *(
             f"numpy BLAS (threadpoolctl, in the NumPy timing process): {x}"
@@ -526,14 +490,6 @@ def machine_txt(
         "timing: thread CPU time (CLOCK_THREAD_CPUTIME_ID / time.thread_time_ns), so time spent descheduled on a shared machine is not counted",
     ]
     (out / "machine.txt").write_text("\n".join(text) + "\n")
-
-
-def load_average() -> str:
-    """/proc/loadavg's 1, 5 and 15 minute figures."""
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 def write_tsv(results: Results, out: Path) -> None:

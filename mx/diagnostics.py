@@ -19,6 +19,8 @@ line and `--verify-diagnostics` can match it.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -114,3 +116,9 @@ class OpDiagnostic(PassFailedException):
         super().__init__(message)
         self.op = op
         self.message = message
+
+
+def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
+    """`; did you mean: a, b?` naming the candidates close to `name`, or ''."""
+    close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=cutoff)
+    return f"; did you mean: {', '.join(close)}?" if close else ""

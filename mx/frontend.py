@@ -77,7 +77,7 @@ from mx.dialects.dense_literal import (
     parse_optional_hex_string,
 )
 from mx.dialects.matrix import MAX_CONSTANT_ELEMENTS
-from mx.tools.suggestions import unregistered_name_hint
+from mx.suggestions import unregistered_name_hint
 from mx.tools.xdsl_fixes import xdsl_fixes
 
 TOO_DEEP = "input nests too deeply (Python recursion limit reached)"

@@ -391,7 +391,7 @@ class CompiledModule:
         return self[name]
 
     def _unknown(self, name: str) -> UnknownFunctionError:
-        from mx.tools.pipeline import did_you_mean
+        from mx.diagnostics import did_you_mean
 
         names = sorted(self.functions)
         listed = ", ".join(f"@{n}" for n in names) if names else "none"

@@ -53,9 +53,13 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from mx.dialects.matrix import (
+    MAX_FOLDED_ELEMENTS,
+    FloatElement,
+    MatrixType,
+    dense_matrix_value,
+)
 from mx.dialects.matrix import ConstantOp as MatrixConstantOp
-from mx.dialects.matrix import FloatElement, MatrixType, dense_matrix_value
-from mx.passes.canonicalization.matrix import MAX_FOLDED_ELEMENTS
 from mx.semantics.arbfp import (
     FLOAT_DTYPES,
     FORMATS,

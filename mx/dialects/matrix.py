@@ -601,6 +601,10 @@ def dense_matrix_value(
 MAX_CONSTANT_ELEMENTS = 1 << 20
 """Largest matrix.constant whose elements are stored one by one."""
 
+MAX_FOLDED_ELEMENTS = 4096
+"""Largest matrix constant a fold or pattern may create (the folders of
+`matrix` and `arbfp` and the canonicalization patterns)."""
+
 
 @irdl_op_definition
 class ConstantOp(MatrixOp):

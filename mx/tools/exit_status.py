@@ -1,14 +1,17 @@
-"""The exit-status convention shared by mx's command-line tools.
+"""The exit-status convention shared by mx's command-line tools (and their
+argument parser, whose usage errors are bad input: status 1).
 
 0: success; 1: bad input, reported by the tool itself as a located
 diagnostic; 2: an unexpected exception, i.e. a bug in mx, reported as
 `<tool>: internal error` with its traceback, so fuzzing can tell them apart.
 """
 
+import argparse
 import os
 import sys
 import traceback
 from collections.abc import Callable
+from typing import NoReturn
 
 
 def run_tool(tool: str, body: Callable[[], int]) -> int:
@@ -24,3 +27,11 @@ def run_tool(tool: str, body: Callable[[], int]) -> int:
         print(f"{tool}: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         traceback.print_exc()
         return 2
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Usage errors are bad input: exit status 1 (argparse's 2 means internal error here)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")

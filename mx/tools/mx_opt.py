@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import IO, TYPE_CHECKING, ClassVar, NoReturn, TypeVar, cast
+from typing import IO, TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
@@ -42,7 +42,7 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from mx.diagnostics import Diag, OpDiagnostic, Severity, Source, op_diag
+from mx.diagnostics import Diag, OpDiagnostic, Severity, Source, did_you_mean, op_diag
 from mx.frontend import (
     FrontendError,
     deep_recursion,
@@ -51,14 +51,13 @@ from mx.frontend import (
     verify_module,
 )
 from mx.targets.mlir16 import MLIR16Target
-from mx.tools.exit_status import run_tool
+from mx.tools.exit_status import ArgumentParser, run_tool
 from mx.tools.pipeline import (
     PipelineError,
     TimingReport,
     build_passes,
     check_options,
     describe_passes,
-    did_you_mean,
     expand_composites,
     make_pass,
     parse,
@@ -229,14 +228,6 @@ def _llvm_target() -> type[Target]:
     return LLVMIRTarget
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """Usage errors are bad input: exit status 1 (argparse's 2 means internal error here)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
-
-
 _Convertible = TypeVar("_Convertible", bound=ArgSpecConvertible)
 
 
@@ -273,7 +264,7 @@ class MxOptMain(xDSLOptMain):
         self.register_all_passes()
         self.register_all_targets()
 
-        arg_parser = _ArgumentParser(
+        arg_parser = ArgumentParser(
             prog="mx-opt", description="mx modular optimizer driver (xdsl-opt with mx)"
         )
         self.register_all_arguments(arg_parser)

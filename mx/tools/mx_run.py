@@ -35,7 +35,7 @@ from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
-from mx.diagnostics import Diag, Source, op_diag
+from mx.diagnostics import Diag, Source, did_you_mean, op_diag
 from mx.dialects.matrix import MatrixType, is_float_element
 from mx.frontend import (
     FrontendError,
@@ -54,9 +54,7 @@ from mx.semantics.matrix import (
     element_dtype,
     row_major_values,
 )
-from mx.tools.exit_status import run_tool
-from mx.tools.mx_opt import _ArgumentParser
-from mx.tools.pipeline import did_you_mean
+from mx.tools.exit_status import ArgumentParser, run_tool
 from mx.tools.run_arguments import ArgumentError, argument_value
 from mx.tools.xdsl_fixes import xdsl_fixes
 
@@ -285,7 +283,7 @@ def _joined_values(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arg_parser = _ArgumentParser(
+    arg_parser = ArgumentParser(
         prog="mx-run",
         description="run a function of an MLIR file with mx's reference interpreter",
     )

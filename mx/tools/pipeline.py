@@ -20,11 +20,10 @@ pass list, timing.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import inspect
 import re
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -32,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from mx.diagnostics import Diag, Source
+from mx.diagnostics import Diag, Source, did_you_mean
 from mx.universe import ALL_PASSES
 
 COMPOSITES = ("mx-lower-to-llvm",)
@@ -85,11 +84,6 @@ def option_name(field_name: str) -> str:
 
 def options(cls: type[ArgSpecConvertible]) -> list[dataclasses.Field[object]]:
     return [f for f in dataclasses.fields(cls) if f.init and f.name != "name"]
-
-
-def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
-    close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=cutoff)
-    return f"; did you mean: {', '.join(close)}?" if close else ""
 
 
 _XDSL_ERROR = re.compile(r"pass-pipeline:\d+:(\d+)\n.*\n *\^\n *(.*)$", re.DOTALL)

@@ -36,6 +36,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mx.dialects.dense_literal import is_splat_literal
 from mx.dialects.matrix import (
+    MAX_FOLDED_ELEMENTS,
     AddOp,
     BFloat16Type,
     CastOp,
@@ -69,10 +70,6 @@ from mx.dialects.matrix import (
     widens_exactly,
 )
 from mx.semantics import matrix as sem
-
-MAX_FOLDED_ELEMENTS = 4096
-"""Largest matrix constant a fold or pattern may create."""
-
 
 # ---------------------------------------------------------------------------
 # Small queries shared with the transpose and fusion passes

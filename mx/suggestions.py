@@ -13,7 +13,7 @@ from typing import Literal
 from xdsl.context import Context
 from xdsl.ir import TypeAttribute
 
-from mx.tools.pipeline import did_you_mean
+from mx.diagnostics import did_you_mean
 
 
 def unregistered_name_hint(

@@ -1,0 +1,64 @@
+"""The machine a benchmark runs on: its CPU and load as reports state them,
+and the environment of the NumPy peer processes (imported by bench/run.py
+and the benchmark modules it runs)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from bench.build import BENCH
+
+ROOT = BENCH.parent
+
+
+def numpy_env() -> dict[str, str]:
+    """Single-threaded BLAS; OPENBLAS_CORETYPE/L2_SIZE (set on some machines here for old
+    OpenBLAS builds, which slows a current one) are cleared together, for this process only."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    }
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    return env
+
+
+def sh(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def lscpu_field(lscpu: str, name: str) -> str:
+    return next(
+        (
+            x.split(":", 1)[1].strip()
+            for x in lscpu.splitlines()
+            if x.split(":", 1)[0] == name
+        ),
+        "?",
+    )
+
+
+def cpu_model(lscpu: str | None = None) -> str:
+    """The CPU as lscpu names it: model name, family/model/stepping, logical CPUs."""
+    lscpu = sh(["lscpu"]) if lscpu is None else lscpu
+
+    def field(name: str) -> str:
+        return lscpu_field(lscpu, name)
+
+    return (
+        f"{field('Model name')} (family {field('CPU family')}, model {field('Model')}, "
+        f"stepping {field('Stepping')}), {os.cpu_count()} logical CPUs"
+    )
+
+
+def load_average() -> str:
+    """/proc/loadavg's 1, 5 and 15 minute figures."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"

@@ -1,0 +1,248 @@
+"""mx's modules in layers (docs/architecture.md#layers): a module imports
+only from its own layer or the layers below, and no modules import each
+other in a loop, not even through an import inside a function (which only
+hides the loop). The one upward import allowed is xDSL's idiom of a dialect
+finding its folders and canonicalization patterns lazily, inside `fold` or
+`get_canonicalization_patterns`. Imports under `if TYPE_CHECKING:` are
+annotations only and not checked."""
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # compat/bottom: no mx imports above it (errors, diagnostics, the exact
+    # semantics of the number formats, the threads runtime, xDSL workarounds)
+    (
+        "mx.errors",
+        "mx.diagnostics",
+        "mx.semantics",
+        "mx.runtime",
+        "mx.xdsl_compat",
+        "mx.tools.xdsl_fixes",
+    ),
+    # dialects: the IR
+    ("mx.dialects",),
+    # reading and running the IR: the parser, the reference interpreter
+    ("mx.frontend", "mx.suggestions", "mx.interpreters"),
+    # transformations: passes, lowerings, targets (LLVM IR writers)
+    ("mx.passes", "mx.lowering", "mx.targets"),
+    # the registry of dialects and passes (what mx-opt and xdsl-opt see)
+    ("mx.universe",),
+    # compiling: pipelines, the compile driver, the JIT
+    ("mx.tools.pipeline", "mx.compiler", "mx.jit", "mx.jit_compile", "mx.jit_wrappers"),
+    # Python front ends over the JIT
+    ("mx.tracing", "mx.precision"),
+    # tools, the package's API, test generators, benchmarks
+    ("mx.tools", "mx.testing", "mx", "mx.__main__", "bench"),
+)
+
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("mx.tools.xdsl_fixes", "mx.lowering.llvm.types"): "the xDSL workarounds move to "
+    "mx/xdsl_compat.py, the LLVM type helper they use with them",
+    ("mx.jit", "mx.precision"): "JitFunction.precision_report (the API) runs the "
+    "report, which compiles with the JIT",
+}
+"""Upward imports still to remove, each with the move that removes it."""
+
+KNOWN_CYCLES: dict[tuple[str, ...], str] = {
+    (
+        "mx.jit",
+        "mx.jit_compile",
+        "mx.precision",
+        "mx.precision.capture",
+        "mx.precision.quantize",
+        "mx.precision.report",
+        "mx.precision.trace",
+    ): "jit imports jit_compile when it first compiles (import mx stays fast); "
+    "jit_compile builds jit's CompiledModule: the runtime classes of jit.py go "
+    "to a module of their own; and see KNOWN_UPWARD for precision",
+    (
+        "mx.lowering.matrix_to_affine.block_scaled",
+        "mx.lowering.matrix_to_affine.elements",
+        "mx.lowering.matrix_to_affine.packed",
+        "mx.lowering.matrix_to_affine.vectors",
+    ): "Emitter.element (elements.py) reads packed and block-scaled elements "
+    "through packed.py and block_scaled.py, which build on the Emitter: the "
+    "element readers go below the Emitter or register with it",
+}
+"""Import loops still to break, each with the move that breaks it."""
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+    function: str | None
+    """The function the import is in (None: module level)."""
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in ("mx", "bench"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _layer(module: str) -> int:
+    best, layer = -1, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and len(prefix) > best:
+                best, layer = len(prefix), index
+    assert layer >= 0, f"{module} is in no layer: add it to LAYERS"
+    return layer
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports_in(
+    body: list[ast.stmt], function: str | None
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, str | None]]:
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, function
+        elif isinstance(node, ast.If) and _type_checking(node):
+            yield from _imports_in(node.orelse, function)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield from _imports_in(node.body, node.name)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.AST):
+                    yield from _imports_in(
+                        [s for s in inner if isinstance(s, ast.stmt)]
+                        + [s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body],
+                        function,
+                    )
+
+
+def _imports(modules: dict[str, Path]) -> list[Import]:
+    found: list[Import] = []
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text())
+        for node, function in _imports_in(tree.body, None):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                # `from package import submodule` imports the submodule
+                names = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                    for a in node.names
+                ]
+            for name in names:
+                while name and name not in modules:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    found.append(Import(module, name, node.lineno, function))
+    return found
+
+
+def _lazy_pattern_lookup(i: Import) -> bool:
+    return (
+        i.function in ("fold", "get_canonicalization_patterns")
+        and i.importer.startswith("mx.dialects.")
+        and i.imported.startswith("mx.passes.canonicalization.")
+    )
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component: list[str] = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+MODULES = _modules()
+IMPORTS = [i for i in _imports(MODULES) if not _lazy_pattern_lookup(i)]
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for module in MODULES:
+        _layer(module)
+
+
+def test_imports_only_go_down() -> None:
+    upward = {
+        (i.importer, i.imported): f"{MODULES[i.importer].relative_to(ROOT)}:{i.line}"
+        for i in IMPORTS
+        if _layer(i.imported) > _layer(i.importer)
+    }
+    unexpected = {edge: at for edge, at in upward.items() if edge not in KNOWN_UPWARD}
+    assert not unexpected, "upward imports:\n" + "\n".join(
+        f"{at}: {a} imports {b}" for (a, b), at in sorted(unexpected.items())
+    )
+    gone = set(KNOWN_UPWARD) - set(upward)
+    assert not gone, f"no longer imported upward, remove from KNOWN_UPWARD: {gone}"
+
+
+def test_no_import_cycles() -> None:
+    edges: dict[str, set[str]] = {}
+    for i in IMPORTS:
+        edges.setdefault(i.importer, set()).add(i.imported)
+    cycles = {tuple(c) for c in _cycles(edges)}
+    unexpected = cycles - set(KNOWN_CYCLES)
+    assert not unexpected, "modules importing each other in a loop:\n" + "\n".join(
+        " <-> ".join(c) for c in sorted(unexpected)
+    )
+    gone = set(KNOWN_CYCLES) - cycles
+    assert not gone, f"loops broken, remove from KNOWN_CYCLES: {gone}"
+
+
+def test_the_check_sees_imports_inside_functions() -> None:
+    """The check itself: it finds mx.jit's function-local import of the
+    compile step and a dialect's lazy pattern lookup."""
+    everything = _imports(MODULES)
+    assert any(
+        i.importer == "mx.jit" and i.imported == "mx.jit_compile" and i.function
+        for i in everything
+    )
+    assert any(_lazy_pattern_lookup(i) for i in everything)
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
