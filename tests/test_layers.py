@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # dialects: the IR
     ("mx.dialects",),
     # reading and running the IR: the parser, the reference interpreter
-    ("mx.frontend", "mx.suggestions", "mx.interpreters"),
+    ("mx.frontend", "mx.suggestions", "mx.verifier", "mx.interpreters"),
     # transformations: passes, lowerings, targets (LLVM IR writers)
     ("mx.passes", "mx.lowering", "mx.targets"),
     # the registry of dialects and passes (what mx-opt and xdsl-opt see)

@@ -48,7 +48,6 @@ from mx.frontend import (
     deep_recursion,
     mx_context,
     parse_source,
-    verify_module,
 )
 from mx.targets.mlir16 import MLIR16Target
 from mx.tools.exit_status import ArgumentParser, run_tool
@@ -63,6 +62,7 @@ from mx.tools.pipeline import (
     parse,
 )
 from mx.tools.xdsl_fixes import xdsl_fixes
+from mx.verifier import verify_module
 
 if TYPE_CHECKING:
     from mx.targets.llvm_ir import LLVMIRWriter

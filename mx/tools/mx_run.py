@@ -42,7 +42,6 @@ from mx.frontend import (
     deep_recursion,
     mx_context,
     parse_source,
-    verify_module,
 )
 from mx.interpreters import CurrentOp, make_interpreter, to_runtime
 from mx.interpreters.limits import OUT_OF_MEMORY, InterpreterLimitError
@@ -57,6 +56,7 @@ from mx.semantics.matrix import (
 from mx.tools.exit_status import ArgumentParser, run_tool
 from mx.tools.run_arguments import ArgumentError, argument_value
 from mx.tools.xdsl_fixes import xdsl_fixes
+from mx.verifier import verify_module
 
 
 class _Failed(Exception):
