@@ -246,3 +246,44 @@ def test_the_check_sees_imports_inside_functions() -> None:
     )
     assert any(_lazy_pattern_lookup(i) for i in everything)
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _sections(text: str) -> dict[str, str]:
+    """docs/architecture.md's `### ` sections by heading."""
+    sections: dict[str, str] = {}
+    heading = ""
+    for line in text.splitlines():
+        if line.startswith("#"):
+            heading = line
+        sections[heading] = sections.get(heading, "") + line + "\n"
+    return sections
+
+
+def _named(path: Path, text: str, sections: dict[str, str]) -> bool:
+    """`mx/a/b.py` is named as `a/b.py` anywhere, or as `b.py` in the
+    section headed by its package `mx/a/`; a package as `mx/a/`."""
+    relative = path.relative_to(ROOT / "mx")
+    if path.name == "__init__.py":
+        return f"mx/{relative.parent.as_posix()}/" in text or relative.parent == Path(".")
+    if relative.as_posix() in text:
+        return True
+    package = f"mx/{relative.parent.as_posix()}/" if relative.parent != Path(".") else None
+    return any(
+        f"`{path.name}`" in body
+        for heading, body in sections.items()
+        if package is not None and f"`{package}`" in heading
+    )
+
+
+def test_architecture_names_every_module() -> None:
+    text = ARCHITECTURE.read_text()
+    sections = _sections(text)
+    missing = [
+        str(path.relative_to(ROOT))
+        for module, path in MODULES.items()
+        if module.startswith("mx") and not _named(path, text, sections)
+    ]
+    assert not missing, f"modules docs/architecture.md does not name: {missing}"
