@@ -136,6 +136,8 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     VECTORIZED,
     VERSIONED,
     KernelRemark,
+    at_call_sites,
+    outlined_call_sites,
     record,
 )
 from mx.lowering.matrix_to_affine.legality import check_lowerable
@@ -1228,6 +1230,7 @@ class ConvertMatrixToAffinePass(ModulePass):
         """Lowers `op` in place; returns what the lowering shared, for
         `matrix-lowering-remarks`."""
         check_lowerable(op)
+        call_sites = outlined_call_sites(op)
         plan = FusionPlan()
         plan.analyze(op)
         blocking = Blocking(
@@ -1254,5 +1257,6 @@ class ConvertMatrixToAffinePass(ModulePass):
             applier.match_and_rewrite(child, PatternRewriter(child))
         _erase_fused(op, state)
         state.allocator.finish(self.stack_bytes)
+        state.kernels[:] = at_call_sites(state.kernels, call_sites)
         record(state.kernels)
         return state
