@@ -79,6 +79,12 @@ class MxLowerToLLVMPass(ModulePass):
     """outline-contractions' `min-work`: repeated contractions of at least
     this many multiply-adds become calls of one shared kernel (0: never)."""
 
+    def __post_init__(self) -> None:
+        if self.outline_min_work < 0:
+            raise ValueError(
+                f"outline-min-work must be 0 or more, got {self.outline_min_work}"
+            )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.apply_structured(ctx, op)
         self.apply_conversion(ctx, op)

@@ -173,6 +173,9 @@ class OutlineContraction(RewritePattern):
     module: ModuleOp
     chosen: dict[Operation, Candidate]
     functions: dict[Signature, str] = field(default_factory=dict[Signature, str])
+    last: dict[Operation, Operation] = field(default_factory=dict[Operation, Operation])
+    """Per calling function, the last function defined for it (the next
+    one goes after it, so that they are in order of first use)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         candidate = self.chosen.get(op)
@@ -192,7 +195,8 @@ class OutlineContraction(RewritePattern):
 
     def _define(self, candidate: Candidate) -> str:
         """A private function computing `candidate`'s contraction of its
-        arguments, named after the op's function and inserted after it."""
+        arguments, named after the op's function and inserted after it (and
+        after those defined before for it)."""
         op = candidate.op
         caller = enclosing_function(op)
         assert caller is not None
@@ -215,7 +219,8 @@ class OutlineContraction(RewritePattern):
             name, (types, [op.result.type]), Region(entry), "private"
         )
         function.attributes[OUTLINED] = UnitAttr()
-        Rewriter.insert_op(function, InsertPoint.after(caller))
+        Rewriter.insert_op(function, InsertPoint.after(self.last.get(caller, caller)))
+        self.last[caller] = function
         return name
 
 
