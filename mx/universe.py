@@ -119,6 +119,15 @@ def _outline_parallel_loops() -> type[ModulePass]:
 ALL_PASSES["outline-parallel-loops"] = _outline_parallel_loops
 
 
+def _outline_contractions() -> type[ModulePass]:
+    from mx.passes.outline_contractions import OutlineContractionsPass
+
+    return OutlineContractionsPass
+
+
+ALL_PASSES["outline-contractions"] = _outline_contractions
+
+
 MX_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
 
 

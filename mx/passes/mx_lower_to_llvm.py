@@ -8,8 +8,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
-from xdsl.utils.arg_spec import ArgSpec
+from xdsl.utils.arg_spec import ArgSpec, ParameterListType
 from xdsl.utils.exceptions import PassFailedException
+
+from mx.passes.outline_contractions import DEFAULT_MIN_WORK
 
 if TYPE_CHECKING:
     from mx.targets.direct_llvm_ir import DirectTranslation
@@ -19,6 +21,8 @@ PIPELINE: tuple[str, ...] = (
     "matrix-fuse-contractions",
     # Matrix-level folds (constants, extract of insert, ...) need the matrix ops.
     "canonicalize",
+    # Repeated large products: one kernel, called, instead of one copy each.
+    "outline-contractions",
     "convert-matrix-to-affine",
     "convert-arbfp-to-arith",
     # Index and scalar arithmetic left by the lowerings.
@@ -40,17 +44,24 @@ STRUCTURED_STEPS = PIPELINE[: PIPELINE.index("convert-to-llvm")]
 (`mx.targets.direct_llvm_ir`); the others convert it to the `llvm` dialect."""
 
 
-def steps(remarks: bool = False) -> list[ArgSpec]:
-    """The passes `mx-lower-to-llvm` runs, with their options: `PIPELINE`;
-    with `remarks`, matrix-fold-transposes reports its transpose counts and
+def steps(
+    remarks: bool = False, outline_min_work: int = DEFAULT_MIN_WORK
+) -> list[ArgSpec]:
+    """The passes `mx-lower-to-llvm` runs, with their options: `PIPELINE`,
+    outline-contractions with `min-work=outline_min_work`; with `remarks`,
+    matrix-fold-transposes reports its transpose counts and
     matrix-lowering-remarks reports the work of each function just before
-    convert-matrix-to-affine lowers it."""
+    it is lowered (before outline-contractions moves products out of it)."""
     specs: list[ArgSpec] = []
     for name in PIPELINE:
-        if remarks and name == "convert-matrix-to-affine":
+        if remarks and name == "outline-contractions":
             specs.append(ArgSpec("matrix-lowering-remarks", {}))
-        report = remarks and name == "matrix-fold-transposes"
-        specs.append(ArgSpec(name, {"report": (True,)} if report else {}))
+        options: dict[str, ParameterListType] = {}
+        if remarks and name == "matrix-fold-transposes":
+            options = {"report": (True,)}
+        elif name == "outline-contractions":
+            options = {"min-work": (outline_min_work,)}
+        specs.append(ArgSpec(name, options))
     return specs
 
 
@@ -64,6 +75,16 @@ class MxLowerToLLVMPass(ModulePass):
     """Also print, on stderr, the remarks of its steps: matrix-fold-transposes'
     transpose counts and matrix-lowering-remarks' work per function."""
 
+    outline_min_work: int = DEFAULT_MIN_WORK
+    """outline-contractions' `min-work`: repeated contractions of at least
+    this many multiply-adds become calls of one shared kernel (0: never)."""
+
+    def __post_init__(self) -> None:
+        if self.outline_min_work < 0:
+            raise ValueError(
+                f"outline-min-work must be 0 or more, got {self.outline_min_work}"
+            )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.apply_structured(ctx, op)
         self.apply_conversion(ctx, op)
@@ -71,13 +92,13 @@ class MxLowerToLLVMPass(ModulePass):
     def apply_structured(self, ctx: Context, op: ModuleOp) -> None:
         """The steps before `convert-to-llvm`: they leave affine loops and
         standard ops, which `-t llvm` may translate to LLVM IR directly."""
-        passes = _passes(self.remarks)
+        passes = _passes(self.remarks, self.outline_min_work)
         for step in passes[: _conversion_start(passes)]:
             step.apply(ctx, op)
 
     def apply_conversion(self, ctx: Context, op: ModuleOp) -> None:
         """`convert-to-llvm` and the steps after it."""
-        passes = _passes(self.remarks)
+        passes = _passes(self.remarks, self.outline_min_work)
         for step in passes[_conversion_start(passes) :]:
             step.apply(ctx, op)
 
@@ -103,12 +124,12 @@ def _conversion_start(passes: tuple[ModulePass, ...]) -> int:
 
 
 @cache
-def _passes(remarks: bool) -> tuple[ModulePass, ...]:
-    """The passes of `steps(remarks)`, looked up and built once per process
+def _passes(remarks: bool, outline_min_work: int) -> tuple[ModulePass, ...]:
+    """The passes of `steps(remarks, outline_min_work)`, looked up and built once per process
     (the registry scans the installed packages' entry points)."""
     registry = Universe.get_multiverse().all_passes
     passes: list[ModulePass] = []
-    for spec in steps(remarks):
+    for spec in steps(remarks, outline_min_work):
         if spec.name not in registry:
             raise PassFailedException(
                 f"mx-lower-to-llvm: pass '{spec.name}' is not registered"

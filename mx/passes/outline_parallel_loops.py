@@ -102,12 +102,13 @@ def _captures(loop: Operation) -> tuple[list[SSAValue], list[arith.ConstantOp]]:
     return values, constants
 
 
-def _fresh_name(module: ModuleOp, base: str) -> str:
+def fresh_function_name(module: ModuleOp, stem: str) -> str:
+    """`stem_K` for the least K naming no function of `module`."""
     taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
     k = 0
-    while f"{base}__parallel_{k}" in taken:
+    while f"{stem}_{k}" in taken:
         k += 1
-    return f"{base}__parallel_{k}"
+    return f"{stem}_{k}"
 
 
 class OutlineParallelLoop(RewritePattern):
@@ -156,7 +157,7 @@ class OutlineParallelLoop(RewritePattern):
             free.detach()
             entry.add_op(free)
         entry.add_op(func.ReturnOp())
-        name = _fresh_name(module, function.sym_name.data)
+        name = fresh_function_name(module, f"{function.sym_name.data}__parallel")
         outlined = func.FuncOp(name, (types, []), Region(entry), "private")
         trampoline = func.FuncOp.external(PREFIX + name, types[1:], [])
         Rewriter.insert_op([outlined, trampoline], InsertPoint.after(function))

@@ -255,7 +255,7 @@ def expand_composites(specs: Sequence[ArgSpec]) -> list[ArgSpec]:
     for spec in specs:
         if spec.name == "mx-lower-to-llvm":
             composite = MxLowerToLLVMPass.from_pass_spec(spec)
-            expanded.extend(steps(composite.remarks))
+            expanded.extend(steps(composite.remarks, composite.outline_min_work))
         else:
             expanded.append(spec)
     return expanded

@@ -255,6 +255,16 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "must be one of fastmath, matrix, off (got '3')",
         ),
         (
+            "outline-contractions{min-work=-1}",
+            "<pipeline>:1:1: error: invalid options for pass 'outline-contractions': "
+            "min-work must be 0 or more, got -1\n",
+        ),
+        (
+            "mx-lower-to-llvm{outline-min-work=-4096}",
+            "error: invalid options for pass 'mx-lower-to-llvm': "
+            "outline-min-work must be 0 or more, got -4096\n",
+        ),
+        (
             "convert-matrix-to-affine{layout=row_major}",
             "<pipeline>:1:26: error: option 'layout' of pass "
             "'convert-matrix-to-affine' must be one of column-major, row-major "

@@ -75,7 +75,11 @@ from mx.lowering.matrix_to_affine.functions import (
     LowerReturn,
 )
 from mx.lowering.matrix_to_affine.fusion import FusionPlan
-from mx.lowering.matrix_to_affine.kernel_remarks import record
+from mx.lowering.matrix_to_affine.kernel_remarks import (
+    at_call_sites,
+    outlined_call_sites,
+    record,
+)
 from mx.lowering.matrix_to_affine.legality import check_lowerable
 from mx.lowering.matrix_to_affine.materialize import (
     LowerScaledConvertTo,
@@ -230,6 +234,7 @@ class ConvertMatrixToAffinePass(ModulePass):
         """Lowers `op` in place; returns what the lowering shared, for
         `matrix-lowering-remarks`."""
         check_lowerable(op)
+        call_sites = outlined_call_sites(op)
         plan = FusionPlan()
         plan.analyze(op)
         blocking = Blocking(
@@ -256,5 +261,6 @@ class ConvertMatrixToAffinePass(ModulePass):
             applier.match_and_rewrite(child, PatternRewriter(child))
         _erase_fused(op, state)
         state.allocator.finish(self.stack_bytes)
+        state.kernels[:] = at_call_sites(state.kernels, call_sites)
         record(state.kernels)
         return state

@@ -4,20 +4,30 @@ not a faster one: one located remark per `matrix.matvec`, `matmul` and
 
     file:line:col: remark: 'matrix.matvec' op kernel: element by element; not fused block-scaled vector: the weights are not decoded from a matrix load
 
+The kernel of a contraction that `outline-contractions` moved into a
+function of its own is reported at each call of that function: in the
+calling function, at the call (the user's op).
+
 The lowering records them in its state (`LoweringState.kernels`);
 `matrix-lowering-remarks` prints them, and `recording()` hands those of every
 lowering run inside it to a caller (the JIT's `JitFunction.remarks`).
 docs/passes.md lists the kernels and the reasons.
 """
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
+
+from mx.lowering.walk import walk
+
+OUTLINED = "mx.outlined"
+"""The unit attribute of a function holding one outlined contraction
+(`outline-contractions`): its kernel remarks are reported at its calls."""
 
 FUSED_BLOCK_SCALED = "fused block-scaled vector"
 """FP4/FP8 weights with block scales decoded in registers (decoded_matvec.py)."""
@@ -64,11 +74,9 @@ class KernelRemark:
         reason: str | None = None,
         note: str | None = None,
     ) -> "KernelRemark":
-        function = op.parent_op()
-        while function is not None and not isinstance(function, func.FuncOp):
-            function = function.parent_op()
-        name = "" if function is None else function.sym_name.data
-        return KernelRemark(name, _location(op), op.name, kernel, fastest, reason, note)
+        return KernelRemark(
+            _function_name(op), _location(op), op.name, kernel, fastest, reason, note
+        )
 
     @property
     def message(self) -> str:
@@ -83,6 +91,50 @@ class KernelRemark:
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
         return f"{where}remark: '{self.op_name}' op {self.message}"
+
+
+CallSites = Mapping[str, Sequence[tuple[str, str]]]
+
+
+def outlined_call_sites(module: ModuleOp) -> dict[str, list[tuple[str, str]]]:
+    """For each function marked `OUTLINED`, the calling function and the
+    location of each of its calls in `module`."""
+    outlined = {
+        op.sym_name.data
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and OUTLINED in op.attributes
+    }
+    sites: dict[str, list[tuple[str, str]]] = {}
+    if outlined:
+        for op in walk(module):
+            if isinstance(op, func.CallOp) and (
+                (callee := op.callee.string_value()) in outlined
+            ):
+                sites.setdefault(callee, []).append((_function_name(op), _location(op)))
+    return sites
+
+
+def at_call_sites(
+    remarks: Sequence[KernelRemark], sites: CallSites
+) -> list[KernelRemark]:
+    """`remarks` with each remark of an outlined function replaced by one
+    per call of it (`outlined_call_sites`), named and located there."""
+    placed: list[KernelRemark] = []
+    for remark in remarks:
+        if remark.function not in sites:
+            placed.append(remark)
+            continue
+        for function, location in sites[remark.function]:
+            placed.append(replace(remark, function=function, location=location))
+    return placed
+
+
+def _function_name(op: Operation) -> str:
+    """The name of the function around `op` ("" if none)."""
+    function = op.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    return "" if function is None else function.sym_name.data
 
 
 def _location(op: Operation) -> str:
