@@ -11,6 +11,8 @@ MX_BLOCKED_EXAMPLES=N runs N examples instead of the CI sample.
 """
 
 import os
+import re
+import subprocess
 from typing import Any
 
 import numpy as np
@@ -21,12 +23,14 @@ from xdsl.parser import Parser
 
 from mx.frontend import mx_context
 from mx.interpreters import run_function
-from mx.jit import compile_module
+from mx.jit import DEFAULT_PIPELINE, compile_module, lower_to_llvm_ir
+from tests.system_tools import required_tool
 
 DTYPES: dict[str, Any] = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
 SMALL_CACHES = "l1-bytes=2048 l2-bytes=16384 l3-bytes=8192 blocked-min-bytes=0"
-"""Depth blocks of at most 4, row blocks of one panel (64 rows f32, 32
-f64), column blocks of 5 (f32) or 4 (f64) panels of 6 columns."""
+"""Depth blocks of at most 16 (f32) or 32 (f64), row blocks of one panel
+(16 rows f32, 8 f64) from a depth of 65 (f32) or 33 (f64) on, column blocks
+of 4 (f32) or 2 (f64) panels of 16 columns."""
 
 
 def _pipeline(options: str) -> str:
@@ -133,11 +137,14 @@ TILED_CASES = [
     ("f64", (65, 33, 40), ""),
     ("f64", (200, 3, 1), "contract"),
     ("i32", (65, 33, 40), ""),
-    # Rows a multiple of a panel (64 f32) and fewer columns than one panel;
-    # two full panels and one row, columns a multiple of a panel (6).
+    # Rows a multiple of a panel (16 f32) and fewer columns than one panel;
+    # full panels and one row, columns a multiple of a panel (16).
     ("f32", (128, 20, 5), ""),
-    ("f64", (65, 40, 24), "contract"),
+    ("f64", (65, 40, 32), "contract"),
     ("f32", (129, 37, 31), "reassoc"),
+    # Several row, column and depth blocks, each with a partial panel last.
+    ("f32", (40, 70, 140), ""),
+    ("f64", (20, 70, 90), ""),
 ]
 
 
@@ -160,6 +167,26 @@ def test_small_caches_cross_every_block(
 )
 def test_default_caches_large(t: str, shape: tuple[int, int, int], flags: str) -> None:
     _check(t, shape, flags, "", 1)
+
+
+@pytest.mark.parametrize("t, lanes", [("f32", 16), ("f64", 8)])
+@pytest.mark.parametrize("cpu", ["znver4", "sapphirerapids"])
+def test_kernel_broadcasts_fold_into_the_multiplies(t: str, lanes: int, cpu: str) -> None:
+    """Each broadcast of packed B feeds one multiply, so that x86 folds it into
+    the multiply's memory operand ({1toN}): a broadcast of its own takes an
+    FP pipe's cycle on Zen 4 (blocked.py's PANEL_COLUMNS)."""
+    llc = required_tool("llc-16")
+    llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
+    assembly = subprocess.run(
+        [llc, "-O3", f"-mcpu={cpu}", "-o", "-"],
+        input=llvm_ir,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    folded = re.findall(rf"vmulp[sd]\s+\S*\{{1to{lanes}\}}, %zmm", assembly)
+    # Three functions, each with the kernel on full panels (16 columns).
+    assert len(folded) >= 3 * 16, assembly.count("vbroadcasts")
 
 
 _EXAMPLES = int(os.environ.get("MX_BLOCKED_EXAMPLES", "5"))

@@ -15,6 +15,7 @@ and D): a panel of A stays in L1 and the panels of B stream past it.
               micro-kernel: MR x NR sums held in MR/lanes x NR vector
               registers, k over the block: per k, MR/lanes contiguous vector
               loads of Ap, NR broadcasts of Bp, (MR/lanes)·NR multiply-adds
+              (MR = one vector: each broadcast feeds one multiply)
 
 Every access of the micro-kernel is sequential (the packing makes it so),
 which is what the hardware prefetchers follow; the partial sums it loads
@@ -66,13 +67,18 @@ from mx.lowering.matrix_to_affine.vectors import (
 )
 from mx.passes.outline_parallel_loops import mark_parallel
 
-PANEL_VECTORS = 4
+PANEL_VECTORS = 1
 """Machine vectors per panel of rows of A (MR = PANEL_VECTORS * lanes)."""
 
-PANEL_COLUMNS = 6
-"""Columns per panel of B (NR): 4 x 6 = 24 accumulator registers of the 32
-of AVX-512, leaving room for the 4 vectors of A and a broadcast of B. Per
-k, 4 vector loads and 6 broadcasts feed 24 multiply-adds."""
+PANEL_COLUMNS = 16
+"""Columns per panel of B (NR): 1 x 16 = 16 accumulator registers of the 32
+of AVX-512. Per k, one vector load of Ap and 16 broadcasts of Bp, each
+feeding a single multiply: x86 folds such a broadcast into the multiply's
+memory operand ({1to16}), where a broadcast held in a register for several
+multiplies is an instruction of its own. On Zen 4 that instruction takes an
+FP pipe's cycle that the separate multiplies and adds (no `contract`)
+already fill: a 4 x 6 tile (6 broadcasts per 24 multiply-adds) ran its
+kernel at 0.8x the speed of this one, f32 1024^3 1.2x slower."""
 
 PARALLEL_BLOCKS = 12
 """Blocks of D a product run on threads has at least (narrower column blocks

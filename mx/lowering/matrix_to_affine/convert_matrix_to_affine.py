@@ -190,7 +190,7 @@ class ConvertMatrixToAffinePass(ModulePass):
     l1_bytes: int = 48 * 1024
     """Bytes of the L1 data cache of one core. This and the next three
     options shape the cache-blocked products (`matrix_to_affine/blocked.py`):
-    a panel of packed A (4 vectors of rows x KC) takes at most half of L1."""
+    a panel of packed A (one vector of rows x KC) takes at most half of L1."""
 
     l2_bytes: int = 2 * 1024 * 1024
     """Bytes of one core's L2: the MC x NC block of the result and a KC x NC

@@ -1,83 +1,86 @@
-// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=8192 l2-bytes=7392 l3-bytes=25600 blocked-min-bytes=0}" | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=7424 l3-bytes=6400 blocked-min-bytes=0}" | filecheck %s
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s --check-prefix=DEFAULT
 
-// The cache-blocked product. Panels of A: MR = 4 vectors of 16 = 64 rows
-// (80 rows: one full panel and one of 16); panels of B: NR = 6 columns (14
-// columns: two full panels and one of 2). With these cache sizes, f32: depth
-// blocks at most 8192/2/(64*4) = 16 deep, so 4 blocks of KC = 13 (the last
-// of 11); row blocks of MC = 25600/2/(50*4*64) = 1 panel; column blocks of
-// NC = 7392/2/((64 + 13)*6*4) = 2 panels. A row block of fewer rows than D
+// The cache-blocked product. Panels of A: MR = 1 vector of 16 rows (40
+// rows: two full panels and one of 8); panels of B: NR = 16 columns (40
+// columns: two full panels and one of 8). With these cache sizes, f32: depth
+// blocks at most 2048/2/(16*4) = 16 deep, so 4 blocks of KC = 13 (the last
+// of 11); row blocks of MC = 6400/2/(50*4*16) = 1 panel; column blocks of
+// NC = 7424/2/4/((16 + 13)*16) = 2 panels. A row block of fewer rows than D
 // is not contiguous in D: the partial sums wait between depth blocks in DP,
-// tile after tile (1 panel of rows x 2 panels of 6 columns: 12 columns).
+// tile after tile (1 panel of rows x 2 panels of 16 columns: 32 columns).
 // CHECK-LABEL: func.func @blocked
-// CHECK-SAME: (%[[A:.*]]: memref<50x80xf32>, %[[B:.*]]: memref<14x50xf32>, %[[C:.*]]: memref<14x80xf32>, %{{.*}}: memref<14x80xf32>)
-// CHECK: %[[DP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<12x64xf32>
-// CHECK: %[[BP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<26x6xf32>
-// CHECK: %[[AP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<13x64xf32>
-// CHECK: %[[D:.*]] = memref.alloca() {alignment = 64 : i64} : memref<14x80xf32>
+// CHECK-SAME: (%[[A:.*]]: memref<50x40xf32>, %[[B:.*]]: memref<40x50xf32>, %[[C:.*]]: memref<40x40xf32>, %{{.*}}: memref<40x40xf32>)
+// CHECK: %[[DP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x16xf32>
+// CHECK: %[[BP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<26x16xf32>
+// CHECK: %[[AP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<13x16xf32>
+// CHECK: %[[D:.*]] = memref.alloca() {alignment = 64 : i64} : memref<40x40xf32>
 
 // Row blocks, column blocks, depth blocks.
-// CHECK: affine.for %[[IB:.*]] = 0 to 2 {
+// CHECK: affine.for %[[IB:.*]] = 0 to 3 {
 // CHECK-NEXT: affine.for %[[JB:.*]] = 0 to 2 {
 // CHECK-NEXT: affine.for %[[KB:.*]] = 0 to 4 {
 
 // Packing B: each full panel jr of the column block, row k of the depth
-// block -> row (jr - 2*jb)*13 + k of Bp, 6 columns.
+// block -> row (jr - 2*jb)*13 + k of Bp, 16 columns.
 // CHECK-NEXT: affine.for %[[JP:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
 // CHECK-NEXT: %[[BASE:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + (d1 * -26)))> (%[[JP]], %[[JB]])
 // CHECK-NEXT: affine.for %[[K:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]]) {
 // CHECK-NEXT: %[[KA:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + d1))> (%[[KB]], %[[K]])
 // CHECK-NEXT: %[[BROW:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%[[BASE]], %[[K]])
-// CHECK-NEXT: %[[COL:.*]] = affine.apply affine_map<(d0) -> ((d0 * 6))> (%[[JP]])
-// CHECK-NEXT: %[[X:.*]] = memref.load %[[B]][%[[COL]], %[[KA]]] : memref<14x50xf32>
-// CHECK: memref.store %[[X]], %[[BP]][%[[BROW]], %{{.*}}] : memref<26x6xf32>
-// The last, 2-column panel, in the last column block only.
+// CHECK-NEXT: %[[COL:.*]] = affine.apply affine_map<(d0) -> ((d0 * 16))> (%[[JP]])
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[B]][%[[COL]], %[[KA]]] : memref<40x50xf32>
+// CHECK: memref.store %[[X]], %[[BP]][%[[BROW]], %{{.*}}] : memref<26x16xf32>
+// CHECK-COUNT-15: memref.store %{{.*}}, %[[BP]][%[[BROW]], %{{.*}}] : memref<26x16xf32>
+// The last, 8-column panel, in the last column block only.
 // CHECK: %[[LASTJB:.*]] = arith.cmpi eq, %[[JB]], %{{.*}} : index
 // CHECK-NEXT: scf.if %[[LASTJB]] {
-// CHECK: memref.store %{{.*}}, %[[BP]][%{{.*}}, %{{.*}}] : memref<26x6xf32>
-// CHECK: memref.store %{{.*}}, %[[BP]][%{{.*}}, %{{.*}}] : memref<26x6xf32>
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[BP]][%{{.*}}, %{{.*}}] : memref<26x16xf32>
 // CHECK-NOT: memref.store
 
 // Each full panel of rows of the row block: packing Ap (k of the depth
-// block -> row k, four vectors), then the micro-kernel against each full
+// block -> row k, one vector), then the micro-kernel against each full
 // panel of Bp of the column block.
-// CHECK: affine.for %[[IR:.*]] = affine_map<(d0) -> (d0)>(%[[IB]]) to min affine_map<(d0) -> ((d0 + 1), 1)>(%[[IB]]) {
+// CHECK: affine.for %[[IR:.*]] = affine_map<(d0) -> (d0)>(%[[IB]]) to min affine_map<(d0) -> ((d0 + 1), 2)>(%[[IB]]) {
 // CHECK-NEXT: affine.for %[[K2:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]]) {
 // CHECK-NEXT: %[[KA2:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + d1))> (%[[KB]], %[[K2]])
-// Each vector of A's column 8 columns on is prefetched (at most the last).
+// The vector of A's column 8 columns on is prefetched (at most the last).
 // CHECK-NEXT: %[[AHEAD:.*]] = affine.min affine_map<(d0, d1) -> ((((d0 * 13) + d1) + 8), 49)> (%[[KB]], %[[K2]])
-// CHECK-NEXT: %[[R0:.*]] = affine.apply affine_map<(d0) -> ((d0 * 64))> (%[[IR]])
-// CHECK-NEXT: memref.prefetch %[[A]][%[[AHEAD]], %[[R0]]], read, locality<3>, data : memref<50x80xf32>
-// CHECK-NEXT: %[[V0:.*]] = vector.load %[[A]][%[[KA2]], %[[R0]]] : memref<50x80xf32>, vector<16xf32>
-// CHECK: vector.store %[[V0]], %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
-// CHECK-COUNT-3: vector.store %{{.*}}, %[[AP]][%[[K2]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
-// CHECK: affine.for %[[JR:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
-// Tile (ir, jr) of block (ib, jb) starts at column ((ir - ib)*2 + jr - 2*jb)*6 of DP.
-// CHECK: %[[TILE:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (((((d0 * 12) + (d2 * -12)) + (d1 * 6)) + (d3 * -12)))> (%[[IR]], %[[JR]], %[[IB]], %[[JB]])
-// The next tile's 24 vectors (6 columns on, at most DP's last) are prefetched
-// for writing before the sums of this one are loaded.
-// CHECK: %[[NEXT:.*]] = affine.min affine_map<(d0) -> ((d0 + 6), 11)> (%{{.*}})
-// CHECK-NEXT: memref.prefetch %[[DP]][%[[NEXT]], %{{.*}}], write, locality<3>, data : memref<12x64xf32>
-// CHECK-COUNT-23: memref.prefetch %[[DP]]
-// The first depth block starts the 4 x 6 sums from -0, the others load them.
+// CHECK-NEXT: %[[R0:.*]] = affine.apply affine_map<(d0) -> ((d0 * 16))> (%[[IR]])
+// CHECK-NEXT: memref.prefetch %[[A]][%[[AHEAD]], %[[R0]]], read, locality<3>, data : memref<50x40xf32>
+// CHECK-NEXT: %[[V0:.*]] = vector.load %[[A]][%[[KA2]], %[[R0]]] : memref<50x40xf32>, vector<16xf32>
+// CHECK-NEXT: vector.store %[[V0]], %[[AP]][%[[K2]], %{{.*}}] : memref<13x16xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: affine.for %[[JR:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
+// Tile (ir, jr) of block (ib, jb) starts at column ((ir - ib)*2 + jr - 2*jb)*16 of DP.
+// CHECK: %[[TILE:.*]] = affine.apply affine_map<(d0, d1, d2, d3) -> (((((d0 * 32) + (d2 * -32)) + (d1 * 16)) + (d3 * -32)))> (%[[IR]], %[[JR]], %[[IB]], %[[JB]])
+// The next tile's 16 vectors (16 columns on, at most DP's last) are
+// prefetched for writing before the sums of this one are loaded.
+// CHECK: %[[NEXT:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 31)> (%{{.*}})
+// CHECK-NEXT: memref.prefetch %[[DP]][%[[NEXT]], %{{.*}}], write, locality<3>, data : memref<32x16xf32>
+// CHECK-COUNT-15: memref.prefetch %[[DP]]
+// The first depth block starts the 1 x 16 sums from -0, the others load them.
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %{{.*}} : index
 // CHECK-NEXT: {{^ *}}%[[S0:[0-9]+]],
-// CHECK-SAME: = scf.if %[[FIRST]] -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-SAME: = scf.if %[[FIRST]] -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: arith.constant -0.000000e+00 : f32
 // CHECK: } else {
 // CHECK-NEXT: vector.load %[[DP]]
 // CHECK: }
-// The micro-kernel: k over the depth block; per k four vectors of Ap, six
-// broadcasts of Bp, a separate mulf and addf per sum (no contract).
+// The micro-kernel: k over the depth block; per k one vector of Ap, sixteen
+// broadcasts of Bp (each feeding one multiply: x86 folds it into the
+// multiply's memory operand), a separate mulf and addf per sum (no contract).
 // CHECK-NEXT: affine.for %[[KK:[0-9]+]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]])
 // CHECK-SAME: iter_args(%[[ACC0:[0-9]+]] = %[[S0]],
-// CHECK: %[[A0:.*]] = vector.load %[[AP]][%[[KK]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
-// CHECK-COUNT-3: vector.load %[[AP]][%[[KK]], %{{.*}}] : memref<13x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[A0:.*]] = vector.load %[[AP]][%[[KK]], %{{.*}}] : memref<13x16xf32>, vector<16xf32>
 // CHECK-NEXT: %[[BR:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%{{.*}}, %[[KK]])
-// CHECK: %[[B0:.*]] = memref.load %[[BP]][%[[BR]], %{{.*}}] : memref<26x6xf32>
+// CHECK-NEXT: %[[B0:.*]] = memref.load %[[BP]][%[[BR]], %{{.*}}] : memref<26x16xf32>
 // CHECK-NEXT: %[[BB0:.*]] = vector.broadcast %[[B0]] : f32 to vector<16xf32>
 // CHECK-NEXT: %[[P0:.*]] = arith.mulf %[[A0]], %[[BB0]] : vector<16xf32>
 // CHECK-NEXT: %{{.*}} = arith.addf %[[ACC0]], %[[P0]] : vector<16xf32>
+// CHECK-COUNT-15: arith.mulf %[[A0]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: affine.yield
 // The last depth block adds the accumulator operand and stores the sums in
 // D, the others store them in DP.
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[KB]], %{{.*}} : index
@@ -88,40 +91,40 @@
 // CHECK: } else {
 // CHECK-NEXT: vector.store %{{.*}}, %[[DP]]
 // CHECK-NOT: math.fma
-// The last column panel (2 columns: 8 sums) in the last column block.
+// The last column panel (8 columns: 8 sums) in the last column block.
 // CHECK: scf.if %{{.*}} {
 // CHECK: scf.if %{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 
-// The last panel of rows (16 rows: one vector) in the last row block:
-// packed, then against each panel of Bp (6 sums, then 2).
+// The last panel of rows (8 rows: one vector of 8) in the last row block:
+// packed, then against each panel of Bp (16 sums, then 8).
 // CHECK: %[[LASTIB:.*]] = arith.cmpi eq, %[[IB]], %{{.*}} : index
 // CHECK-NEXT: scf.if %[[LASTIB]] {
-// CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}] : memref<13x64xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}] : memref<13x16xf32>, vector<8xf32>
 // CHECK-NOT: vector.store %{{.*}}, %[[AP]]
-// CHECK: scf.if %{{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-// CHECK: scf.if %{{.*}} -> (vector<16xf32>, vector<16xf32>) {
+// CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 
 // The default cache sizes leave this small product to the register-blocked
 // kernel: no packing, no depth blocks.
 // DEFAULT-LABEL: func.func @blocked
 // DEFAULT-NOT: scf.if
-// DEFAULT-NOT: memref<13x64xf32>
-func.func @blocked(%a: !matrix.matrix<80x50xf32>, %b: !matrix.matrix<50x14xf32>, %c: !matrix.matrix<80x14xf32>) -> !matrix.matrix<80x14xf32> {
-  %r = matrix.matmul_add %a, %b, %c : !matrix.matrix<80x50xf32>, !matrix.matrix<50x14xf32>, !matrix.matrix<80x14xf32> -> !matrix.matrix<80x14xf32>
-  func.return %r : !matrix.matrix<80x14xf32>
+// DEFAULT-NOT: memref<13x16xf32>
+func.func @blocked(%a: !matrix.matrix<40x50xf32>, %b: !matrix.matrix<50x40xf32>, %c: !matrix.matrix<40x40xf32>) -> !matrix.matrix<40x40xf32> {
+  %r = matrix.matmul_add %a, %b, %c : !matrix.matrix<40x50xf32>, !matrix.matrix<50x40xf32>, !matrix.matrix<40x40xf32> -> !matrix.matrix<40x40xf32>
+  func.return %r : !matrix.matrix<40x40xf32>
 }
 
 // With contract, one math.fma per step.
 // CHECK-LABEL: func.func @contracted
 // One row block holds all of D's rows: the partial sums wait in D, where the
-// next tile's are prefetched (6 columns on, at most the last).
-// CHECK: %[[NEXTC:.*]] = affine.min affine_map<(d0) -> ((d0 + 6), 11)> (%{{.*}})
-// CHECK-NEXT: memref.prefetch %{{.*}}[%[[NEXTC]], %{{.*}}], write, locality<3>, data : memref<12x16xf64>
+// next tile's are prefetched (16 columns on, at most the last).
+// CHECK: %[[NEXTC:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 39)> (%{{.*}})
+// CHECK-NEXT: memref.prefetch %{{.*}}[%[[NEXTC]], %{{.*}}], write, locality<3>, data : memref<40x8xf64>
 // CHECK: affine.for %{{.*}} iter_args
 // CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} fastmath<contract> : vector<8xf64>
 // CHECK-NOT: arith.mulf
 // CHECK: affine.yield
-func.func @contracted(%a: !matrix.matrix<16x40xf64>, %b: !matrix.matrix<40x12xf64>) -> !matrix.matrix<16x12xf64> {
-  %r = matrix.matmul %a, %b fastmath<contract> : !matrix.matrix<16x40xf64>, !matrix.matrix<40x12xf64> -> !matrix.matrix<16x12xf64>
-  func.return %r : !matrix.matrix<16x12xf64>
+func.func @contracted(%a: !matrix.matrix<8x40xf64>, %b: !matrix.matrix<40x40xf64>) -> !matrix.matrix<8x40xf64> {
+  %r = matrix.matmul %a, %b fastmath<contract> : !matrix.matrix<8x40xf64>, !matrix.matrix<40x40xf64> -> !matrix.matrix<8x40xf64>
+  func.return %r : !matrix.matrix<8x40xf64>
 }
