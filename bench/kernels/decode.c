@@ -28,7 +28,13 @@
 static const float FP4[16] = {0.f,  0.5f,  1.f,  1.5f,  2.f,  3.f,  4.f,  6.f,
                               -0.f, -0.5f, -1.f, -1.5f, -2.f, -3.f, -4.f, -6.f};
 
-static float e8m0(uint8_t s) { return s == 255 ? NAN : ldexpf(1.f, (int)s - 127); }
+/* 2^(s-127) from its bits (s = 0: the subnormal 2^-127; 255: NaN), no libm call. */
+static inline float e8m0(uint8_t s) {
+  uint32_t u = s == 255 ? 0x7FC00000u : s ? (uint32_t)s << 23 : 0x00400000u;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
 
 static float f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31u, m = h & 1023u;
