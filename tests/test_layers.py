@@ -60,14 +60,6 @@ KNOWN_CYCLES: dict[tuple[str, ...], str] = {
     ): "jit imports jit_compile when it first compiles (import mx stays fast); "
     "jit_compile builds jit's CompiledModule: the runtime classes of jit.py go "
     "to a module of their own; and see KNOWN_UPWARD for precision",
-    (
-        "mx.lowering.matrix_to_affine.block_scaled",
-        "mx.lowering.matrix_to_affine.elements",
-        "mx.lowering.matrix_to_affine.packed",
-        "mx.lowering.matrix_to_affine.vectors",
-    ): "Emitter.element (elements.py) reads packed and block-scaled elements "
-    "through packed.py and block_scaled.py, which build on the Emitter: the "
-    "element readers go below the Emitter or register with it",
 }
 """Import loops still to break, each with the move that breaks it."""
 

@@ -53,6 +53,8 @@ from mx.dialects.matrix import (
     is_float_element,
 )
 from mx.lowering import build
+from mx.lowering.matrix_to_affine.block_scaled import scaled_element
+from mx.lowering.matrix_to_affine.packed import load_packed, store_packed
 
 Index = int | SSAValue
 
@@ -215,8 +217,6 @@ class Emitter:
 
     def load_memory(self, op: LoadOp, r: Index, c: Index) -> SSAValue:
         if op.is_packed:
-            from mx.lowering.matrix_to_affine.packed import load_packed
-
             return load_packed(self, op, r, c)
         access = self._memory_access(op, r, c)
         if isinstance(access, SSAValue):
@@ -225,8 +225,6 @@ class Emitter:
 
     def store_memory(self, value: SSAValue, op: StoreOp, r: Index, c: Index):
         if op.is_packed:
-            from mx.lowering.matrix_to_affine.packed import store_packed
-
             store_packed(self, value, op, r, c)
             return
         access = self._memory_access(op, r, c)
@@ -284,8 +282,6 @@ class Emitter:
         if isinstance(op, LoadOp):
             return self.load_memory(op, r, c)
         if isinstance(op, arbfp.ScaledConvertFromOp):
-            from mx.lowering.matrix_to_affine.block_scaled import scaled_element
-
             return scaled_element(self, op, r, c)
         if isinstance(op, OuterProductOp):
             u = self.emit(vector.ExtractOp(op.lhs, [r], _scalar_type(op)))

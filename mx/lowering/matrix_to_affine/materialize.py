@@ -8,9 +8,9 @@ from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from mx.dialects.arbfp import ScaledConvertToOp
 from mx.dialects.matrix import ConstantOp, LoadOp, OuterProductOp
-from mx.lowering.matrix_to_affine.block_scaled import quantize_into
 from mx.lowering.matrix_to_affine.elements import as_matrix
 from mx.lowering.matrix_to_affine.fusion import BLOCK_SCALED, ELEMENTWISE
+from mx.lowering.matrix_to_affine.quantize import quantize_into
 from mx.lowering.matrix_to_affine.state import MatrixPattern, is_matrix, matrix_type
 
 

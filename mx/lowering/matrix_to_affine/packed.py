@@ -14,6 +14,10 @@ does. The code is branch-free scalar `arith` on i32 words:
   the first; every other bit keeps its value.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from xdsl.dialects import affine, arith, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     I64,
@@ -35,7 +39,9 @@ from mx.dialects.matrix import (
     packed_element_bits,
 )
 from mx.lowering.bitwise import BitwiseEmitter
-from mx.lowering.matrix_to_affine.elements import Emitter, Index
+
+if TYPE_CHECKING:
+    from mx.lowering.matrix_to_affine.elements import Emitter, Index
 
 I8 = IntegerType(8)
 
