@@ -91,7 +91,6 @@ from mx.targets.llvm_ir import (
     type_str,
 )
 from mx.tools.pipeline import PipelineError, build_passes
-from mx.tools.xdsl_fixes import xdsl_fixes
 
 _T = TypeVar("_T")
 
@@ -763,8 +762,7 @@ def _apply(
     """`apply(ctx, module)` (pass `p`, or a form of it); its diagnostics are
     a CompileError."""
     try:
-        with xdsl_fixes():
-            return apply(ctx, module)
+        return apply(ctx, module)
     except OpDiagnostic as err:
         raise CompileError([source.render(op_diag(err.op, err.message))]) from None
     except DiagnosticException as err:

@@ -63,7 +63,6 @@ from mx.tools.pipeline import (
     make_pass,
     parse,
 )
-from mx.tools.xdsl_fixes import xdsl_fixes
 
 if TYPE_CHECKING:
     from mx.targets.llvm_ir import LLVMIRWriter
@@ -671,7 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     thresholds = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        with xdsl_fixes(), deep_recursion():
+        with deep_recursion():
             return run_tool("mx-opt", lambda: _main(argv))
     finally:
         gc.set_threshold(*thresholds)

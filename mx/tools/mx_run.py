@@ -58,7 +58,6 @@ from mx.tools.exit_status import run_tool
 from mx.tools.mx_opt import _ArgumentParser
 from mx.tools.pipeline import did_you_mean
 from mx.tools.run_arguments import ArgumentError, argument_value
-from mx.tools.xdsl_fixes import xdsl_fixes
 
 
 class _Failed(Exception):
@@ -328,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(source.render(diag), file=sys.stderr)
             return 1
 
-    with xdsl_fixes(), deep_recursion():
+    with deep_recursion():
         return run_tool("mx-run", body)
 
 
