@@ -272,6 +272,41 @@ def test_pass_options_are_checked_with_the_pipeline(
     assert "Traceback" not in result.err and "(" + "'" not in result.err
 
 
+@pytest.mark.parametrize(
+    ("name", "option", "value", "allowed"),
+    [
+        ("matrix-fuse-contractions", "mode", "bogus", "fastmath, matrix, off"),
+        (
+            "convert-matrix-to-affine",
+            "vector_bits",
+            7,
+            "0, 64, 128, 256, 512, 1024, 2048",
+        ),
+        ("convert-matrix-to-affine", "layout", "row_major", "column-major, row-major"),
+        (
+            "matrix-lowering-remarks",
+            "vector_bits",
+            96,
+            "0, 64, 128, 256, 512, 1024, 2048",
+        ),
+    ],
+)
+def test_pass_options_are_checked_by_the_pass(
+    name: str, option: str, value: object, allowed: str
+) -> None:
+    """A pass made from Python checks its options' choices as mx-opt does."""
+    from mx.universe import ALL_PASSES
+
+    cls = ALL_PASSES[name]()
+    message = (
+        f"option '{option.replace('_', '-')}' of pass '{name}' must be one of "
+        f"{allowed} (got '{value}')"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cls(**{option: value})
+    assert cls(**{option: cls.__dataclass_fields__[option].default}).name == name
+
+
 def test_valid_pass_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write(tmp_path, VALID)
     for pipeline in (

@@ -7,8 +7,9 @@ pass list, timing.
   given without a value (`mx-lower-to-llvm{remarks}`) is true, as in MLIR.
 - `check_options` validates a pass's `name{option=value}` spec when the
   pipeline is parsed (before any input is read): unknown options, values of the
-  wrong type and values outside an option's choices are reported at their
-  column in the pipeline text, with the allowed values.
+  wrong type and values outside an option's choices (which the pass declares,
+  `mx.passes.options`) are reported at their column in the pipeline text, with
+  the allowed values.
 - `expand_composites` replaces `mx-lower-to-llvm` by the passes it runs, so
   that `--print-between-passes` and `--time-passes` show each step.
 - `describe_passes` is `--list-passes`: mx's passes first, each with its
@@ -33,36 +34,11 @@ from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from mx.diagnostics import Diag, Source
+from mx.passes.options import option_choices
 from mx.universe import ALL_PASSES
 
 COMPOSITES = ("mx-lower-to-llvm",)
 """Passes that only run a fixed list of other passes."""
-
-VECTOR_BITS = (0, 64, 128, 256, 512, 1024, 2048)
-"""`convert-matrix-to-affine{vector-bits=N}`: 0 (scalar loop nests only) or a
-vector register width."""
-
-
-def _fuse_modes() -> tuple[str, ...]:
-    from mx.passes.fuse_contractions import MODES
-
-    return tuple(MODES)
-
-
-def _layouts() -> tuple[str, ...]:
-    from mx.lowering.matrix_to_affine.abi import LAYOUTS
-
-    return tuple(LAYOUTS)
-
-
-CHOICES: dict[tuple[str, str], Callable[[], tuple[object, ...]]] = {
-    ("matrix-fuse-contractions", "mode"): _fuse_modes,
-    ("convert-matrix-to-affine", "layout"): _layouts,
-    ("convert-matrix-to-affine", "vector_bits"): lambda: VECTOR_BITS,
-    ("matrix-lowering-remarks", "vector_bits"): lambda: VECTOR_BITS,
-}
-"""The allowed values of options that take only some values of their type,
-by pass name and option field name."""
 
 
 class PipelineError(Exception):
@@ -177,8 +153,8 @@ def _accepts(annotation: object, value: object) -> str | None:
 
 def choices_of(cls: type[ArgSpecConvertible], option: dataclasses.Field[object]) -> str:
     """The values an option takes, for messages and --list-passes."""
-    if (rule := CHOICES.get((cls.name, option.name))) is not None:
-        return ", ".join(_spelling(c) for c in rule())
+    if (allowed := option_choices(cls).get(option.name)) is not None:
+        return ", ".join(_spelling(c) for c in allowed)
     annotation = _type_of(cls, option.name)
     kinds = typing.get_args(annotation) or (annotation,)
     if bool in kinds:
@@ -223,8 +199,8 @@ def check_options(
                     f"option '{given}' of {kind} '{spec.name}' takes one value", column
                 )
             expected = _accepts(annotation, value)
-            rule = CHOICES.get((cls.name, option.name))
-            if rule is not None and value not in rule():
+            allowed = option_choices(cls).get(option.name)
+            if allowed is not None and value not in allowed:
                 expected = f"one of {choices_of(cls, option)}"
             if expected is not None:
                 raise PipelineError(
