@@ -27,7 +27,7 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline
@@ -36,6 +36,9 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from mx.diagnostics import Diag, Source
 from mx.passes.options import option_choices
 from mx.universe import ALL_PASSES
+
+if TYPE_CHECKING:
+    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
 COMPOSITES = ("mx-lower-to-llvm",)
 """Passes that only run a fixed list of other passes."""
@@ -229,18 +232,30 @@ def spec_positions(pipeline: str, specs: Sequence[ArgSpec]) -> list[int]:
     return positions
 
 
-def expand_composites(specs: Sequence[ArgSpec]) -> list[ArgSpec]:
-    """`specs` with each composite pass replaced by the passes it runs."""
+def expand_composites(
+    specs: Sequence[ArgSpec], llvm_ir: bool = False
+) -> tuple[list[ArgSpec], MxLowerToLLVMPass | None]:
+    """`specs` with each composite pass replaced by the passes it runs. On
+    the way to LLVM IR (`llvm_ir`), a last `mx-lower-to-llvm` is returned
+    too, for its route to finish at the output (`mx.compiler`): on the
+    `direct` route its steps stop before `convert-to-llvm`."""
     from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass, steps
 
     expanded: list[ArgSpec] = []
-    for spec in specs:
-        if spec.name == "mx-lower-to-llvm":
-            composite = MxLowerToLLVMPass.from_pass_spec(spec)
-            expanded.extend(steps(composite.remarks))
-        else:
+    for index, spec in enumerate(specs):
+        if spec.name != "mx-lower-to-llvm":
             expanded.append(spec)
-    return expanded
+            continue
+        composite = MxLowerToLLVMPass.from_pass_spec(spec)
+        composite_steps = steps(composite.remarks)
+        if llvm_ir and index == len(specs) - 1:
+            if composite.route == "direct":
+                names = [step.name for step in composite_steps]
+                composite_steps = composite_steps[: names.index("convert-to-llvm")]
+            expanded.extend(composite_steps)
+            return expanded, composite
+        expanded.extend(composite_steps)
+    return expanded, None
 
 
 def _summary(cls: type[ModulePass]) -> str:
