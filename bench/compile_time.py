@@ -185,10 +185,8 @@ def measure(out: Path, funcs: int = 450, chains: bool = False) -> dict[str, str]
             "compile time": f"mx-opt failed on the {ops}-op module: {str(e).splitlines()[-1]}"
         }
     notes["compile time (processes)"] = line
-    from mx.tools.xdsl_fixes import xdsl_fixes
 
-    with xdsl_fixes():  # as mx-opt does
-        notes.update(_in_process(text, funcs, out, chains))
+    notes.update(_in_process(text, funcs, out, chains))
     notes.update(jit_cold())
     return notes
 

@@ -47,8 +47,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Block, Operation
-from xdsl.parser import Parser
+from xdsl.ir import Operation
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import (
@@ -56,7 +55,6 @@ from xdsl.utils.exceptions import (
     MultipleSpansParseError,
     ParseError,
 )
-from xdsl.utils.lexer import Position
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from mx.diagnostics import Diag, Severity, Source, op_diag
@@ -68,8 +66,15 @@ from mx.dialects.dense_literal import (
 )
 from mx.dialects.matrix import MAX_CONSTANT_ELEMENTS
 from mx.suggestions import unregistered_name_hint
-from mx.tools.xdsl_fixes import xdsl_fixes
 from mx.verifier import verify_module
+from mx.xdsl_compat.parser import (
+    HookedParser,
+    at_token,
+    current_token,
+    parse_dense_literal_type,
+    parse_tensor_literal,
+    resume_from,
+)
 
 TOO_DEEP = "input nests too deeply (Python recursion limit reached)"
 
@@ -109,7 +114,7 @@ _NUMBER = re.compile(r"(-?)\s*((0[xX])?[0-9a-fA-F.eE+-]*)")
 _INTEGER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
 
 
-class LocatingParser(Parser):
+class LocatingParser(HookedParser):
     """Gives each op parsed without `loc(...)` a file:line:col location, as mlir-opt does."""
 
     def __init__(
@@ -130,7 +135,7 @@ class LocatingParser(Parser):
         return line, position - self._line_starts[line - 1] + 1
 
     def parse_operation(self) -> Operation:
-        start_line, start_col = self._line_and_column(self._current_token.span.start)
+        start_line, start_col = self._line_and_column(current_token(self).span.start)
         at = self.pos
         try:
             op = super().parse_operation()
@@ -175,13 +180,7 @@ class LocatingParser(Parser):
                     ]
                 )
 
-    def _get_op_by_name(self, name: str) -> type[Operation]:
-        if (
-            op_type := self.ctx.get_optional_op(
-                name, dialect_stack=self._parser_state.dialect_stack
-            )
-        ) is not None:
-            return op_type
+    def unregistered_op(self, name: str) -> type[Operation]:
         # Report an unknown op at its name (xDSL points past it, at the operands).
         source = self.lexer.input.content
         start = source.rfind(name, 0, self.pos)
@@ -192,43 +191,19 @@ class LocatingParser(Parser):
             f"Operation {name} is not registered{hint}", start, start + len(name)
         )
 
-    def _parse_dialect_type_or_attribute_body(
-        self,
-        attr_name: str,
-        is_type: bool,
-        is_opaque: bool,
-        starting_opaque_pos: Position | None,
-    ):  # the return type is the overridden method's (a union it does not name)
-        """A dialect type or attribute; an unregistered name is reported at the
-        name, with the close registered names."""
+    def check_dialect_name(self, name: str, is_type: bool) -> None:
+        """An unregistered dialect type or attribute is reported at its name,
+        with the close registered names."""
         find = self.ctx.get_optional_type if is_type else self.ctx.get_optional_attr
-        if "." in attr_name and find(attr_name) is None:
+        if "." in name and find(name) is None:
             kind = "type" if is_type else "attribute"
-            hint = unregistered_name_hint(self.ctx, attr_name, kind)
-            start = self.lexer.input.content.rfind(attr_name, 0, self.pos)
+            hint = unregistered_name_hint(self.ctx, name, kind)
+            start = self.lexer.input.content.rfind(name, 0, self.pos)
             self.raise_error(
-                f"'{attr_name}' is not registered{hint}",
+                f"'{name}' is not registered{hint}",
                 max(start - 1, 0),
-                start + len(attr_name),
+                start + len(name),
             )
-        return super()._parse_dialect_type_or_attribute_body(
-            attr_name, is_type, is_opaque, starting_opaque_pos
-        )
-
-    def _parse_block(self) -> Block:
-        token = self._current_token
-        if token.kind == MLIRTokenKind.CARET_IDENT:
-            name = token.text[1:]
-            known = self.blocks.get(name)
-            if (
-                known is not None
-                and known[1] is None
-                and name not in self.forward_block_references
-            ):
-                # xDSL forgets the first definition of a block that was referenced
-                # before it was defined, and fails with a KeyError on the second.
-                self.raise_error(f"re-declaration of block '{name}'", token.span)
-        return super()._parse_block()
 
     def parse_optional_builtin_int_or_float_attr(
         self,
@@ -236,7 +211,7 @@ class LocatingParser(Parser):
         """A scalar literal (`42 : index`, `0x7fc00000 : f32`) with MLIR's
         checks, which xDSL's parser lacks: an `index` literal must fit in 64
         signed bits (xDSL kept 2^64 + 5, which the lowering wrapped to 5; the
-        attribute now wraps, see `xdsl_fixes`, so the literal's own digits are
+        attribute now wraps, see `mx.xdsl_compat`, so the literal's own digits are
         checked), and a hexadecimal float takes no minus sign (xDSL read
         `-0x7fc00000` as the integer -2143289344 converted to float)."""
         number = _NUMBER.match(self.lexer.input.content, self.pos)
@@ -263,24 +238,24 @@ class LocatingParser(Parser):
         range is a located error); other forms are xDSL's."""
         start = self.pos
         self.parse_punctuation("<", " in dense attribute")
-        if self._current_token.kind == MLIRTokenKind.GREATER:
-            self._resume_from(start)
+        if at_token(self, MLIRTokenKind.GREATER):
+            resume_from(self, start)
             return super().parse_dense_int_or_fp_elements_attr(type)
         hex_start = self.pos
         literal = (
             None
-            if self._current_token.kind == MLIRTokenKind.STRING_LIT
-            else self._parse_tensor_literal()
+            if at_token(self, MLIRTokenKind.STRING_LIT)
+            else parse_tensor_literal(self)
         )
         if literal is None:
             self.parse_str_literal()
         self.parse_punctuation(">", " in dense attribute")
         if type is None:
             self.parse_punctuation(":", " in dense attribute")
-            type = self._parse_dense_literal_type()
+            type = parse_dense_literal_type(self)
         element_type = type.get_element_type()
         if not isinstance(element_type, AnyFloat | IntegerType | IndexType):
-            self._resume_from(start)
+            resume_from(self, start)
             return super().parse_dense_int_or_fp_elements_attr(type)
         shape = list(type.get_shape())
         count = 1
@@ -290,9 +265,9 @@ class LocatingParser(Parser):
         expand_splat = count <= MAX_CONSTANT_ELEMENTS
         if literal is None:
             end = self.pos
-            self._resume_from(hex_start)
+            resume_from(self, hex_start)
             data = parse_optional_hex_string(self, element_type, count, expand_splat)
-            self._resume_from(end)
+            resume_from(self, end)
             assert data is not None
         else:
             elements, literal_shape = literal
@@ -318,7 +293,7 @@ class LocatingParser(Parser):
         ]
 
     def diag_here(self, message: str) -> Diag:
-        loc = self._current_token.span.get_location()
+        loc = current_token(self).span.get_location()
         return Diag("error", loc.line + self.line_offset, loc.col, message)
 
 
@@ -347,7 +322,7 @@ def parse_source(
         parser = LocatingParser(ctx, text, name, line_offset)
     except ParseError as err:
         raise FrontendError(parse_error_diags(err, line_offset)) from None
-    if parser._current_token.kind == MLIRTokenKind.EOF:
+    if at_token(parser, MLIRTokenKind.EOF):
         return ModuleOp([])  # as mlir-opt: empty input is an empty module
     try:
         return parser.parse_module(implicit_module)
@@ -401,7 +376,7 @@ def parse_and_verify(
 ) -> ModuleOp:
     """The verified module of `text`; bad input raises `FrontendError` with
     the located diagnostics (`name:line:col: error: ...`, source line, caret)."""
-    with xdsl_fixes(), deep_recursion():
+    with deep_recursion():
         try:
             module = parse_source(ctx or mx_context(), text, name)
             if (diag := verify_module(module)) is not None:
@@ -413,7 +388,7 @@ def parse_and_verify(
 
 def verify_or_raise(module: ModuleOp) -> None:
     """Raise `FrontendError` if `module` does not verify (or breaks dominance)."""
-    with xdsl_fixes(), deep_recursion():
+    with deep_recursion():
         if (diag := verify_module(module)) is not None:
             raise FrontendError([diag])
 

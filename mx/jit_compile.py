@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache, cached_property, lru_cache
+from functools import cache, cached_property, lru_cache, partial
 from typing import Any, Literal, TypeVar, cast
 
 import llvmlite.binding as binding
@@ -49,6 +49,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException
 
+from mx.compiler import lower_for_llvm_ir
 from mx.diagnostics import Diag, OpDiagnostic, Source, op_diag
 from mx.dialects.matrix import LoadOp as MatrixLoadOp
 from mx.dialects.matrix import MatrixType, MemoryAccessOp, TransposeOp
@@ -91,7 +92,6 @@ from mx.targets.llvm_ir import (
     type_str,
 )
 from mx.tools.pipeline import PipelineError, build_passes
-from mx.tools.xdsl_fixes import xdsl_fixes
 
 _T = TypeVar("_T")
 
@@ -726,13 +726,15 @@ def _lower_and_translate(
     module: ModuleOp, source: Source, pipeline: str, ctx: Context
 ) -> tuple[str, dict[str, llvm.LLVMFunctionType]]:
     """Runs `pipeline` on `module`; returns the LLVM IR and the LLVM type of
-    each function defined. `mx-lower-to-llvm` stops before `convert-to-llvm`
-    where `mx.targets.direct_llvm_ir` translates what is left (the same
-    instructions, written directly); `module` is then left at that stage."""
+    each function defined. `mx-lower-to-llvm` takes its route to LLVM IR
+    (`mx.compiler`); on the direct one `module` is left before
+    `convert-to-llvm`."""
     passes = _passes(pipeline)
     lowering = passes[0] if len(passes) == 1 else None
-    if isinstance(lowering, MxLowerToLLVMPass) and not lowering.remarks:
-        translation = _apply(lowering, lowering.apply_for_llvm_ir, ctx, module, source)
+    if isinstance(lowering, MxLowerToLLVMPass):
+        translation = _apply(
+            lowering, partial(lower_for_llvm_ir, lowering), ctx, module, source
+        )
         if translation is not None:
             writer = LLVMIRWriter()
             writer.add_functions(translation.functions, translation.declarations)
@@ -763,8 +765,7 @@ def _apply(
     """`apply(ctx, module)` (pass `p`, or a form of it); its diagnostics are
     a CompileError."""
     try:
-        with xdsl_fixes():
-            return apply(ctx, module)
+        return apply(ctx, module)
     except OpDiagnostic as err:
         raise CompileError([source.render(op_diag(err.op, err.message))]) from None
     except DiagnosticException as err:

@@ -10,7 +10,8 @@ A universe cannot define a dialect twice, so loading this module replaces
 the factories of those two dialects in xDSL's own universe by factories of
 the extended dialects: every tool that builds its context from
 `Universe.get_multiverse()` (stock `xdsl-opt`, `xdsl-run`, mx's own) reads
-everything mx prints.
+everything mx prints. Loading it also installs mx's fixes of xDSL behaviour
+(`mx.xdsl_compat`), so those tools run with them.
 """
 
 import sys
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import XDSL_UNIVERSE, Universe
+
+import mx.xdsl_compat  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
 if TYPE_CHECKING:
     from xdsl.interpreter import Interpreter

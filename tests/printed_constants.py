@@ -19,7 +19,6 @@ from xdsl.printer import Printer
 from xdsl.transforms.canonicalize import CanonicalizePass
 
 from mx.frontend import FrontendError, mx_context, parse_and_verify
-from mx.tools.xdsl_fixes import xdsl_fixes
 from tests.system_tools import required_tool
 
 INTEGER_TYPES = {
@@ -93,8 +92,7 @@ def mx_output(source: str, canonicalize: bool = False) -> str:
     except FrontendError:
         return ""
     out = io.StringIO()
-    with xdsl_fixes():
-        if canonicalize:
-            CanonicalizePass().apply(mx_context(), module)
-        Printer(stream=out).print_op(module)
+    if canonicalize:
+        CanonicalizePass().apply(mx_context(), module)
+    Printer(stream=out).print_op(module)
     return out.getvalue()

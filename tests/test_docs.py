@@ -15,7 +15,8 @@ import pytest
 from xdsl.universe import Universe
 
 from mx.passes.mx_lower_to_llvm import PIPELINE
-from mx.tools.pipeline import CHOICES, option_name, options
+from mx.passes.options import option_choices
+from mx.tools.pipeline import option_name, options
 from mx.universe import ALL_PASSES
 
 DOCS = Path(__file__).parent.parent / "docs"
@@ -94,12 +95,12 @@ def test_option_tables_give_each_option_its_default_and_choices(name: str) -> No
     for field in fields:
         values, default = documented[option_name(field.name)]
         assert default == _spelled(field.default), field.name
-        rule = CHOICES.get((name, field.name))
+        allowed = option_choices(cls).get(field.name)
         hints: Any = {f.name: f.type for f in dataclasses.fields(cls)}
         if values == ["(as)"]:  # "as convert-matrix-to-affine's"
             continue
-        if rule is not None:
-            assert values == [_spelled(v) for v in rule()], field.name
+        if allowed is not None:
+            assert values == [_spelled(v) for v in allowed], field.name
         elif hints[field.name] in (bool, "bool"):
             assert values == ["true", "false"], field.name
 

@@ -28,8 +28,9 @@ from xdsl.printer import Printer
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from mx.semantics.nan_bits import FRACTION_BITS
+from mx.xdsl_compat.parser import TensorLiteralElement as Element
+from mx.xdsl_compat.parser import at_token
 
-Element = AttrParser._TensorLiteralElement  # pyright: ignore[reportPrivateUsage]
 ScalarType = AnyFloat | IntegerType | IndexType
 
 
@@ -89,7 +90,7 @@ def parse_optional_hex_string(
     """The raw data of a `dense<"0x...">` literal of `count` elements of `type`
     (one element's bytes are a splat, repeated `count` times unless not
     `expand_splat`), or None if the literal is not a string."""
-    if parser._current_token.kind != MLIRTokenKind.STRING_LIT:  # pyright: ignore[reportPrivateUsage]
+    if not at_token(parser, MLIRTokenKind.STRING_LIT):
         return None
     start = parser.pos
     text = parser.parse_str_literal()

@@ -73,6 +73,12 @@ from mx.dialects.dense_literal import (
     parse_optional_hex_string,
     print_float_bits,
 )
+from mx.xdsl_compat.parser import (
+    at_token,
+    parse_optional_shape_delimiter,
+    parse_tensor_literal,
+    resume_from,
+)
 
 MAX_DIM = 1048575
 """Clang's limit on the number of rows and of columns of a matrix type."""
@@ -157,8 +163,8 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
             dims = parser.parse_dimension_list()
             if len(dims) == 1:
                 # xDSL leaves the `x` after the last dimension it read.
-                parser._parse_optional_shape_delimiter()  # pyright: ignore[reportPrivateUsage]
-            if len(dims) < 2 and parser._current_token.kind == MLIRTokenKind.MINUS:
+                parse_optional_shape_delimiter(parser)
+            if len(dims) < 2 and at_token(parser, MLIRTokenKind.MINUS):
                 # `-1x4`, `4x-1`: a negative count ends xDSL's dimension list.
                 what = ("row", "column")[len(dims)]
                 start = parser.pos
@@ -646,11 +652,11 @@ class ConstantOp(MatrixOp):
         parser.parse_keyword("dense")
         literal_pos = parser.pos
         parser.parse_punctuation("<")
-        if parser._current_token.kind == MLIRTokenKind.STRING_LIT:
+        if at_token(parser, MLIRTokenKind.STRING_LIT):
             literal: tuple[list[Element], list[int]] | Position = parser.pos
             parser.parse_str_literal()  # the raw data: read once the type is known
         else:
-            literal = parser._parse_tensor_literal()
+            literal = parse_tensor_literal(parser)
         parser.parse_punctuation(">")
         literal_end = parser.pos
         attributes = parser.parse_optional_attr_dict()
@@ -662,7 +668,7 @@ class ConstantOp(MatrixOp):
         element_type = cast(IntegerType | AnyFloat, t.element_type)
         if isinstance(literal, Position):
             resume = parser.pos
-            parser._resume_from(literal)
+            resume_from(parser, literal)
             data = parse_optional_hex_string(
                 parser,
                 element_type,
@@ -670,7 +676,7 @@ class ConstantOp(MatrixOp):
                 # A large splat is held as its one value (see dense_matrix_value).
                 expand_splat=t.num_elements <= MAX_CONSTANT_ELEMENTS,
             )
-            parser._resume_from(resume)
+            resume_from(parser, resume)
             assert data is not None
         else:
             elements, shape = literal

@@ -37,6 +37,7 @@ from xdsl.utils.exceptions import InterpretationError
 from mx.interpreters.matrix import scalar_attr, scalar_value
 from mx.interpreters.memref import check_indices
 from mx.semantics import matrix as sem
+from mx.xdsl_compat.interpreter import implementations
 
 
 def lane_dtype(element_type: Attribute) -> np.dtype[Any]:
@@ -164,7 +165,7 @@ def run_lanes(
 
 def lanewise(base: type[InterpreterFunctions]) -> type[InterpreterFunctions]:
     """`base` whose implementations of ELEMENTWISE_OPS also run on vectors."""
-    scalar_impls = dict(base._impls())
+    scalar_impls = dict(implementations(base))
 
     def lanewise_impl(op_type: type[Operation]) -> Any:
         scalar_impl = scalar_impls[op_type]

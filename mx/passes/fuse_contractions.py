@@ -20,8 +20,9 @@ A product with another user is never fused: the fused op would recompute it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin
@@ -36,7 +37,6 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.utils.exceptions import PassFailedException
 
 from mx.dialects.matrix import (
     AddOp,
@@ -50,6 +50,7 @@ from mx.dialects.matrix import (
     SubOp,
     is_float_element,
 )
+from mx.passes.options import check_option_choices
 
 MODES = ("fastmath", "matrix", "off")
 
@@ -173,12 +174,12 @@ class MatrixFuseContractionsPass(ModulePass):
     """`fastmath`: fuse into fma only with `contract` on every op; `matrix`:
     regardless of flags (-ffp-contract=matrix); `off`: never into fma."""
 
+    option_choices: ClassVar[dict[str, Sequence[object]]] = {"mode": MODES}
+
+    def __post_init__(self) -> None:
+        check_option_choices(self)
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.mode not in MODES:
-            raise PassFailedException(
-                f"matrix-fuse-contractions: unknown mode '{self.mode}' "
-                f"(expected one of {', '.join(MODES)})"
-            )
         patterns: list[RewritePattern] = [AddOfMatmul(), AddOfMatvec()]
         if self.mode != "off":
             patterns.append(FuseMulAdd(ignore_flags=self.mode == "matrix"))

@@ -40,7 +40,9 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func, memref
@@ -72,8 +74,10 @@ from mx.dialects.matrix import (
 )
 from mx.lowering.matrix_to_affine.buffers import memref_bytes
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    VECTOR_BITS,
     ConvertMatrixToAffinePass,
 )
+from mx.passes.options import check_option_choices
 
 KEYS = (
     "loads",
@@ -174,6 +178,11 @@ class MatrixLoweringRemarksPass(ModulePass):
 
     stack_bytes: int = ConvertMatrixToAffinePass.stack_bytes
     """`convert-matrix-to-affine`'s option of that name."""
+
+    option_choices: ClassVar[dict[str, Sequence[object]]] = {"vector_bits": VECTOR_BITS}
+
+    def __post_init__(self) -> None:
+        check_option_choices(self)
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         lowered = op.clone()

@@ -1,8 +1,9 @@
 """`mx-lower-to-llvm`: the whole lowering of mx's dialects to `llvm` as one pass."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -11,10 +12,8 @@ from xdsl.universe import Universe
 from xdsl.utils.arg_spec import ArgSpec, ParameterListType
 from xdsl.utils.exceptions import PassFailedException
 
+from mx.passes.options import check_option_choices
 from mx.passes.outline_contractions import DEFAULT_MIN_WORK
-
-if TYPE_CHECKING:
-    from mx.targets.direct_llvm_ir import DirectTranslation
 
 PIPELINE: tuple[str, ...] = (
     "matrix-fold-transposes",
@@ -38,6 +37,9 @@ PIPELINE: tuple[str, ...] = (
 )
 """The passes run, in order, looked up by name in the registry (mx's and
 xDSL's), so that a pass can be added here by its name alone."""
+
+ROUTES = ("direct", "dialect")
+"""The values of the `route` option."""
 
 STRUCTURED_STEPS = PIPELINE[: PIPELINE.index("convert-to-llvm")]
 """The steps whose result `-t llvm` may translate directly
@@ -73,13 +75,23 @@ class MxLowerToLLVMPass(ModulePass):
 
     remarks: bool = False
     """Also print, on stderr, the remarks of its steps: matrix-fold-transposes'
-    transpose counts and matrix-lowering-remarks' work per function."""
+    transpose counts and matrix-lowering-remarks' work per function; on the
+    way to LLVM IR, which route ran (`mx.compiler`)."""
+
+    route: str = "direct"
+    """How `-t llvm` and the JIT reach LLVM IR (`mx.compiler`): `direct` (the
+    LLVM IR writer, where it covers the module) or `dialect` (xDSL's
+    `convert-to-llvm` and the `llvm`-dialect printer). The pass itself, with
+    no LLVM IR to write, always ends in the `llvm` dialect."""
+
+    option_choices: ClassVar[dict[str, Sequence[object]]] = {"route": ROUTES}
 
     outline_min_work: int = DEFAULT_MIN_WORK
     """outline-contractions' `min-work`: repeated contractions of at least
     this many multiply-adds become calls of one shared kernel (0: never)."""
 
     def __post_init__(self) -> None:
+        check_option_choices(self)
         if self.outline_min_work < 0:
             raise ValueError(
                 f"outline-min-work must be 0 or more, got {self.outline_min_work}"
@@ -91,7 +103,7 @@ class MxLowerToLLVMPass(ModulePass):
 
     def apply_structured(self, ctx: Context, op: ModuleOp) -> None:
         """The steps before `convert-to-llvm`: they leave affine loops and
-        standard ops, which `-t llvm` may translate to LLVM IR directly."""
+        standard ops, which `mx.compiler` may translate to LLVM IR directly."""
         passes = _passes(self.remarks, self.outline_min_work)
         for step in passes[: _conversion_start(passes)]:
             step.apply(ctx, op)
@@ -101,22 +113,6 @@ class MxLowerToLLVMPass(ModulePass):
         passes = _passes(self.remarks, self.outline_min_work)
         for step in passes[_conversion_start(passes) :]:
             step.apply(ctx, op)
-
-    def apply_for_llvm_ir(
-        self, ctx: Context, op: ModuleOp
-    ) -> "DirectTranslation | None":
-        """The lowering on the way to LLVM IR (`-t llvm`, the JIT): the
-        direct LLVM IR translation of the structured steps' result if it
-        covers it (`op` stays at that stage), else None and the whole
-        lowering applied."""
-        from mx.targets.direct_llvm_ir import NotCovered, translate_module
-
-        self.apply_structured(ctx, op)
-        try:
-            return translate_module(op)
-        except NotCovered:
-            self.apply_conversion(ctx, op)
-            return None
 
 
 def _conversion_start(passes: tuple[ModulePass, ...]) -> int:

@@ -63,7 +63,8 @@ from mx.lowering.llvm.math import (
     IntrinsicOpLowering,
 )
 from mx.lowering.llvm.memref import store_size
-from mx.lowering.llvm.types import convert_type, wrap_index
+from mx.lowering.llvm.types import convert_type
+from mx.semantics.index import wrap_index
 from mx.targets.llvm_ir import (
     BINARY_INSTRUCTIONS,
     CAST_INSTRUCTIONS,

@@ -44,7 +44,6 @@ from xdsl.utils.target import Target
 
 from mx.dialects import llvm_ext
 from mx.runtime.parallel_for import define_trampolines
-from mx.tools.xdsl_fixes import xdsl_fixes
 
 # ---------------------------------------------------------------- names
 
@@ -138,8 +137,8 @@ def _mangle(type_: Attribute) -> str:
 
 def float_literal(value: float, type_: Attribute) -> str:
     """A float constant in LLVM's exact hexadecimal notation. NaN payloads
-    and signalling NaNs are kept: within `xdsl_fixes()` the float types'
-    conversions are exact (see `module_to_llvm_ir`)."""
+    and signalling NaNs are kept: with mx's xDSL fixes (`mx.xdsl_compat`) the
+    float types' conversions are exact."""
     if isinstance(type_, Float16Type | BFloat16Type):
         bits = int.from_bytes(type_.pack((value,)), "little")
         return f"0x{'H' if isinstance(type_, Float16Type) else 'R'}{bits:04X}"
@@ -672,8 +671,7 @@ def module_to_llvm_ir(
 ) -> str:
     """LLVM IR text of an `llvm`-dialect module (host triple and layout by default)."""
     writer = LLVMIRWriter()
-    with xdsl_fixes():
-        writer.add(module)
+    writer.add(module)
     return writer.text(triple, data_layout)
 
 

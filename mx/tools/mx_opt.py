@@ -61,10 +61,10 @@ from mx.tools.pipeline import (
     make_pass,
     parse,
 )
-from mx.tools.xdsl_fixes import xdsl_fixes
 from mx.verifier import verify_module
 
 if TYPE_CHECKING:
+    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
     from mx.targets.llvm_ir import LLVMIRWriter
 
 
@@ -303,6 +303,10 @@ class MxOptMain(xDSLOptMain):
         if self.args.syntax_highlight:
             Diagnostic.colored = True
         self.current_pass: ModulePass | None = None
+        self.llvm_lowering: MxLowerToLLVMPass | None = None
+        """With `--print-between-passes`/`--time-passes` and `-t llvm`: the
+        `mx-lower-to-llvm` whose steps were run one by one, for its route to
+        finish at the output (`mx.compiler`)."""
         self.pass_start = time.perf_counter()
         self.timing = TimingReport()
         if not self.args.list_passes:
@@ -364,7 +368,10 @@ class MxOptMain(xDSLOptMain):
             built = build_passes(text, self.available_passes)
             if self.args.print_between_passes or self.args.time_passes:
                 # Show each step of composite passes (already checked above).
-                steps = expand_composites([spec for spec, _ in built])
+                steps, self.llvm_lowering = expand_composites(
+                    [spec for spec, _ in built],
+                    llvm_ir=parse_spec(self.args.target).name == "llvm",
+                )
                 built = [
                     make_pass(self.available_passes[spec.name](), spec, text, 0)
                     for spec in steps
@@ -448,6 +455,8 @@ class MxOptMain(xDSLOptMain):
     def _output(self, module: ModuleOp) -> str:
         start = time.perf_counter()
         try:
+            if self.llvm_lowering is not None:
+                return self._finish_route(module, self.llvm_lowering)
             return self.output_resulting_program(module)
         except OpDiagnostic:
             raise  # located at its op by the caller
@@ -477,9 +486,8 @@ class MxOptMain(xDSLOptMain):
         return Diag("error", None, 1, str(err))
 
     def _lowers_to_llvm_ir(self) -> bool:
-        """Whether the run is `-p mx-lower-to-llvm -t llvm`: the pipeline is
-        `mx-lower-to-llvm` without remarks (which report on the whole
-        module), whose steps are neither printed nor timed."""
+        """Whether the run is `-p mx-lower-to-llvm -t llvm`, the steps neither
+        printed nor timed: the pass's route leads to LLVM IR (`mx.compiler`)."""
         from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
         passes = self.pipeline.passes
@@ -488,17 +496,23 @@ class MxOptMain(xDSLOptMain):
             and not self.args.print_between_passes
             and not self.args.time_passes
             and bool(passes)
-            and all(isinstance(p, MxLowerToLLVMPass) and not p.remarks for p in passes)
+            and all(isinstance(p, MxLowerToLLVMPass) for p in passes)
         )
 
     def _lowers_each_function(self, module: ModuleOp) -> bool:
         """Whether `-t llvm` can lower and translate `module` one function at
         a time: `_lowers_to_llvm_ir`, and the module holds only function
         definitions that refer to no symbol (no calls), none named like a C
-        function the lowering declares."""
+        function the lowering declares; and no remarks (they come in the order
+        of the whole module's steps)."""
         from mx.lowering.llvm.memref import EXTERNAL_FUNCTIONS
+        from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
         if not self._lowers_to_llvm_ir() or module.attributes or module.properties:
+            return False
+        if any(
+            isinstance(p, MxLowerToLLVMPass) and p.remarks for p in self.pipeline.passes
+        ):
             return False
         for function in module.ops:
             if (
@@ -565,22 +579,43 @@ class MxOptMain(xDSLOptMain):
         return writer.text(target.triple or None, target.data_layout or None)
 
     def _lower_and_translate(self, part: ModuleOp, writer: LLVMIRWriter) -> None:
-        """`mx-lower-to-llvm` and `-t llvm` of `part`: up to `convert-to-llvm`,
-        then LLVM IR written directly where `mx.targets.direct_llvm_ir`
-        covers the IR, else `convert-to-llvm`, verification and the printer."""
+        """`mx-lower-to-llvm` and `-t llvm` of `part`, by the pass's route
+        (`mx.compiler`): LLVM IR written directly, or `convert-to-llvm`,
+        verification and the printer."""
+        from mx.compiler import lower_for_llvm_ir
         from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
         (lowering,) = self.pipeline.passes
         assert isinstance(lowering, MxLowerToLLVMPass)
         self.current_pass = lowering
         self.pass_start = time.perf_counter()
-        translation = lowering.apply_for_llvm_ir(self.ctx, part)
+        translation = lower_for_llvm_ir(lowering, self.ctx, part)
         if translation is None:
             self._between_passes(lowering, part, None)
             self._write(part, writer)
             return
         self.current_pass = None
         writer.add_functions(translation.functions, translation.declarations)
+
+    def _finish_route(self, module: ModuleOp, lowering: MxLowerToLLVMPass) -> str:
+        """`-t llvm` of `module` after the steps of `lowering`, finished by
+        its route: the dialect route's steps ran to the end; the direct
+        route's stopped before `convert-to-llvm`."""
+        from mx.compiler import remark_dialect_route, translate_structured
+        from mx.targets.llvm_ir import LLVMIRTarget, LLVMIRWriter
+
+        if lowering.route == "dialect":
+            remark_dialect_route(lowering)
+            return self.output_resulting_program(module)
+
+        target = LLVMIRTarget.from_spec(parse_spec(self.args.target))
+        writer = LLVMIRWriter()
+        translation = translate_structured(lowering, self.ctx, module)
+        if translation is None:
+            self._write(module, writer)
+        else:
+            writer.add_functions(translation.functions, translation.declarations)
+        return writer.text(target.triple or None, target.data_layout or None)
 
     def _write(self, part: ModuleOp, writer: LLVMIRWriter) -> None:
         try:
@@ -662,7 +697,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     thresholds = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        with xdsl_fixes(), deep_recursion():
+        with deep_recursion():
             return run_tool("mx-opt", lambda: _main(argv))
     finally:
         gc.set_threshold(*thresholds)

@@ -55,7 +55,6 @@ from mx.semantics.matrix import (
 )
 from mx.tools.exit_status import ArgumentParser, run_tool
 from mx.tools.run_arguments import ArgumentError, argument_value
-from mx.tools.xdsl_fixes import xdsl_fixes
 from mx.verifier import verify_module
 
 
@@ -326,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(source.render(diag), file=sys.stderr)
             return 1
 
-    with xdsl_fixes(), deep_recursion():
+    with deep_recursion():
         return run_tool("mx-run", body)
 
 

@@ -7,8 +7,9 @@ pass list, timing.
   given without a value (`mx-lower-to-llvm{remarks}`) is true, as in MLIR.
 - `check_options` validates a pass's `name{option=value}` spec when the
   pipeline is parsed (before any input is read): unknown options, values of the
-  wrong type and values outside an option's choices are reported at their
-  column in the pipeline text, with the allowed values.
+  wrong type and values outside an option's choices (which the pass declares,
+  `mx.passes.options`) are reported at their column in the pipeline text, with
+  the allowed values.
 - `expand_composites` replaces `mx-lower-to-llvm` by the passes it runs, so
   that `--print-between-passes` and `--time-passes` show each step.
 - `describe_passes` is `--list-passes`: mx's passes first, each with its
@@ -25,43 +26,21 @@ import re
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from mx.diagnostics import Diag, Source, did_you_mean
+from mx.passes.options import option_choices
 from mx.universe import ALL_PASSES
+
+if TYPE_CHECKING:
+    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
 COMPOSITES = ("mx-lower-to-llvm",)
 """Passes that only run a fixed list of other passes."""
-
-VECTOR_BITS = (0, 64, 128, 256, 512, 1024, 2048)
-"""`convert-matrix-to-affine{vector-bits=N}`: 0 (scalar loop nests only) or a
-vector register width."""
-
-
-def _fuse_modes() -> tuple[str, ...]:
-    from mx.passes.fuse_contractions import MODES
-
-    return tuple(MODES)
-
-
-def _layouts() -> tuple[str, ...]:
-    from mx.lowering.matrix_to_affine.abi import LAYOUTS
-
-    return tuple(LAYOUTS)
-
-
-CHOICES: dict[tuple[str, str], Callable[[], tuple[object, ...]]] = {
-    ("matrix-fuse-contractions", "mode"): _fuse_modes,
-    ("convert-matrix-to-affine", "layout"): _layouts,
-    ("convert-matrix-to-affine", "vector_bits"): lambda: VECTOR_BITS,
-    ("matrix-lowering-remarks", "vector_bits"): lambda: VECTOR_BITS,
-}
-"""The allowed values of options that take only some values of their type,
-by pass name and option field name."""
 
 
 class PipelineError(Exception):
@@ -171,8 +150,8 @@ def _accepts(annotation: object, value: object) -> str | None:
 
 def choices_of(cls: type[ArgSpecConvertible], option: dataclasses.Field[object]) -> str:
     """The values an option takes, for messages and --list-passes."""
-    if (rule := CHOICES.get((cls.name, option.name))) is not None:
-        return ", ".join(_spelling(c) for c in rule())
+    if (allowed := option_choices(cls).get(option.name)) is not None:
+        return ", ".join(_spelling(c) for c in allowed)
     annotation = _type_of(cls, option.name)
     kinds = typing.get_args(annotation) or (annotation,)
     if bool in kinds:
@@ -217,8 +196,8 @@ def check_options(
                     f"option '{given}' of {kind} '{spec.name}' takes one value", column
                 )
             expected = _accepts(annotation, value)
-            rule = CHOICES.get((cls.name, option.name))
-            if rule is not None and value not in rule():
+            allowed = option_choices(cls).get(option.name)
+            if allowed is not None and value not in allowed:
                 expected = f"one of {choices_of(cls, option)}"
             if expected is not None:
                 raise PipelineError(
@@ -247,18 +226,30 @@ def spec_positions(pipeline: str, specs: Sequence[ArgSpec]) -> list[int]:
     return positions
 
 
-def expand_composites(specs: Sequence[ArgSpec]) -> list[ArgSpec]:
-    """`specs` with each composite pass replaced by the passes it runs."""
+def expand_composites(
+    specs: Sequence[ArgSpec], llvm_ir: bool = False
+) -> tuple[list[ArgSpec], MxLowerToLLVMPass | None]:
+    """`specs` with each composite pass replaced by the passes it runs. On
+    the way to LLVM IR (`llvm_ir`), a last `mx-lower-to-llvm` is returned
+    too, for its route to finish at the output (`mx.compiler`): on the
+    `direct` route its steps stop before `convert-to-llvm`."""
     from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass, steps
 
     expanded: list[ArgSpec] = []
-    for spec in specs:
-        if spec.name == "mx-lower-to-llvm":
-            composite = MxLowerToLLVMPass.from_pass_spec(spec)
-            expanded.extend(steps(composite.remarks, composite.outline_min_work))
-        else:
+    for index, spec in enumerate(specs):
+        if spec.name != "mx-lower-to-llvm":
             expanded.append(spec)
-    return expanded
+            continue
+        composite = MxLowerToLLVMPass.from_pass_spec(spec)
+        composite_steps = steps(composite.remarks, composite.outline_min_work)
+        if llvm_ir and index == len(specs) - 1:
+            if composite.route == "direct":
+                names = [step.name for step in composite_steps]
+                composite_steps = composite_steps[: names.index("convert-to-llvm")]
+            expanded.extend(composite_steps)
+            return expanded, composite
+        expanded.extend(composite_steps)
+    return expanded, None
 
 
 def _summary(cls: type[ModulePass]) -> str:

@@ -1,5 +1,5 @@
-"""Tests of mx's front end (`mx.frontend`, `mx.diagnostics`, `mx.tools.xdsl_fixes`):
-bit-exact literals, located errors for bad input, deep nesting, scoped xDSL fixes."""
+"""Tests of mx's front end (`mx.frontend`, `mx.diagnostics`, `mx.xdsl_compat`):
+bit-exact literals, located errors for bad input, deep nesting, the xDSL fixes."""
 
 import io
 import struct
@@ -21,8 +21,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
 )
-from xdsl.ir import Block, Operation, RegionBlocks
+from xdsl.ir import Block, Operation
 from xdsl.irdl import IRDLOperation, OpDef, irdl_op_definition, traits_def
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import ParseError
@@ -33,8 +34,8 @@ from mx.diagnostics import EXCERPT_WIDTH, Diag, Source, located_message
 from mx.dialects.matrix import ConstantOp
 from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.jit import compile_module
-from mx.tools import xdsl_fixes as fixes
 from mx.tools.mx_opt import main
+from mx.xdsl_compat import patches as fixes
 
 BIN = Path(sys.executable).parent
 BF16 = ml_dtypes.bfloat16
@@ -66,11 +67,10 @@ def special_bits(draw: st.DrawFn, exponent_bits: int, fraction_bits: int) -> int
 
 
 def _round_trip(text: str) -> str:
-    """`text` parsed and printed as mx-opt does (within the xDSL fixes)."""
+    """`text` parsed and printed as mx-opt does."""
     module = parse_and_verify(text)
     out = io.StringIO()
-    with fixes.xdsl_fixes():
-        Printer(stream=out).print_op(module)
+    Printer(stream=out).print_op(module)
     return out.getvalue()
 
 
@@ -190,24 +190,26 @@ def test_nan_constants_keep_their_bits_in_compiled_code() -> None:
 
 
 def test_fix_float_conversions_keep_nan_bits() -> None:
-    """Outside the fixes xDSL's f16/bf16/f32 conversions quiet a signalling
-    NaN (the behaviour replaced); inside, every NaN keeps its bits."""
+    """Stock xDSL's f16/bf16/f32 conversions quiet a signalling NaN (the
+    behaviour replaced); with the fixes, every NaN keeps its bits."""
     f32, bf16 = Float32Type(), BFloat16Type()
     signalling = (0x7FA00001).to_bytes(4, "little")
-    assert f32.pack(f32.unpack(signalling, 1)) == (0x7FE00001).to_bytes(4, "little")
-    with fixes.xdsl_fixes():
-        for type_, raw in ((f32, signalling), (bf16, (0xFF81).to_bytes(2, "little"))):
-            (value,) = type_.unpack(raw, 1)
-            assert type_.pack((value,)) == raw
-            assert type_.pack(list(type_.iter_unpack(raw))) == raw
-            buffer = bytearray(len(raw))
-            type_.pack_into(buffer, 0, value)
-            assert bytes(buffer) == raw
-        # A NaN a narrower type cannot hold exactly is quieted, as hardware does.
-        wide = struct.unpack("<d", (0x7FF0000000000001).to_bytes(8, "little"))[0]
-        assert f32.pack((wide,)) == (0x7FC00000).to_bytes(4, "little")
-        assert f32.unpack((0x3F800000).to_bytes(4, "little"), 1) == (1.0,)
-    assert "unpack" not in Float32Type.__dict__
+    with fixes.stock_xdsl():
+        quieted = f32.pack(f32.unpack(signalling, 1))
+    assert quieted == (0x7FE00001).to_bytes(4, "little")
+    for type_, raw in ((f32, signalling), (bf16, (0xFF81).to_bytes(2, "little"))):
+        (value,) = type_.unpack(raw, 1)
+        assert type_.pack((value,)) == raw
+        assert type_.pack(list(type_.iter_unpack(raw))) == raw
+        buffer = bytearray(len(raw))
+        type_.pack_into(buffer, 0, value)
+        assert bytes(buffer) == raw
+    # A NaN a narrower type cannot hold exactly is quieted, as hardware does.
+    wide = struct.unpack("<d", (0x7FF0000000000001).to_bytes(8, "little"))[0]
+    assert f32.pack((wide,)) == (0x7FC00000).to_bytes(4, "little")
+    assert f32.unpack((0x3F800000).to_bytes(4, "little"), 1) == (1.0,)
+    with fixes.stock_xdsl():
+        assert "unpack" not in Float32Type.__dict__
 
 
 @settings(max_examples=100, deadline=None)
@@ -365,28 +367,42 @@ def _long_integer_span() -> Span:
     return Span(0, 5000, Input("9" * 5000, "<t>"))
 
 
-def test_xdsl_fixes_are_scoped() -> None:
-    originals = (
-        Operation.verify,
-        RegionBlocks.__len__,
-        OpDef.verify,
-        Block.split_before,
-        MLIRTokenKind.get_int_value,
-        MLIRLexer.__dict__["_unescaped_characters_regex"],
+def test_xdsl_fixes_are_installed_and_stock_xdsl_restores_xdsl() -> None:
+    patched = [
+        (owner, name, fix)
+        for owner, name, fix in fixes.PATCHES
+        if not isinstance(fix, classmethod | staticmethod)
+    ]
+    assert [owner.__dict__[name] for owner, name, _ in patched] == [  # pyright: ignore
+        fix for _, _, fix in patched
+    ]
+    with fixes.stock_xdsl():
+        assert Operation.verify is not fixes._verify  # pyright: ignore[reportPrivateUsage]
+        assert all(owner.__dict__.get(name) is not fix for owner, name, fix in patched)  # pyright: ignore
+    assert Operation.verify is fixes._verify  # pyright: ignore[reportPrivateUsage]
+    # Stock xdsl-opt loads mx's universe, which installs the fixes (the
+    # integer literal is one they reject; xDSL raised a ValueError).
+    result = subprocess.run(
+        [str(BIN / "xdsl-opt"), "--parsing-diagnostics"],
+        input=f"%x = arith.constant {'9' * 5000} : i64\n",
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    with fixes.xdsl_fixes():
-        assert Operation.verify is fixes._verify  # pyright: ignore[reportPrivateUsage]
-        with fixes.xdsl_fixes():  # re-entrant
-            pass
-        assert Operation.verify is fixes._verify  # pyright: ignore[reportPrivateUsage]
-    assert (
-        Operation.verify,
-        RegionBlocks.__len__,
-        OpDef.verify,
-        Block.split_before,
-        MLIRTokenKind.get_int_value,
-        MLIRLexer.__dict__["_unescaped_characters_regex"],
-    ) == originals
+    assert "integer literal of 5000 digits is too large" in result.stdout, result
+    assert "Exceeds the limit" not in result.stdout + result.stderr
+
+
+def test_fix_block_redeclared_after_a_forward_reference() -> None:
+    # Stock xDSL fails with a KeyError on the second `^bb1:`; with the fix, a
+    # parse error at it (stock xdsl-opt included).
+    text = (
+        "func.func @f() {\n  cf.br ^bb1\n^bb1:\n  cf.br ^bb1\n^bb1:\n  func.return\n}\n"
+    )
+    with fixes.stock_xdsl(), pytest.raises(KeyError):
+        Parser(mx_context(), text).parse_module()
+    with pytest.raises(ParseError, match="re-declaration of block 'bb1'"):
+        Parser(mx_context(), text).parse_module()
 
 
 @settings(max_examples=60, deadline=None)
@@ -407,8 +423,7 @@ def test_folded_index_arithmetic_is_64_bit(op: str, lhs: int, rhs: int) -> None:
         "  func.return %c : index\n}\n"
     )
     module = parse_and_verify(text)
-    with fixes.xdsl_fixes():
-        CanonicalizePass().apply(mx_context(), module)
+    CanonicalizePass().apply(mx_context(), module)
     folded = str(module)
     with np.errstate(over="ignore"):
         expected = {"addi": np.add, "subi": np.subtract, "muli": np.multiply}[op](
@@ -419,23 +434,23 @@ def test_folded_index_arithmetic_is_64_bit(op: str, lhs: int, rhs: int) -> None:
 
 
 def test_fix_index_attributes_wrap_to_64_bits() -> None:
-    """Outside the fixes xDSL keeps an `index` attribute's value unbounded
-    (the behaviour replaced); inside, it wraps as an i64 result does."""
-    assert IntegerAttr(2**63, IndexType()).value.data == 2**63
-    with fixes.xdsl_fixes():
-        assert IntegerAttr(2**63, IndexType()).value.data == -(2**63)
-        assert IntegerAttr(2**64 + 5, IndexType()).value.data == 5
-        assert IntegerAttr(-1, IndexType()).value.data == -1
-        assert IntegerAttr(2**63 - 1, IndexType()).value.data == 2**63 - 1
+    """Stock xDSL keeps an `index` attribute's value unbounded (the behaviour
+    replaced); with the fixes, it wraps as an i64 result does."""
+    with fixes.stock_xdsl():
+        assert IntegerAttr(2**63, IndexType()).value.data == 2**63
+        assert IntegerAttr.__init__ is not fixes._integer_attr_init  # pyright: ignore[reportPrivateUsage]
     assert "__init__" in IntegerAttr.__dict__
-    assert IntegerAttr.__init__ is not fixes._integer_attr_init  # pyright: ignore[reportPrivateUsage]
+    assert IntegerAttr(2**63, IndexType()).value.data == -(2**63)
+    assert IntegerAttr(2**64 + 5, IndexType()).value.data == 5
+    assert IntegerAttr(-1, IndexType()).value.data == -1
+    assert IntegerAttr(2**63 - 1, IndexType()).value.data == 2**63 - 1
 
 
 def test_fix_long_integer_literal() -> None:
     span = _long_integer_span()
-    with pytest.raises(ValueError, match="Exceeds the limit"):
+    with fixes.stock_xdsl(), pytest.raises(ValueError, match="Exceeds the limit"):
         MLIRTokenKind.INTEGER_LIT.get_int_value(span)
-    with fixes.xdsl_fixes(), pytest.raises(ParseError, match="5000 digits"):
+    with pytest.raises(ParseError, match="5000 digits"):
         MLIRTokenKind.INTEGER_LIT.get_int_value(span)
 
 
@@ -445,14 +460,15 @@ def test_fix_unterminated_string_is_linear() -> None:
     text = '"' + "a\\n" * 20 + "\\"
     assert fixes._STRING_LITERAL.match(text) is None  # pyright: ignore[reportPrivateUsage]
     for literal in ('"abc"', '"a\\"b"', '"\\41\\n"'):
-        xdsl = MLIRLexer.__dict__["_unescaped_characters_regex"]
+        with fixes.stock_xdsl():
+            xdsl = MLIRLexer.__dict__["_unescaped_characters_regex"]
         assert bool(fixes._STRING_LITERAL.fullmatch(literal)) == bool(  # pyright: ignore[reportPrivateUsage]
             xdsl.fullmatch(literal)
         )
 
 
 def test_fix_block_count_and_split() -> None:
-    # Same results as xDSL's own code, inside and outside the fixes.
+    # Same results as xDSL's own code, with and without the fixes.
     def build() -> tuple[Block, list[Operation]]:
         module = parse_and_verify(
             "func.func @f() {\n  %a = arith.constant 1 : i32\n"
@@ -463,16 +479,22 @@ def test_fix_block_count_and_split() -> None:
         assert block is not None
         return block, list(block.ops)
 
-    block, ops = build()
-    new = block.split_before(ops[1])
-    assert [len(block.parent.blocks) for _ in range(1)] == [2]  # pyright: ignore
-    assert list(new.ops) == ops[1:] and list(block.ops) == ops[:1]
-    with fixes.xdsl_fixes():
+    with fixes.stock_xdsl():
         block, ops = build()
         new = block.split_before(ops[1])
-        assert block.parent is not None and len(block.parent.blocks) == 2
+        assert [len(block.parent.blocks) for _ in range(1)] == [2]  # pyright: ignore
         assert list(new.ops) == ops[1:] and list(block.ops) == ops[:1]
-        assert block.next_block is new
+    block, ops = build()
+    new = block.split_before(ops[1])
+    assert block.parent is not None and len(block.parent.blocks) == 2
+    assert list(new.ops) == ops[1:] and list(block.ops) == ops[:1]
+    assert block.next_block is new
+
+
+def _forget_verified_signatures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signatures other tests verified are forgotten during this test."""
+    monkeypatch.setattr(fixes, "_verified_signatures", set[tuple[object, ...]]())
+    monkeypatch.setattr(fixes, "_verified_identities", dict[object, object]())
 
 
 def test_fix_checks_a_repeated_op_signature_once(
@@ -493,19 +515,16 @@ def test_fix_checks_a_repeated_op_signature_once(
         checked.append(op.name)
         xdsl_check(op_def, op)
 
-    monkeypatch.setattr(OpDef, "verify", counting)
-    module.verify()
+    with fixes.stock_xdsl(), monkeypatch.context() as stock:
+        stock.setattr(OpDef, "verify", counting)
+        module.verify()
     assert checked.count("arith.addi") == 5
     checked.clear()
+    _forget_verified_signatures(monkeypatch)
     monkeypatch.setattr(fixes, "_xdsl_op_def_verify", counting)
-    with fixes.xdsl_fixes():
-        module.verify()
-        # mx-opt -t llvm verifies each function apart: known signatures stay known.
-        parse_and_verify(text.replace("@f", "@g")).verify()
-    assert checked.count("arith.addi") == 1
-    checked.clear()
-    with fixes.xdsl_fixes():  # a new outermost block starts afresh
-        module.verify()
+    module.verify()
+    # mx-opt -t llvm verifies each function apart: known signatures stay known.
+    parse_and_verify(text.replace("@f", "@g")).verify()
     assert checked.count("arith.addi") == 1
 
 
@@ -536,11 +555,11 @@ def test_fix_knows_a_signature_by_its_attribute_objects(
         checked.append(op)
         xdsl_check(op_def, op)
 
+    _forget_verified_signatures(monkeypatch)
     monkeypatch.setattr(fixes, "_signature", signature)
     monkeypatch.setattr(fixes, "_xdsl_op_def_verify", check)
-    with fixes.xdsl_fixes():
-        for op in [*same, equal]:
-            op.verify()
+    for op in [*same, equal]:
+        op.verify()
     assert signatures == [same[0], equal]
     assert checked == [same[0]]
 
@@ -574,23 +593,23 @@ def test_fix_remembers_trait_answers_until_the_traits_change() -> None:
             for t in questions
         ]
 
-    expected = answers()
+    with fixes.stock_xdsl():
+        expected = answers()
     assert any(a[0] is not None for a in expected)
     assert any(a[0] is None for a in expected)
-    with fixes.xdsl_fixes():
-        assert answers() == expected
-        assert answers() == expected  # remembered answers
+    assert answers() == expected
+    assert answers() == expected  # remembered answers
 
-        @irdl_op_definition
-        class MarkedOp(IRDLOperation):
-            name = "test.marked"
-            traits = traits_def(Pure())
+    @irdl_op_definition
+    class MarkedOp(IRDLOperation):
+        name = "test.marked"
+        traits = traits_def(Pure())
 
-        assert MarkedOp.get_traits_of_type(IsTerminator) == []
-        assert not MarkedOp.has_trait(IsTerminator)
-        MarkedOp.traits.add_trait(IsTerminator())
-        assert MarkedOp.has_trait(IsTerminator)
-        assert MarkedOp.get_traits_of_type(IsTerminator) == [IsTerminator()]
+    assert MarkedOp.get_traits_of_type(IsTerminator) == []
+    assert not MarkedOp.has_trait(IsTerminator)
+    MarkedOp.traits.add_trait(IsTerminator())
+    assert MarkedOp.has_trait(IsTerminator)
+    assert MarkedOp.get_traits_of_type(IsTerminator) == [IsTerminator()]
 
 
 def test_fix_remembers_whether_an_op_class_is_dead_if_unused() -> None:
@@ -627,7 +646,7 @@ def test_fix_remembers_whether_an_op_class_is_dead_if_unused() -> None:
         "  func.return %p : !matrix.matrix<4x4xf32>\n"
         "}\n"
     )
-    xdsl_answer = dead_code_elimination.would_be_trivially_dead
+    xdsl_answer = fixes._xdsl_would_be_trivially_dead  # pyright: ignore[reportPrivateUsage]
 
     def answers(module: ModuleOp) -> list[tuple[str, bool]]:
         return [
@@ -639,17 +658,16 @@ def test_fix_remembers_whether_an_op_class_is_dead_if_unused() -> None:
     ctx.allow_unregistered = True
     module = parse_and_verify(text, ctx=ctx)
     lowered = parse_and_verify(text.replace('  "test.unknown"() : () -> ()\n', ""))
-    with fixes.xdsl_fixes():
-        Universe.get_multiverse().all_passes["mx-lower-to-llvm"]()().apply(ctx, lowered)
+    Universe.get_multiverse().all_passes["mx-lower-to-llvm"]()().apply(ctx, lowered)
     for m in (module, lowered):
-        expected = [(op.name, xdsl_answer(op)) for op in m.walk()]
+        with fixes.stock_xdsl():
+            expected = [(op.name, xdsl_answer(op)) for op in m.walk()]
         assert {a for _, a in expected} == {True, False}
-        with fixes.xdsl_fixes():
-            assert answers(m) == expected
-            assert answers(m) == expected  # remembered
-            remembered = fixes._dead_if_unused  # pyright: ignore[reportPrivateUsage]
-            if m is module:  # decided by the class, or not (nested effects)
-                assert arith.AddfOp in remembered and scf.ForOp not in remembered
+        assert answers(m) == expected
+        assert answers(m) == expected  # remembered
+        remembered = fixes._dead_if_unused  # pyright: ignore[reportPrivateUsage]
+        if m is module:  # decided by the class, or not (nested effects)
+            assert arith.AddfOp in remembered and scf.ForOp not in remembered
 
 
 def test_fix_still_checks_traits_of_a_repeated_op_signature() -> None:

@@ -21,7 +21,6 @@ import pytest
 from mx.frontend import parse_and_verify
 from mx.interpreters import run_function
 from mx.jit import compile_module
-from mx.tools.xdsl_fixes import xdsl_fixes
 
 BF16 = ml_dtypes.bfloat16
 FLOATS = {"f16": np.float16, "bf16": BF16, "f32": np.float32, "f64": np.float64}
@@ -89,8 +88,7 @@ def _runner(source: str, runner: str) -> Callable[[str, np.ndarray], np.ndarray]
     parsed = parse_and_verify(source)
 
     def interpret(name: str, x: np.ndarray) -> np.ndarray:
-        with xdsl_fixes():
-            (result,) = run_function(parsed, name, x)
+        (result,) = run_function(parsed, name, x)
         return result
 
     return interpret

@@ -50,7 +50,6 @@ import numpy as np
 from mx.frontend import parse_and_verify
 from mx.interpreters import run_function
 from mx.jit import compile_module
-from mx.tools.xdsl_fixes import xdsl_fixes
 from tests.arith_ops import FLOAT_BINARIES, INTEGER_BINARIES
 from tests.printed_constants import (
     CONSTANT,
@@ -366,8 +365,7 @@ def test_interpreted_arith_matches_upstream_folds() -> None:
     )
 
     def interpret(index: int, _: _Signature, arguments: list[object]) -> object:
-        with xdsl_fixes():
-            (result,) = run_function(module, f"s{index}", *arguments)
+        (result,) = run_function(module, f"s{index}", *arguments)
         return result
 
     _compare(calls, interpret)

@@ -29,7 +29,6 @@ from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.targets.direct_llvm_ir import NotCovered, translate_module
 from mx.targets.llvm_ir import LLVMIRWriter, module_to_llvm_ir
 from mx.testing.fuzz import corpus, generated_program
-from mx.tools.xdsl_fixes import xdsl_fixes
 from tests.arith_ops import sweep_cases, sweep_function
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,26 +59,25 @@ def _alpha(text: str) -> str:
 def _both(text: str) -> tuple[str | None, str] | None:
     """(direct translation or None if not covered, dialect path's LLVM IR)
     of a program; None if it does not lower (a diagnostic test's input)."""
-    with xdsl_fixes():
-        try:
-            module = parse_and_verify(text, "<test>")
-            LOWERING.apply_structured(mx_context(), module)
-        except (FrontendError, OpDiagnostic, DiagnosticException):
-            return None
-        try:
-            translation = translate_module(module)
-        except NotCovered:
-            direct = None
-        else:
-            writer = LLVMIRWriter()
-            writer.add_functions(translation.functions, translation.declarations)
-            direct = writer.text(TRIPLE, LAYOUT)
-        try:
-            ConvertToLLVMPass().apply(mx_context(), module)
-            return direct, module_to_llvm_ir(module, TRIPLE, LAYOUT)
-        except (OpDiagnostic, DiagnosticException):
-            assert direct is None, "translated directly what convert-to-llvm refuses"
-            return None
+    try:
+        module = parse_and_verify(text, "<test>")
+        LOWERING.apply_structured(mx_context(), module)
+    except (FrontendError, OpDiagnostic, DiagnosticException):
+        return None
+    try:
+        translation = translate_module(module)
+    except NotCovered:
+        direct = None
+    else:
+        writer = LLVMIRWriter()
+        writer.add_functions(translation.functions, translation.declarations)
+        direct = writer.text(TRIPLE, LAYOUT)
+    try:
+        ConvertToLLVMPass().apply(mx_context(), module)
+        return direct, module_to_llvm_ir(module, TRIPLE, LAYOUT)
+    except (OpDiagnostic, DiagnosticException):
+        assert direct is None, "translated directly what convert-to-llvm refuses"
+        return None
 
 
 def _check(texts: list[str]) -> Counter[str]:

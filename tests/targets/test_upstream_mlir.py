@@ -63,7 +63,6 @@ from mx.passes.mx_lower_to_llvm import PIPELINE
 from mx.targets.llvm_ir import module_to_llvm_ir
 from mx.targets.mlir16 import MLIR16Printer
 from mx.tools.mx_opt import split_input
-from mx.tools.xdsl_fixes import xdsl_fixes
 from tests.system_tools import required_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,9 +125,8 @@ def _affine_chunks(path: Path) -> list[ModuleOp]:
     for k, (text, _) in enumerate(split_input(path.read_text())):
         try:
             module = parse_and_verify(text, str(path))
-            with xdsl_fixes():
-                for name in AFFINE_LEVEL:
-                    passes[name]()().apply(ctx, module)
+            for name in AFFINE_LEVEL:
+                passes[name]()().apply(ctx, module)
         except (FrontendError, DiagnosticException):
             continue
         if any(
@@ -358,9 +356,8 @@ def test_upstream_mlir16_lowering_matches_mx(path: Path, tmp_path: Path) -> None
     upstream = _shared_object(_upstream_llvm_ir(affine), tmp_path / "upstream.so")
     ctx = mx_context()
     passes = Universe.get_multiverse().all_passes
-    with xdsl_fixes():
-        for name in MX_REST:
-            passes[name]()().apply(ctx, affine)
+    for name in MX_REST:
+        passes[name]()().apply(ctx, affine)
     mx = _shared_object(module_to_llvm_ir(affine), tmp_path / "mx.so")
     for seed, (name, memrefs) in enumerate(wrappers):
         want = _run(mx, name, memrefs, descriptors=False, seed=seed)

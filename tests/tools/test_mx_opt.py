@@ -282,6 +282,41 @@ def test_pass_options_are_checked_with_the_pipeline(
     assert "Traceback" not in result.err and "(" + "'" not in result.err
 
 
+@pytest.mark.parametrize(
+    ("name", "option", "value", "allowed"),
+    [
+        ("matrix-fuse-contractions", "mode", "bogus", "fastmath, matrix, off"),
+        (
+            "convert-matrix-to-affine",
+            "vector_bits",
+            7,
+            "0, 64, 128, 256, 512, 1024, 2048",
+        ),
+        ("convert-matrix-to-affine", "layout", "row_major", "column-major, row-major"),
+        (
+            "matrix-lowering-remarks",
+            "vector_bits",
+            96,
+            "0, 64, 128, 256, 512, 1024, 2048",
+        ),
+    ],
+)
+def test_pass_options_are_checked_by_the_pass(
+    name: str, option: str, value: object, allowed: str
+) -> None:
+    """A pass made from Python checks its options' choices as mx-opt does."""
+    from mx.universe import ALL_PASSES
+
+    cls = ALL_PASSES[name]()
+    message = (
+        f"option '{option.replace('_', '-')}' of pass '{name}' must be one of "
+        f"{allowed} (got '{value}')"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cls(**{option: value})
+    assert cls(**{option: cls.__dataclass_fields__[option].default}).name == name
+
+
 def test_valid_pass_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write(tmp_path, VALID)
     for pipeline in (
@@ -348,7 +383,7 @@ func.func @f(%a: !matrix.matrix<2x2xf32>) -> !matrix.matrix<2x2xf32> {
 def test_timings_and_dumps_go_to_stderr_with_each_step(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from mx.passes.mx_lower_to_llvm import PIPELINE
+    from mx.passes.mx_lower_to_llvm import STRUCTURED_STEPS
 
     path = write(tmp_path, MATRIX_ADD)
     out_file = tmp_path / "out.ll"
@@ -369,11 +404,13 @@ def test_timings_and_dumps_go_to_stderr_with_each_step(
     ir = out_file.read_text()
     assert ir.startswith("target datalayout") and "Execution time" not in ir
     assert "IR Dump" not in ir
+    # The direct route (the default) stops the steps before convert-to-llvm
+    # and writes the LLVM IR of their result (mx.compiler).
     dumps = re.findall(r"// -----// IR Dump After (\S+) //----- //", result.err)
-    assert dumps == list(PIPELINE[:-1])  # the last step's IR is the output
+    assert dumps == list(STRUCTURED_STEPS[:-1])  # the last step's IR is the output
     table = result.err[result.err.index("... Execution time report ...") :]
     names = re.findall(r"^ +[0-9.]+ \( *[0-9.]+%\)  (\S+)$", table, re.M)
-    assert [n for n in names if not n.startswith("(")] == [*PIPELINE, "Total"]
+    assert [n for n in names if not n.startswith("(")] == [*STRUCTURED_STEPS, "Total"]
     # On stdout, the output stays the IR alone.
     plain = run(capsys, path, "-p", "mx-lower-to-llvm", "--time-passes")
     assert plain.out.startswith("builtin.module") and "Execution" in plain.err

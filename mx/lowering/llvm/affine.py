@@ -39,7 +39,8 @@ from mx.lowering.llvm.memref import (
     load_value,
     store_value,
 )
-from mx.lowering.llvm.types import from_llvm, integer_constant, to_llvm, wrap_index
+from mx.lowering.llvm.types import from_llvm, integer_constant, to_llvm
+from mx.semantics.index import wrap_index
 
 Index = SSAValue | int
 """An `i64` value, or an index known at compile time."""

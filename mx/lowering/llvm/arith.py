@@ -36,8 +36,8 @@ from mx.lowering.llvm.types import (
     require_1d_vector,
     to_llvm,
     undef_value,
-    wrap_index,
 )
+from mx.semantics.index import wrap_index
 
 
 @cache

@@ -54,8 +54,8 @@ from mx.lowering.llvm.types import (
     narrowed,
     to_llvm,
     widened,
-    wrap_index,
 )
+from mx.semantics.index import wrap_index
 
 
 def _memref_type(value: SSAValue, op: Operation) -> MemRefType:

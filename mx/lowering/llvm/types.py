@@ -154,12 +154,6 @@ def from_llvm(
     return rewriter.insert(cast(value, original)).results[0]
 
 
-def wrap_index(value: int) -> int:
-    """`value` as the 64-bit two's complement `index` arithmetic gives it (folds
-    compute index constants exactly; the index type is 64 bits wide)."""
-    return (value + 2**63) % 2**64 - 2**63
-
-
 def integer_width(type_: Attribute) -> int:
     """Bit width of an integer (or index) type, or of a vector's elements."""
     if isinstance(type_, VectorType):

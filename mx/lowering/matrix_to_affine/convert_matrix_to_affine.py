@@ -40,8 +40,9 @@ owner before the region): the patterns (one module per job: `materialize.py`,
 one `LoweringState` (`state.py`).
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
@@ -90,6 +91,7 @@ from mx.lowering.matrix_to_affine.matmul import LowerMatmul
 from mx.lowering.matrix_to_affine.matvec import LowerMatvec
 from mx.lowering.matrix_to_affine.state import LoweringState, is_matrix
 from mx.lowering.walk import walk
+from mx.passes.options import check_option_choices
 
 
 def _patterns(state: LoweringState) -> list[RewritePattern]:
@@ -176,6 +178,11 @@ def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
             )
 
 
+VECTOR_BITS = (0, 64, 128, 256, 512, 1024, 2048)
+"""The values of `vector-bits`: 0 (scalar loop nests only) or a vector
+register width."""
+
+
 @dataclass(frozen=True)
 class ConvertMatrixToAffinePass(ModulePass):
     """Lowers the matrix dialect to memref buffers and affine loop nests."""
@@ -221,11 +228,13 @@ class ConvertMatrixToAffinePass(ModulePass):
     """How matrix arguments and results are laid out at function boundaries:
     `column-major` (Clang's) or `row-major` (NumPy's, C arrays')."""
 
+    option_choices: ClassVar[dict[str, Sequence[object]]] = {
+        "vector_bits": VECTOR_BITS,
+        "layout": LAYOUTS,
+    }
+
     def __post_init__(self) -> None:
-        if self.layout not in LAYOUTS:
-            raise ValueError(
-                f"layout must be one of {', '.join(LAYOUTS)}, got '{self.layout}'"
-            )
+        check_option_choices(self)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.lower(op)

@@ -1,9 +1,10 @@
-"""Workarounds for xDSL 0.75 bugs that mx must not inherit.
+"""The workarounds of xDSL 0.75 behaviour, installed into xDSL's classes.
 
-`xdsl_fixes()` applies them for the duration of a `with` block and then
-restores xDSL's own code; every entry path that reads or transforms IR
-(`mx-opt`, `mx-run`, the JIT, `mx.frontend.parse_and_verify`) runs inside it.
-Nested uses are cheap: only the outermost one patches and restores.
+`install()` replaces each xDSL function listed in `PATCHES` by its fix, once
+per process; `mx.xdsl_compat` calls it when it is imported, which mx's dialect
+registration (`mx.universe`, `mx.dialects`) does: stock `xdsl-opt` and any
+pipeline that loads mx's dialects run with the fixes. `stock_xdsl()` puts
+xDSL's own code back for the span of a `with` (tests show each fix matters).
 """
 
 import re
@@ -24,6 +25,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, RegionBlocks
 from xdsl.irdl import OpDef
+from xdsl.parser import Parser
 from xdsl.traits import (
     MemoryAllocEffect,
     MemoryEffect,
@@ -39,7 +41,7 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
-from mx.lowering.llvm.types import wrap_index
+from mx.semantics.index import wrap_index
 from mx.semantics.nan_bits import FRACTION_BITS, nan_bits, nan_to_double
 
 # xDSL lexes string literals with `"(?:[^"...]+|escape)*"`: the nested `+`/`*`
@@ -59,10 +61,9 @@ _STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
 # lowered module repeats a few signatures (an `i64` `llvm.add`, a `<4 x float>`
 # load) tens of thousands of times. Apart from the traits' checks, which look at
 # the op's surroundings, that check depends only on the op's class, operand and
-# result types, successor count and (immutable) properties and attributes: within
-# the outermost `xdsl_fixes()` block, a signature that verified is not checked
-# again (mx-opt's `-t llvm` verifies each function apart: the same signatures in
-# every one). Ops with regions are always checked in full, and so is a signature
+# result types, successor count and (immutable) properties and attributes: a
+# signature that verified is not checked again (mx-opt's `-t llvm` verifies
+# each function apart: the same signatures in every one). Ops with regions are always checked in full, and so is a signature
 # that fails, with xDSL's own message. Of the traits, only those that look at
 # types alone (`SIGNATURE_TRAITS`) are skipped for a known signature.
 _xdsl_verify = Operation.verify
@@ -72,8 +73,7 @@ _block_counts: dict[int, tuple[Region, int]] | None = None
 """Region and block count by `id(region)` (the region is kept so that its id is
 not reused), during the outermost `Operation.verify` only."""
 _verified_signatures: set[tuple[object, ...]] = set()
-"""The signatures (`_signature`) of the region-less ops that verified, within
-the outermost `xdsl_fixes()` block only."""
+"""The signatures (`_signature`) of the region-less ops that verified."""
 _verified_identities: dict[tuple[object, ...], tuple[object, ...]] = {}
 """The same, by `_identity`: a known one needs no signature to be built and
 hashed. Each maps to its signature, which keeps its attributes alive."""
@@ -403,7 +403,28 @@ def _integer_attr_init(
     _xdsl_integer_attr_init(self, value, value_type, truncate_bits=truncate_bits)  # pyright: ignore[reportArgumentType]
 
 
-_PATCHES: tuple[tuple[object, str, object], ...] = (
+# xDSL's parser forgets where a block that was referenced before its label
+# was defined (its span stays None): a second definition of that label then
+# fails with a KeyError from `forward_block_references.pop` instead of a
+# parse error (docs/xdsl-upstream.md).
+_xdsl_parse_block = Parser._parse_block  # pyright: ignore[reportPrivateUsage]
+
+
+def _parse_block(self: Parser) -> Block:
+    token = self._current_token  # pyright: ignore[reportPrivateUsage]
+    if token.kind == MLIRTokenKind.CARET_IDENT:
+        name = token.text[1:]
+        known = self.blocks.get(name)
+        if (
+            known is not None
+            and known[1] is None
+            and name not in self.forward_block_references
+        ):
+            raise ParseError(token.span, f"re-declaration of block '{name}'")
+    return _xdsl_parse_block(self)
+
+
+PATCHES: tuple[tuple[object, str, object], ...] = (
     (MLIRLexer, "_unescaped_characters_regex", _STRING_LITERAL),
     (Operation, "verify", _verify),
     (RegionBlocks, "__len__", _block_count),
@@ -415,43 +436,51 @@ _PATCHES: tuple[tuple[object, str, object], ...] = (
     (dead_code_elimination, "would_be_trivially_dead", _would_be_trivially_dead),
     *_EXACT_NAN_CONVERSIONS,
     (IntegerAttr, "__init__", _integer_attr_init),
+    (Parser, "_parse_block", _parse_block),
 )
+"""(owner, name, fix): each fix replaces `owner.name`."""
 
-_lock = threading.Lock()
-_depth = 0
-_originals: list[object] = []
 _INHERITED = object()
 """Stands for a patched name the class did not define itself (it inherits
 xDSL's method): restoring deletes the patch."""
+_XDSL_ORIGINALS = [owner.__dict__.get(name, _INHERITED) for owner, name, _ in PATCHES]  # pyright: ignore
+"""xDSL's own `owner.name` for each of `PATCHES`, taken before any is installed."""
+_lock = threading.Lock()
+_installed = False
+
+
+def _set(fixed: bool) -> None:
+    global _installed
+    for (owner, name, fix), original in zip(PATCHES, _XDSL_ORIGINALS, strict=True):
+        if fixed:
+            setattr(owner, name, fix)
+        elif original is _INHERITED:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
+    _installed = fixed
+    _verified_signatures.clear()
+    _verified_identities.clear()
+    _trait_answers.clear()
+    _dead_if_unused.clear()
+
+
+def install() -> None:
+    """Install the fixes into xDSL's classes (once; later calls do nothing)."""
+    with _lock:
+        if not _installed:
+            _set(True)
 
 
 @contextmanager
-def xdsl_fixes() -> Generator[None]:
-    """Patch the xDSL classes within this `with` block (re-entrant)."""
-    global _depth
+def stock_xdsl() -> Generator[None]:
+    """xDSL's own code, without the fixes, within this `with` block (for tests
+    that show what each fix changes); the fixes are back afterwards."""
     with _lock:
-        if _depth == 0:
-            _originals[:] = [
-                owner.__dict__.get(name, _INHERITED)  # pyright: ignore
-                for owner, name, _ in _PATCHES
-            ]
-            for owner, name, fix in _PATCHES:
-                setattr(owner, name, fix)
-        _depth += 1
+        was_installed = _installed
+        _set(False)
     try:
         yield
     finally:
         with _lock:
-            _depth -= 1
-            if _depth == 0:
-                _verified_signatures.clear()
-                _verified_identities.clear()
-                _trait_answers.clear()
-                _dead_if_unused.clear()
-                for (owner, name, _), original in zip(
-                    _PATCHES, _originals, strict=True
-                ):
-                    if original is _INHERITED:
-                        delattr(owner, name)
-                    else:
-                        setattr(owner, name, original)
+            _set(was_installed)
