@@ -22,7 +22,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "mx.semantics",
         "mx.runtime",
         "mx.xdsl_compat",
-        "mx.tools.xdsl_fixes",
     ),
     # dialects: the IR
     ("mx.dialects",),
@@ -41,8 +40,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("mx.tools.xdsl_fixes", "mx.lowering.llvm.types"): "the xDSL workarounds move to "
-    "mx/xdsl_compat.py, the LLVM type helper they use with them",
     ("mx.jit", "mx.precision"): "JitFunction.precision_report (the API) runs the "
     "report, which compiles with the JIT",
 }
