@@ -106,7 +106,6 @@ def _inputs(rng: np.random.Generator, n: int, factor: str, result: str) -> list[
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
-    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
     phases=[Phase.explicit, Phase.generate],  # compiles are too slow to shrink
 )
