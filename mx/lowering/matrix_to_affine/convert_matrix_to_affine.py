@@ -40,7 +40,7 @@ single forward walk, sharing one `LoweringState`.
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects import cf, func, vector
@@ -619,6 +619,9 @@ class LowerMatvec(MatrixPattern):
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
         weights = match_weights(op, self.state.plan.fused, lanes)
         if isinstance(weights, Weights):
+            if weights.scales is not None:  # (a transposed view: a column-major copy)
+                scales = self.state.readable_along_rows(weights.scales, op)
+                weights = replace(weights, scales=scales)
             note = VERSIONED if weights.versioned else None
             self.state.choose(op, fused_kernel(op.matrix), note=note)
             y = decoded_matvec(
