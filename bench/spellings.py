@@ -149,7 +149,7 @@ def operands(c: Case) -> tuple[list[Any], np.ndarray]:
         return [q, s, x, y], y
     args: list[Any] = [codes, scales, x, y]
     if c.spelling == "index":
-        args += [np.int64(0), np.int64(0)]  # (a Python int takes the slow call path)
+        args += [0, 0]
     return args, y
 
 
