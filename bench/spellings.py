@@ -82,8 +82,9 @@ def source(c: Case) -> str:
     packed = " packed" if c.packed else ""
     convert = f"""%m = arbfp.scaled_convert_from {c.format} %q, %sc block {BLOCK} : {q}, {s} to {w}
     %r = matrix.matvec %m, %v : {w}, vector<{k}xf32> -> vector<{r}xf32>"""
-    if c.spelling == "matrix args":
-        return f"""func.func @f(%q: {q}, %sc: {s}, %x: memref<?xf32>, %y: memref<?xf32>) {{
+    if c.spelling == "matrix args":  # (the comment: a module of its own per layout)
+        return f"""// {c.layout} arguments
+func.func @f(%q: {q}, %sc: {s}, %x: memref<?xf32>, %y: memref<?xf32>) {{
   %c0 = arith.constant 0 : index
   %v = vector.load %x[%c0] : memref<?xf32>, vector<{k}xf32>
     {convert}
