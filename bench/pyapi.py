@@ -7,8 +7,9 @@ usage: python -m bench.pyapi [--quick] [--out DIR]     (also run by bench/run.py
   4×4. The time per call includes the kernel's few nanoseconds (bench/README.md's
   harness: ~3.5 ns for A·B+C 4×4), so it bounds the Python overhead from above.
 - Calling conventions: D = A·B+C on 4×4 f32 with the result returned or written into
-  `out=` (C- or F-ordered), with an F-ordered argument, and as a batch of one ((1, 4, 4)
-  arrays, returned or into `out=`), timed interleaved, each as a ratio to the fastest.
+  `out=` (C- or F-ordered), with an F-ordered argument, as a batch of one ((1, 4, 4)
+  arrays, returned or into `out=`), and with an extra `index` argument given a Python
+  int, timed interleaved, each as a ratio to the fastest.
 - Zero-copy: a function reading one element of a 1024×1024 f32 matrix, called with a
   C-ordered and an F-ordered array (and, to show that the cost does not grow with the
   matrix, with 4×4 ones); beside it what one copy of the matrix costs.
@@ -58,6 +59,12 @@ func.func @abcd(%a: {M4}, %b: {M4}, %c: {M4}, %d: {M4}) -> {M4} {{
 }}
 
 func.func @abc(%a: {M4}, %b: {M4}, %c: {M4}) -> {M4} {{
+  %p = matrix.matmul %a, %b : {M4}, {M4} -> {M4}
+  %r = matrix.add %p, %c : {M4}
+  func.return %r : {M4}
+}}
+
+func.func @abc_at(%a: {M4}, %b: {M4}, %c: {M4}, %i: index) -> {M4} {{
   %p = matrix.matmul %a, %b : {M4}, {M4} -> {M4}
   %r = matrix.add %p, %c : {M4}
   func.return %r : {M4}
@@ -137,6 +144,7 @@ CONVENTIONS = (
     "F-ordered argument",
     "batch of one",
     "batch of one, out=",
+    "index from a Python int",
 )
 """The calling conventions of D = A·B+C, 4×4 f32 (see `_conventions`)."""
 
@@ -145,10 +153,12 @@ def _conventions(reps: int, ms: float) -> dict[str, float]:
     """D = A·B+C 4×4 f32 called in each convention, timed interleaved: C-ordered
     arguments with the result returned or written into `out=` (C- or
     F-ordered), an F-ordered A, and a batch of one ((1, 4, 4) arguments),
-    returned or into `out=`. Each call is checked against NumPy first."""
+    returned or into `out=`; and with a fourth, `index` argument given a
+    Python int. Each call is checked against NumPy first."""
     from mx.jit import compile_module
 
-    abc = compile_module(KERNELS).abc
+    module = compile_module(KERNELS)
+    abc, abc_at = module.abc, module.abc_at
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(3))
     d, d1 = np.empty((4, 4), np.float32), np.empty((1, 4, 4), np.float32)
@@ -161,6 +171,7 @@ def _conventions(reps: int, ms: float) -> dict[str, float]:
         "F-ordered argument": lambda: abc(a_f, b, c),
         "batch of one": lambda: abc(a1, b1, c1),
         "batch of one, out=": lambda: abc(a1, b1, c1, out=d1),
+        "index from a Python int": lambda: abc_at(a, b, c, 2),
     }
     expected = a.astype(np.float64) @ b + c
     for call in calls.values():  # also compiles the F-ordered variants

@@ -400,8 +400,9 @@ def _check_scalar(w: _Writer, obj: str, p: Operand, index: int) -> str:
         number = w.emit(f"call i64 {as_long}(ptr {obj}, ptr {overflow})")
         w.check(w.emit(f"icmp eq i32 {w.emit(f'load i32, ptr {overflow}')}, 0"))
         low, high = p.int_range
+        # (inclusive bounds: the end of a 64-bit range is no i64 literal)
         w.check(w.emit(f"icmp sge i64 {number}, {low}"))
-        w.check(w.emit(f"icmp slt i64 {number}, {high}"))
+        w.check(w.emit(f"icmp sle i64 {number}, {high - 1}"))
         value = number if t == "i64" else w.emit(f"trunc i64 {number} to {t}")
     else:
         w.raw("  br label %fail")

@@ -11,7 +11,8 @@ draws one `func.func @f` over them:
 
 - weights: `column_major_load`/`row_major_load` at a random offset (a literal
   or an `index` argument) and stride (`packed` i4 among them) of FP8/FP6/FP4
-  codes, f16/bf16 or i8 values;
+  codes, f16/bf16 or i8 values, or (unpacked) a matrix argument, C- or
+  F-ordered;
 - decode: `arbfp.convert_from`, `arbfp.scaled_convert_from` (block 16 or 32,
   e8m0 or e4m3 scales loaded from memory too), `matrix.cast`, or none (a
   mixed-precision product reads the narrow factor itself); then optionally a
@@ -136,12 +137,10 @@ class QuantizedProgram:
             return False
         layout, offset, stride, packed = self._loads[0]
         odd = stride % 2 or (offset is not None and offset % 2)
-        if fmt == "f4e2m1fn" and (not packed or odd):
+        if packed and odd:
             return False
-        per_word = 8 if fmt == "f4e2m1fn" else 4
-        if layout == "row_major" and depth % per_word:
-            return False
-        return decode == "convert_from" or self._loads[1][0] == "column_major"
+        per_word = 8 if packed else 4
+        return layout == "column_major" or depth % per_word == 0
 
     # -- helpers -----------------------------------------------------------
 
@@ -164,7 +163,9 @@ class QuantizedProgram:
         codes: Array,
     ) -> str:
         """A load of a rows x cols matrix at a random offset and stride from
-        a fresh buffer filled from `codes` (one value per element)."""
+        a fresh buffer filled from `codes` (one value per element); or, for
+        unpacked elements now and then, the matrix as an argument (a C- or
+        F-ordered array: row- or column-major)."""
         rnd = self._rnd
         layout = rnd.choice(["column_major", "row_major"])
         self.covered[f"{layout}{' packed' if packed else ''}"] += 1
@@ -189,6 +190,13 @@ class QuantizedProgram:
                 high = self._np.integers(0, 256, codes.size).astype(np.uint8)
                 codes = codes | (high & ~np.uint8((1 << int(memory_element[1:])) - 1))
             memory[positions] = codes.reshape(rows, cols)
+        if not packed and self._spelling.random() < 0.2:
+            self.covered["matrix argument"] += 1
+            array = codes.reshape(rows, cols)
+            if layout == "column_major":
+                array = np.asfortranarray(array)
+            self._loads.append((layout, 0, 0, False))
+            return self._argument(_matrix(rows, cols, element), array)
         buffer = self._argument(f"memref<?x{memory_element}>", memory)
         offset_text = str(offset)
         if dynamic:
@@ -243,7 +251,10 @@ class QuantizedProgram:
             self.covered[fmt] += 1
             self._format = fmt
             container = FORMAT_CONTAINER[fmt]
-            packed = container == "i4" and (rnd.random() < 0.6 or self._candidate)
+            packed = container == "i4" and (
+                rnd.random() < 0.6
+                or (self._candidate and self._spelling.random() < 0.7)
+            )
             memory = "i8" if packed or container == "i8" else container
             codes = self._codes(fmt, n)
             q = self._load(memory, rows, depth, container, packed, codes)

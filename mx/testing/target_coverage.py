@@ -328,6 +328,86 @@ def _block_scaled(rows: int, dest: str) -> Iterator[tuple[str, str]]:
     )
 
 
+DECODE_SPELLINGS = ("index", "layers", "arguments", "threads")
+"""How `_decoded_matvecs` spells the fused FP4/FP8 matvec kernels: `index`
+offsets (FP4: a run-time parity check, versioned), a loop over 2 layers
+(offsets i·size), codes and scales as matrix arguments, and rows enough for
+threads (outline-parallel-loops' outlined functions)."""
+
+
+def _decoded_matvecs(long: bool) -> Iterator[tuple[str, str]]:
+    """The fused block-scaled matvec of MXFP4 (packed) and MXFP8 weights,
+    column- and row-major, in each of `DECODE_SPELLINGS` (each kernel is
+    large, 0.3 to 1.4 MB of LLVM IR: without `long`, each format and layout
+    in one spelling, every spelling once)."""
+    kernels = itertools.product(("f4e2m1fn", "f8e4m3fn"), ("column_major", "row_major"))
+    for i, (fmt, layout) in enumerate(kernels):
+        for spelling in DECODE_SPELLINGS if long else DECODE_SPELLINGS[i : i + 1]:
+            yield _decoded_matvec(fmt, layout, spelling)
+
+
+def _decoded_matvec(fmt: str, layout: str, spelling: str) -> tuple[str, str]:
+    rows, cols = (1024, 1024) if spelling == "threads" else (64, 128)
+    name = f"decode_{fmt}_{layout}_{spelling}"
+    fp4 = fmt == "f4e2m1fn"
+    q, s = _m(rows, cols, "i4" if fp4 else "i8"), _m(rows, cols // 32, "i8")
+    w, x, y = _m(rows, cols, "f32"), f"vector<{cols}xf32>", f"vector<{rows}xf32>"
+    packed = " packed" if fp4 else ""
+
+    def decoded(q_value: str, s_value: str, result: str) -> str:
+        return (
+            f"  %w{result} = arbfp.scaled_convert_from {fmt} {q_value}, "
+            f"{s_value} block 32 : {q}, {s} to {w}\n"
+            f"  %{result} = matrix.matvec %w{result}, %x : {w}, {x} -> {y}\n"
+        )
+
+    def loads(offset: str, scale_offset: str) -> str:
+        return (
+            f"  %q = matrix.{layout}_load %a0[{offset}]{packed} : "
+            f"memref<?xi8> -> {q}\n"
+            f"  %s = matrix.column_major_load %a1[{scale_offset}] : "
+            f"memref<?xi8> -> {s}\n"
+        )
+
+    memory = ["memref<?xi8>", "memref<?xi8>", x]
+    if spelling == "index":
+        body = loads("%a3", "%a4") + decoded("%q", "%s", "r")
+        params = [*memory, "index", "index"]
+    elif spelling == "threads":
+        body = loads("0", "0") + decoded("%q", "%s", "r")
+        params = memory
+    elif spelling == "layers":
+        body = (
+            "  %c0 = arith.constant 0 : index\n"
+            "  %c1 = arith.constant 1 : index\n"
+            "  %c2 = arith.constant 2 : index\n"
+            f"  %size = arith.constant {rows * cols} : index\n"
+            f"  %ssize = arith.constant {rows * cols // 32} : index\n"
+            f"  %zero = arith.constant dense<0.0> : {y}\n"
+            f"  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %zero) "
+            f"-> ({y}) {{\n"
+            "  %o = arith.muli %i, %size : index\n"
+            "  %so = arith.muli %i, %ssize : index\n"
+            + loads("%o", "%so")
+            + decoded("%q", "%s", "y")
+            + f"  %sum = arith.addf %acc, %y : {y}\n"
+            f"  scf.yield %sum : {y}\n"
+            "  }\n"
+        )
+        params = memory
+    else:  # row-major codes: the transpose of a K x R argument
+        if layout == "row_major":
+            codes = _m(cols, rows, "i4" if fp4 else "i8")
+            body = f"  %q = matrix.transpose %a0 : {codes} -> {q}\n"
+            body += decoded("%q", "%a1", "r")
+        else:
+            codes = q
+            body = decoded("%a0", "%a1", "r")
+        params = [codes, s, x]
+    body = body.replace("%x", "%a2")
+    return name, _function(name, params, [y], body)
+
+
 Unit = Callable[[int, int], Iterator[tuple[str, str]]]
 """The functions of one op (or op family) and element type(s), for a shape."""
 
@@ -364,7 +444,7 @@ def coverage_functions(long: bool = False) -> list[tuple[str, str]]:
     )
     for rows, dest in scaled:
         functions += _block_scaled(rows, dest)
-    return functions
+    return functions + list(_decoded_matvecs(long))
 
 
 def compile_for_cpu(cpu: str, llvm_ir: str) -> None:

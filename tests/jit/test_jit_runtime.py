@@ -444,3 +444,46 @@ func.func @widen(%a: bf16) -> f32 {
         same = np.array(module.same(value), ml_dtypes.bfloat16).view(np.uint16)
         assert same == np.array(value).view(np.uint16), hex(int(same))
         assert module.widen(value) == np.float32(value)
+
+
+INTEGERS = """
+func.func @at(%w: memref<?xf32>, %o: index) -> f32 {
+  %v = memref.load %w[%o] : memref<?xf32>
+  func.return %v : f32
+}
+func.func @same_index(%o: index) -> index {
+  func.return %o : index
+}
+func.func @same_i64(%o: i64) -> i64 {
+  func.return %o : i64
+}
+func.func @same_i8(%o: i8) -> i8 {
+  func.return %o : i8
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "bits"), [("same_index", 64), ("same_i64", 64), ("same_i8", 8)]
+)
+def test_python_ints_take_the_fast_entry(name: str, bits: int) -> None:
+    """A Python int for an `index` or integer parameter is read by the native
+    entry over the whole range of the type, its ends included (a 64-bit
+    range's end once made the check refuse every int); an int that fits in
+    no signed or unsigned value of the type goes to the general path, which
+    refuses it."""
+    module = compile_module(INTEGERS)
+    function = module[name]
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    calls = _Calls(function)
+    for value in (0, 7, -3, low, high):
+        assert int(function(value)) == value
+    w = np.arange(8, dtype=np.float32)
+    at = module.at
+    at_calls = _Calls(at)
+    assert at(w, 5) == 5.0
+    assert calls.count == 0 and at_calls.count == 0
+    for value in (low - 1, 1 << bits):  # (signless: unsigned bits fit too)
+        with pytest.raises(ArgumentError):
+            function(value)
+    assert calls.count == 2

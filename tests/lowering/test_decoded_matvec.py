@@ -24,6 +24,7 @@ from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from mx.lowering.matrix_to_affine.kernel_remarks import recording
 from mx.passes.mx_lower_to_llvm import PIPELINE
 
 Array = npt.NDArray[Any]
@@ -490,3 +491,102 @@ def test_layer_loop_matches_the_interpreter(fmt: str, layout: str) -> None:
     compile_module(source).mv(codes, scales, x, actual)
     run_function(_parse(source), "mv", codes, scales, x, expected)
     assert _same(actual, expected)
+
+
+def _argument_source(fmt: str, rows: int, cols: int, bias: bool) -> str:
+    """The MX matvec of codes and scales given as matrix arguments (FP4
+    codes one a byte)."""
+    element = "i4" if fmt == "f4e2m1fn" else "i8"
+    q = f"!matrix.matrix<{rows}x{cols}x{element}>"
+    s = f"!matrix.matrix<{rows}x{cols // 32}xi8>"
+    w = f"!matrix.matrix<{rows}x{cols}xf32>"
+    b_arg, b_use, b_type = (
+        (f", %b: vector<{rows}xf32>", ", %b", f", vector<{rows}xf32>")
+        if bias
+        else ("", "", "")
+    )
+    return f"""
+func.func @mv(%q: {q}, %sc: {s}, %x: vector<{cols}xf32>{b_arg}) -> vector<{rows}xf32> {{
+  %f = arbfp.scaled_convert_from {fmt} %q, %sc block 32 : {q}, {s} to {w}
+  %y = matrix.matvec %f, %x{b_use} : {w}, vector<{cols}xf32>{b_type} -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("fmt", "rows", "cols", "bias"),
+    [
+        ("f4e2m1fn", 64, 128, False),
+        ("f4e2m1fn", 50, 96, True),  # a last group of rows overlapping; a narrow chunk
+        ("f8e4m3fn", 32, 64, True),
+        ("f8e4m3fn", 47, 96, False),
+    ],
+)
+@pytest.mark.parametrize("orders", ["CC", "CF", "FC", "FF"])
+def test_matrix_arguments_take_the_kernel(
+    fmt: str, rows: int, cols: int, bias: bool, orders: str
+) -> None:
+    """Codes and scales as matrix arguments, each C- or F-ordered (weights
+    row- or column-major, scales copied into columns where they are rows):
+    the fused kernel, equal bit for bit to ml_dtypes decoding and NumPy
+    summing each row in k order (and to the interpreter)."""
+    source = _argument_source(fmt, rows, cols, bias)
+    rng = np.random.default_rng(rows * cols)
+    if fmt == "f4e2m1fn":
+        codes = rng.integers(0, 16, (rows, cols)).astype(np.uint8)
+        m = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    else:
+        codes = _fp8_codes(rng, rows * cols).reshape(rows, cols)
+        codes[(codes & 0x7F) == 0x7F] = 0x3C  # (no NaN: checked against NumPy)
+        m = codes.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    scales = rng.integers(120, 136, (rows, cols // 32)).astype(np.uint8)
+    x = rng.standard_normal(cols).astype(np.float32)
+    ordered = {"C": np.ascontiguousarray, "F": np.asfortranarray}
+    args: list[Any] = [ordered[orders[0]](codes), ordered[orders[1]](scales), x]
+    if bias:
+        args.append(rng.standard_normal(rows).astype(np.float32))
+    f = compile_module(source).mv
+    with recording() as remarks:
+        got = np.asarray(f(*args))
+    if orders != "CC":  # (the C-ordered variant compiled with the module)
+        (remark,) = remarks
+        assert str(remark).endswith("kernel: fused block-scaled vector"), remark
+    assert f.remarks[0].endswith("kernel: fused block-scaled vector"), f.remarks
+    s = np.ldexp(np.float32(1), scales.astype(np.int32) - 127).astype(np.float32)
+    w = m * np.repeat(s, 32, axis=1)
+    want = w[:, 0] * x[0]
+    for k in range(1, cols):
+        want = want + w[:, k] * x[k]
+    if bias:
+        want = want + args[3]
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    (interpreted,) = run_function(_parse(source), "mv", *args)
+    assert _same(got, interpreted)
+
+
+@pytest.mark.parametrize("layout", ["column_major", "row_major"])
+def test_unpacked_fp4_codes_take_the_kernel(layout: str) -> None:
+    """FP4 codes one a byte (a load of `memref<?xi4>`): the fused kernel,
+    bit for bit the interpreter's result."""
+    rows, cols = 40, 96
+    q = f"!matrix.matrix<{rows}x{cols}xi4>"
+    s = f"!matrix.matrix<{rows}x{cols // 32}xi8>"
+    w = f"!matrix.matrix<{rows}x{cols}xf32>"
+    source = f"""
+func.func @mv(%w: memref<?xi4>, %s: memref<?xi8>, %x: vector<{cols}xf32>) -> vector<{rows}xf32> {{
+  %q = matrix.{layout}_load %w[3] : memref<?xi4> -> {q}
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> {s}
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : {q}, {s} to {w}
+  %y = matrix.matvec %f, %x : {w}, vector<{cols}xf32> -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+"""
+    (remark,) = _kernel_remarks(source)
+    assert remark.endswith("kernel: fused block-scaled vector"), remark
+    rng = np.random.default_rng(7)
+    codes = rng.integers(0, 16, 3 + rows * cols).astype(np.uint8)
+    scales = _scale_codes(rng, rows * cols // 32, "f8e8m0fnu")
+    x = rng.standard_normal(cols).astype(np.float32)
+    (expected,) = run_function(_parse(source), "mv", codes, scales, x)
+    assert _same(compile_module(source).mv(codes, scales, x), expected)

@@ -25,10 +25,17 @@ import pytest
 
 from mx.errors import CompileError
 from mx.jit import lower_to_llvm_ir
+from mx.lowering.matrix_to_affine.kernel_remarks import (
+    FUSED_BLOCK_SCALED,
+    VERSIONED,
+    KernelRemark,
+    recording,
+)
 from mx.targets.compile_guard import check_compiles, failing_functions, functions
 from mx.testing.target_coverage import (
     CHECKED_CPUS,
     CI_SHAPES,
+    DECODE_SPELLINGS,
     ELEMENTS,
     FLOATS,
     FORMATS,
@@ -42,13 +49,21 @@ ABORTS = Path(__file__).parents[1] / "llvm_aborts"
 
 
 @pytest.fixture(scope="module")
-def llvm_ir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The coverage module, lowered once, as a `.ll` file."""
+def lowered(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[KernelRemark]]:
+    """The coverage module, lowered once, as a `.ll` file; its kernel remarks."""
     source = "".join(text for _, text in coverage_functions(LONG))
-    ir, _, _ = lower_to_llvm_ir(source)
+    with recording() as remarks:
+        ir, _, _ = lower_to_llvm_ir(source)
     path = tmp_path_factory.mktemp("targets") / "coverage.ll"
     path.write_text(ir)
-    return path
+    return path, remarks
+
+
+@pytest.fixture(scope="module")
+def llvm_ir(lowered: tuple[Path, list[KernelRemark]]) -> Path:
+    return lowered[0]
 
 
 Compiler = Callable[[str, Path], list[str]]
@@ -126,12 +141,38 @@ def test_the_sample_has_every_op_on_every_element_type() -> None:
         for op in ("convert_from", "convert_to", "convert_vector")
     ]
     expected += ["scaled_matvec_", "nvfp4_", "quantize_"]
+    expected += [
+        f"decode_{fmt}_{layout}_"
+        for fmt in ("f4e2m1fn", "f8e4m3fn")
+        for layout in ("column_major", "row_major")
+    ]
     missing = [p for p in expected if not any(n.startswith(p) for n in names)]
     assert not missing, missing
     shapes = {name.rsplit("_", 1)[-1] for name in names}
     assert {f"{r}x{c}" for r, c in CI_SHAPES} <= shapes
+    decoders = [n for n in names if n.startswith("decode_")]
+    assert {n.rsplit("_", 1)[1] for n in decoders} == set(DECODE_SPELLINGS)
     # The shapes that aborted LLVM.
     assert {"matvec_bf16_bf16_f32_5x3", "outer_bf16_3x1"} <= set(names)
+
+
+def test_the_decode_kernels_of_the_sample_are_fused(
+    lowered: tuple[Path, list[KernelRemark]],
+) -> None:
+    """The sample's decode functions get the fused kernel in each spelling
+    (index offsets of packed FP4: versioned; threads: outlined loops), so
+    the CPUs compile the kernels' own IR."""
+    _, remarks = lowered
+    decoders = {r.function: r for r in remarks if r.function.startswith("decode_")}
+    assert decoders
+    for name, remark in decoders.items():
+        assert remark.kernel == FUSED_BLOCK_SCALED and remark.reason is None, remark
+        assert (remark.note == VERSIONED) == (
+            name.startswith("decode_f4e2m1fn") and name.endswith("_index")
+        ), remark
+    ir = lowered[0].read_text()
+    threads = [name for name in decoders if name.endswith("_threads")]
+    assert threads and all(f"@{name}__parallel_" in ir for name in threads)
 
 
 def _abort_on(symbol: str) -> Callable[[str], None]:

@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IndexType,
+    MemRefType,
     VectorType,
     f16,
     f32,
@@ -73,6 +74,7 @@ from mx.dialects.matrix import (
     MatvecOp,
     MulOp,
     SplatOp,
+    TransposeOp,
     element_type_of,
 )
 from mx.lowering.bitwise import BitwiseEmitter
@@ -86,7 +88,7 @@ from mx.lowering.matrix_to_affine.blocked import (
     _if,
     _step,
 )
-from mx.lowering.matrix_to_affine.elements import Emitter, Index, add
+from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, buffer_of
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
 from mx.lowering.matrix_to_affine.kernel_remarks import FUSED_BLOCK_SCALED, FUSED_DECODE
 from mx.lowering.matrix_to_affine.packed import (
@@ -98,7 +100,6 @@ from mx.lowering.matrix_to_affine.vectors import (
     block_start,
     offset,
     read_block,
-    readable,
 )
 from mx.passes.outline_parallel_loops import mark_parallel
 from mx.semantics.arbfp import FloatFormat
@@ -113,26 +114,90 @@ F8_NAN_HALF = 0x7E00
 
 
 @dataclass(frozen=True)
+class Codes:
+    """Where the weights' codes are read: the user's memory of a fused matrix
+    load, or the buffer of a matrix value (a function argument) read in
+    place, column-major (`buf[k, r]`) or through a fused transpose
+    (row-major: `buf[r, k]`, a C-ordered argument)."""
+
+    memref: SSAValue
+    column_major: bool
+    load: LoadOp | None
+    """The load, if the codes are one's."""
+
+    @property
+    def packed(self) -> bool:
+        """True for two FP4 codes a byte (else one code a byte)."""
+        return self.load is not None and self.load.is_packed
+
+    @property
+    def bits(self) -> int:
+        """Bits of memory one code takes."""
+        return 4 if self.packed else 8
+
+    def read(self, e: Emitter, r: Index, k: Index, count: int) -> SSAValue:
+        """`count` bytes from the one holding code (r, k) on, along the
+        contiguous dimension, as a `vector<count x i8>`."""
+        if self.load is not None:
+            at = [e.index(e.position(self.load, r, k))]
+            if self.packed:
+                at = [e.emit(arith.ShRUIOp(at[0], e.index(1)))]
+        else:
+            at = (
+                [e.index(k), e.index(r)]
+                if self.column_major
+                else [e.index(r), e.index(k)]
+            )
+        memory = self.memref.type
+        assert isinstance(memory, MemRefType)
+        element = memory.element_type
+        data = e.emit(vector.LoadOp(self.memref, at, VectorType(element, [count])))
+        if element != i8:  # (i4 codes one a byte: zero-extended bytes)
+            data = e.emit(llvm.ZExtOp(data, VectorType(i8, [count])))
+        return data
+
+
+def match_codes(value: SSAValue, fused: set[Operation]) -> Codes | None:
+    """Where the codes `value` are read from, if they are read in place: a
+    fused load, a buffer, or a fused transpose of a buffer."""
+    column_major = True
+    transpose = value.owner
+    if isinstance(transpose, TransposeOp) and transpose in fused:
+        value, column_major = transpose.input, False
+    if (buffer := buffer_of(value)) is not None:
+        return Codes(buffer, column_major, None)
+    load = value.owner
+    if column_major and isinstance(load, LoadOp) and load in fused:
+        return Codes(load.memref, load.COLUMN_MAJOR, load)
+    return None
+
+
+@dataclass(frozen=True)
 class Weights:
     """The dequantization feeding a matvec."""
 
-    load: LoadOp
+    codes: Codes
     format: FloatFormat
     scaled: arbfp.ScaledConvertFromOp | None
     """The block-scaled conversion, if it is one."""
     factor: float | SSAValue | None
     """A per-tensor scale the decoded values are multiplied by: a constant
     (folded into the decoding) or a value."""
+    scales: SSAValue | None = None
+    """The block scales as the kernel reads them (in column vectors): the
+    conversion's, or a column-major copy of them (`with_scales`)."""
 
     @property
-    def packed(self) -> bool:
+    def fp4(self) -> bool:
+        """True for f4e2m1fn codes (decoded by a table)."""
         return self.format.bits == 4
 
     @property
     def versioned(self) -> bool:
         """True if the packed weights' offset or stride is an index value
         not known to be even: checked at run time (`decoded_matvec`)."""
-        return self.packed and not vector_block_access(self.load)
+        load = self.codes.load
+        return self.codes.packed and load is not None and not vector_block_access(load)
 
 
 def _splat_value(value: SSAValue) -> float | SSAValue | None:
@@ -206,42 +271,45 @@ def match_weights(
     scaled = convert if isinstance(convert, arbfp.ScaledConvertFromOp) else None
     if scaled is not None and factor is not None:
         return "a per-tensor scale times block scales"
-    if scaled is not None and not readable(scaled.scales, fused, True):
-        return "the scales cannot be read as column vectors"
-    load = convert.input.owner
-    if not isinstance(load, LoadOp) or load not in fused:
-        return "the weights are not decoded from a matrix load"
+    codes = match_codes(convert.input, fused)
+    if codes is None:
+        return "the codes are computed, not read from a matrix load or argument"
     if m.rows < 2 * lanes:
         return f"fewer than {2 * lanes} rows"
-    if load.is_packed and load.COLUMN_MAJOR and m.rows % 2:
+    if codes.packed and codes.column_major and m.rows % 2:
         return "an odd number of packed column-major rows"
-    if not load.COLUMN_MAJOR and (why := _row_major_misfit(m, fmt, scaled, lanes)):
+    if not codes.column_major and (
+        why := _row_major_misfit(m, codes.bits, scaled, lanes)
+    ):
         return why
-    if load.is_packed != (fmt.bits == 4):
-        return "f4e2m1fn codes not packed (or other codes packed)"
-    if load.is_packed and not (
-        vector_block_access(load) or versioned_block_access(load)
+    load = codes.load
+    if (
+        codes.packed
+        and load is not None
+        and not (vector_block_access(load) or versioned_block_access(load))
     ):
         return "the packed offset or stride is odd"
-    return Weights(load, fmt, scaled, factor)
+    return Weights(
+        codes, fmt, scaled, factor, None if scaled is None else scaled.scales
+    )
 
 
 def _row_major_misfit(
     m: MatrixType,
-    fmt: FloatFormat,
+    bits: int,
     scaled: arbfp.ScaledConvertFromOp | None,
     lanes: int,
 ) -> str | None:
-    """Why the row-major kernel does not take W (None: it does): rows of
-    whole words (the last chunk of columns may be narrower), block scales
-    constant on each word."""
-    chunk = _chunk(lanes, fmt)
-    if m.cols % _per_word(fmt) != 0:
-        return f"row-major rows not whole 32-bit words of {_per_word(fmt)} elements"
+    """Why the row-major kernel does not take W of `bits`-bit codes (None:
+    it does): rows of whole words (the last chunk of columns may be
+    narrower), block scales constant on each word."""
+    chunk, per_word = _chunk(lanes, bits), _per_word(bits)
+    if m.cols % per_word != 0:
+        return f"row-major rows not whole 32-bit words of {per_word} elements"
     if scaled is None:
         return None
     block = scaled.block_size
-    if block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0):
+    if block % per_word == 0 and (chunk % block == 0 or block % chunk == 0):
         return None
     return f"row-major blocks of {block} elements do not fit 32-bit words"
 
@@ -334,7 +402,7 @@ class _Kernel:
         """Constants hoisted out of the loops."""
         w, vt = self.weights, VectorType(f32, [self.lanes])
         constant = w.factor if isinstance(w.factor, float) else None
-        if w.packed:
+        if w.fp4:
             values = _fp4_table(w.format, constant)
             table = VectorType(f32, [16])
             attr = DenseIntOrFPElementsAttr.from_list(table, values)
@@ -353,10 +421,10 @@ class _Kernel:
 
     def scale_vector(self, e: Emitter, r: Index, k: Index, width: int) -> SSAValue:
         """The block scales of rows r .. r+width-1 at column `k`."""
-        op = self.weights.scaled
-        assert op is not None
+        op, scales = self.weights.scaled, self.weights.scales
+        assert op is not None and scales is not None
         column = block_index(e, k, op.block_size)
-        codes = read_block(e, op.scales, r, column, width, True)
+        codes = read_block(e, scales, r, column, width, True)
         codes = e.emit(llvm.ZExtOp(codes, VectorType(i32, [width])))
         ops, scale = emit_convert_from(
             op.scale_float_format, codes, VectorType(f32, [width])
@@ -372,7 +440,7 @@ class _Kernel:
             return None
         lanes = self.lanes
         scale = self.scale_vector(e, r, k, self.group)
-        if self.weights.packed:
+        if self.weights.codes.packed:  # (even rows, odd rows: `decode`)
             return [
                 e.emit(
                     vector.ShuffleOp(
@@ -393,19 +461,19 @@ class _Kernel:
     ) -> list[SSAValue]:
         """The decoded weights of the group of rows at `r`, column `k`."""
         w, lanes = self.weights, self.lanes
-        position = e.index(e.position(w.load, r, k))
-        if w.packed:
-            at = e.emit(arith.ShRUIOp(position, e.index(1)))
-            data = e.emit(vector.LoadOp(w.load.memref, [at], VectorType(i8, [lanes])))
+        if w.codes.packed:
+            data = w.codes.read(e, r, k, lanes)
             data = e.emit(llvm.ZExtOp(data, VectorType(i32, [lanes])))
             b = BitwiseEmitter(data.type)
             codes = [b.and_(data, 15), b.shr(data, 4)]
             _insert(e, b, data)
             values = [self.look_up(e, c) for c in codes]
+        elif w.fp4:  # (one code a byte, below 16)
+            data = w.codes.read(e, r, k, 2 * lanes)
+            data = e.emit(llvm.ZExtOp(data, VectorType(i32, [2 * lanes])))
+            values = [self.look_up(e, c) for c in _halves(e, data, lanes)]
         else:
-            data = e.emit(
-                vector.LoadOp(w.load.memref, [position], VectorType(i8, [2 * lanes]))
-            )
+            data = w.codes.read(e, r, k, 2 * lanes)
             wide = e.emit(llvm.SExtOp(data, VectorType(i16, [2 * lanes])))
             b = BitwiseEmitter(wide.type)
             placed = b.and_(b.shl(wide, 7), 0xBFFF)
@@ -427,8 +495,9 @@ class _Kernel:
         """The decoded element n of every 32-bit lane of `words` (before
         the scales)."""
         b = BitwiseEmitter(words.type)
-        if self.weights.packed:
-            return self.look_up(e, _insert(e, b, b.and_(b.shr(words, 4 * n), 15)))
+        if self.weights.fp4:
+            shift = self.weights.codes.bits * n
+            return self.look_up(e, _insert(e, b, b.and_(b.shr(words, shift), 15)))
         # Byte n, sign-extended, shifted left by 7: the f16 bits of
         # `decode`, in the low half of the lane.
         high = b.shl(words, 24 - 8 * n) if n < 3 else words
@@ -487,7 +556,7 @@ def decoded_matvec(
         return _decoded_matvec(e, op, weights, lanes, allocate, parallel)
     (y,) = _if(
         e,
-        even_layout(e, weights.load),
+        even_layout(e, cast(LoadOp, weights.codes.load)),
         [op.result.type],
         lambda f: [_decoded_matvec(f, op, weights, lanes, allocate, False)],
         lambda f: [otherwise(f)],
@@ -523,7 +592,7 @@ def _decoded_matvec(
         return []
 
     e.loop(0, padded // lanes, [], fill)
-    if weights.load.COLUMN_MAJOR:
+    if weights.codes.column_major:
         _column_passes(e, kernel, m, x, sums, parallel)
     else:
         _row_passes(e, kernel, m, x, sums, parallel)
@@ -538,7 +607,7 @@ def _decoded_matvec(
         at = [[f.index(0), f.index(offset(f, at_row, h * lanes))] for h in (0, 1)]
         rows_at = [[f.index(0), f.index(offset(f, r, h * lanes))] for h in (0, 1)]
         parts = [f.emit(vector.LoadOp(sums, a, vt)) for a in at]
-        if weights.packed and weights.load.COLUMN_MAJOR:  # (even, odd) -> rows
+        if weights.codes.packed and weights.codes.column_major:  # (even, odd) -> rows
             parts = [
                 f.emit(
                     vector.ShuffleOp(
@@ -676,15 +745,15 @@ def _column_passes(
         )
 
 
-def _per_word(fmt: FloatFormat) -> int:
-    """Elements in a 32-bit word: 8 packed f4e2m1fn, 4 f8e4m3fn."""
-    return 32 // fmt.bits
+def _per_word(bits: int) -> int:
+    """Codes of `bits` bits in a 32-bit word: 8 packed f4e2m1fn, else 4."""
+    return 32 // bits
 
 
-def _chunk(lanes: int, fmt: FloatFormat) -> int:
+def _chunk(lanes: int, bits: int) -> int:
     """Columns one row-major pass reads: 2·lanes bytes (lanes/2 words) of
     every row."""
-    return lanes // 2 * _per_word(fmt)
+    return lanes // 2 * _per_word(bits)
 
 
 def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
@@ -732,20 +801,16 @@ def _row_passes(
     as 32-bit words and transposed in registers (its line j: word j of each
     row); element k0 + P·j + n of the rows (P elements a word) is then
     element n of line j's words."""
-    lanes, flags, load = kernel.lanes, kernel.flags, kernel.weights.load
-    fmt = kernel.weights.format
-    vt, words, per_word = VectorType(f32, [lanes]), lanes // 2, _per_word(fmt)
-    chunk = _chunk(lanes, fmt)
+    lanes, flags, codes = kernel.lanes, kernel.flags, kernel.weights.codes
+    vt, words, per_word = VectorType(f32, [lanes]), lanes // 2, _per_word(codes.bits)
+    chunk = _chunk(lanes, codes.bits)
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
 
     def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
         """`count` words of `row` from column k0, as the first lanes of a
         `half` vector (the others repeat word 0 and are never used)."""
-        at = g.index(g.position(load, row, k0))
-        if kernel.weights.packed:
-            at = g.emit(arith.ShRUIOp(at, g.index(1)))
-        data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * count])))
+        data = codes.read(g, row, k0, 4 * count)
         if count == words:
             return g.emit(vector.BitcastOp(data, half))
         loaded = g.emit(vector.BitcastOp(data, VectorType(i32, [count])))

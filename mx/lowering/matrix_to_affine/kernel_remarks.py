@@ -155,13 +155,16 @@ _recorded: ContextVar[list[KernelRemark] | None] = ContextVar(
 
 @contextmanager
 def recording() -> Generator[list[KernelRemark]]:
-    """The kernel remarks of every `convert-matrix-to-affine` run inside."""
+    """The kernel remarks of every `convert-matrix-to-affine` run inside
+    (an enclosing `recording()` gets them too: a caller sees the lowering
+    of a JIT variant compiled during its call)."""
     remarks: list[KernelRemark] = []
     token = _recorded.set(remarks)
     try:
         yield remarks
     finally:
         _recorded.reset(token)
+        record(remarks)
 
 
 def record(remarks: list[KernelRemark]) -> None:

@@ -1,7 +1,7 @@
 """`convert-matrix-to-affine`: matrix.matvec."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
@@ -53,6 +53,9 @@ class LowerMatvec(MatrixPattern):
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
         weights = match_weights(op, self.state.plan.fused, lanes)
         if isinstance(weights, Weights):
+            if weights.scales is not None:  # (a transposed view: a column-major copy)
+                scales = self.state.readable_along_rows(weights.scales, op)
+                weights = replace(weights, scales=scales)
             note = VERSIONED if weights.versioned else None
             self.state.choose(op, fused_kernel(op.matrix), note=note)
             y = decoded_matvec(

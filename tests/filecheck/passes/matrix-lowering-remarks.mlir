@@ -148,11 +148,21 @@ func.func @mxfp4_odd_offset(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf3
   func.return %y : vector<32xf32>
 }
 
-// Codes and scales as matrix arguments.
+// Codes (one a byte) and scales as matrix arguments: read in place.
 // CHECK-LABEL: remark: @mxfp4_arguments: lowered with
-// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 3]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: the weights are not decoded from a matrix load{{$}}
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 3]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector{{$}}
 func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x2xi8>, %x: vector<64xf32>) -> vector<32xf32> {
   %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Codes computed by another op (fused into the conversion).
+// CHECK-LABEL: remark: @computed_codes: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 4]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: the codes are computed, not read from a matrix load or argument{{$}}
+func.func @computed_codes(%a: !matrix.matrix<32x64xi8>, %b: !matrix.matrix<32x64xi8>, %sc: !matrix.matrix<32x2xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.add %a, %b : !matrix.matrix<32x64xi8>
+  %m = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 32 : !matrix.matrix<32x64xi8>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
   %y = matrix.matvec %m, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
@@ -201,9 +211,9 @@ func.func @mxfp6(%w: memref<?xi6>, %s: memref<?xi8>, %x: vector<64xf32>) -> vect
   func.return %y : vector<32xf32>
 }
 
-// Scales that cannot be read as column vectors.
+// Scales that cannot be read as column vectors: copied into columns first.
 // CHECK-LABEL: remark: @transposed_scales: lowered with
-// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: the scales cannot be read as column vectors{{$}}
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector{{$}}
 func.func @transposed_scales(%w: memref<?xi8>, %s2: !matrix.matrix<2x32xi8>, %x: vector<64xf32>) -> vector<32xf32> {
   %q = matrix.column_major_load %w[0] : memref<?xi8> -> !matrix.matrix<32x64xi8>
   %sc = matrix.transpose %s2 : !matrix.matrix<2x32xi8> -> !matrix.matrix<32x2xi8>
@@ -214,7 +224,7 @@ func.func @transposed_scales(%w: memref<?xi8>, %s2: !matrix.matrix<2x32xi8>, %x:
 
 // FP4 codes one per byte.
 // CHECK-LABEL: remark: @unpacked_fp4: lowered with
-// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: vectorized; not fused block-scaled vector: f4e2m1fn codes not packed (or other codes packed){{$}}
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector{{$}}
 func.func @unpacked_fp4(%w: memref<?xi4>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
   %q = matrix.column_major_load %w[0] : memref<?xi4> -> !matrix.matrix<32x64xi4>
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>

@@ -129,3 +129,39 @@ func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32
   %y = matrix.matvec %f, %x : !matrix.matrix<32x32xf32>, vector<32xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// Codes and scales as matrix arguments (column-major: their buffers), FP4
+// codes one a byte: read in place from the argument's buffer, 32 rows of a
+// column at a time, the bytes widened (no nibbles to split).
+// CHECK-LABEL: func.func @mxfp4_arguments(%0: memref<64x32xi4>, %1: memref<2x32xi8>
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: vector.load %1[%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<32xi8>
+// CHECK: %[[CODES:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<64x32xi4>, vector<32xi4>
+// CHECK-NEXT: %[[BYTES:.*]] = llvm.zext %[[CODES]] : vector<32xi4> to vector<32xi8>
+// CHECK-NEXT: llvm.zext %[[BYTES]] : vector<32xi8> to vector<32xi32>
+// CHECK-NOT: memref<64x32xf32>
+// CHECK: func.return
+func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x2xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Transposes of arguments (a C-ordered argument under the JIT): the codes
+// are row-major, read as 32-bit words of each row of the argument's buffer;
+// the scales are rows, copied into a column-major buffer first.
+// CHECK-LABEL: func.func @mxfp8_row_major_arguments(%0: memref<32x64xi8>, %1: memref<32x2xi8>
+// CHECK: %[[SCALES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x32xi8>
+// CHECK: vector.load %1[%{{.*}}, %{{.*}}] : memref<32x2xi8>, vector<2xi8>
+// CHECK: vector.store %{{.*}}, %[[SCALES]][%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<2xi8>
+// CHECK: %[[ROW:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<32x64xi8>, vector<32xi8>
+// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
+// CHECK: vector.load %[[SCALES]][%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<16xi8>
+// CHECK: func.return
+func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix.matrix<2x32xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.transpose %qt : !matrix.matrix<64x32xi8> -> !matrix.matrix<32x64xi8>
+  %sc = matrix.transpose %st : !matrix.matrix<2x32xi8> -> !matrix.matrix<32x2xi8>
+  %f = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 32 : !matrix.matrix<32x64xi8>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
