@@ -75,6 +75,7 @@ from mx.jit_wrappers import (
 )
 from mx.lowering.llvm.func import llvm_function_type
 from mx.lowering.llvm.memref import constant_value
+from mx.lowering.matrix_to_affine.caches import for_target, host_caches
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
@@ -729,6 +730,13 @@ def _lower_and_translate(
     each function defined. `mx-lower-to-llvm` stops before `convert-to-llvm`
     where `mx.targets.direct_llvm_ir` translates what is left (the same
     instructions, written directly); `module` is then left at that stage."""
+    with for_target(host_caches()):
+        return _lower_for_host(module, source, pipeline, ctx)
+
+
+def _lower_for_host(
+    module: ModuleOp, source: Source, pipeline: str, ctx: Context
+) -> tuple[str, dict[str, llvm.LLVMFunctionType]]:
     passes = _passes(pipeline)
     lowering = passes[0] if len(passes) == 1 else None
     if isinstance(lowering, MxLowerToLLVMPass) and not lowering.remarks:
