@@ -1207,11 +1207,12 @@ class ConvertMatrixToAffinePass(ModulePass):
     product is the faster one from f32 96x96 and f64 64x64 up, the
     register-blocked one up to f32 64x64 and f64 48x48."""
 
-    parallel_min_work: int = 1 << 20
+    parallel_min_work: int = 1 << 18
     """Cache-blocked products (matmul, matmul_add, matvec) of at least this
     many multiply-adds run their blocks on threads: their block loop is
-    marked `mx.parallel` for `outline-parallel-loops` (0: never; see
-    docs/passes.md for the measurement)."""
+    marked `mx.parallel` for `outline-parallel-loops` (0: never). 2^18 (64^3)
+    is where bench/threads.py's sweep measured 2 threads winning (see
+    docs/python-api.md#threads)."""
 
     stack_bytes: int = DEFAULT_STACK_BYTES
     """Most bytes of buffers one function keeps on the stack; beyond it the

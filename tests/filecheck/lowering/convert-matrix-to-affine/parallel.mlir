@@ -3,7 +3,7 @@
 
 // Products of at least parallel-min-work multiply-adds mark their loop over
 // independent blocks `mx.parallel` (run on threads by outline-parallel-loops);
-// with the default threshold (2^20) these small ones are not marked.
+// with the default threshold (2^18) these small ones are not marked.
 // DEFAULT-NOT: mx.parallel
 
 // The cache-blocked product (blocked.mlir's blocking: 3 row blocks of 16
