@@ -15,10 +15,18 @@ Rows (f32; every result checked against NumPy before it is timed):
   n×n GEMMs forced onto threads (`parallel-min-work=1`), 1 vs 2 threads: where 2
   threads start to win is where `BATCH_PARALLEL_MIN_BYTES` and `parallel-min-work`
   are set;
-- one 4×4 `a@b+c` call (the fast entry; the threads must cost it nothing).
+- one 4×4 `a@b+c` call (the fast entry; the threads must cost it nothing);
+- single-thread GEMM 1024² (f32, f64, C-ordered), thread CPU time: mx blocked for
+  the host's caches (what the JIT does), mx blocked for mx-opt's default caches, and
+  NumPy's OpenBLAS limited to one thread (threadpoolctl), in interleaved rounds.
+
+The sweeps end with the thresholds they measure: the smallest batch (bytes) and
+product (multiply-adds) at which 2 threads beat 1 by at least `WIN`, and at the
+next size swept too (`crossover`).
 
 Times are wall-clock (threads run in parallel: CPU time would add them up), the best
-of `reps` runs, each run repeating the call for >= 20 ms. The machine's load average
+of `reps` runs, each run repeating the call for >= 20 ms; single-thread comparisons
+use the calling thread's CPU time (less disturbed by other processes). The machine's load average
 is printed: on a loaded machine the second thread waits for a core and the ratios
 say little.
 """
@@ -30,6 +38,7 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -38,6 +47,10 @@ import mx
 from bench.mx_formats import BLOCK, Case, dequantized, operands
 from bench.mx_formats import _module as decode_module  # pyright: ignore[reportPrivateUsage]
 from mx.jit import compile_module
+from mx.lowering.matrix_to_affine.caches import DEFAULT_CACHES, host_caches
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    ConvertMatrixToAffinePass,
+)
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from mx.runtime import threads
 
@@ -66,6 +79,36 @@ def best_seconds(
     return best
 
 
+def best_cpu_seconds(
+    call: Callable[[], object], reps: int = 5, count: int = 3
+) -> float:
+    """Best CPU time of the calling thread for one call, over `reps` runs of
+    `count` calls (a single-threaded call: other processes' load shows less
+    in it than in wall time)."""
+    call()
+    best = float("inf")
+    for _ in range(reps):
+        start = time.thread_time()
+        for _ in range(count):
+            call()
+        best = min(best, (time.thread_time() - start) / count)
+    return best
+
+
+WIN = 1.1
+"""How much faster 2 threads must be than 1 for the thresholds (`crossover`)."""
+
+
+def crossover(ratios: list[tuple[int, float]]) -> int | None:
+    """The smallest size (of those swept, in increasing order) at which the
+    threads are at least `WIN` times faster and still are at the next size
+    (two in a row: one size alone is too often noise); None if none is."""
+    for (size, ratio), (_, following) in pairwise(ratios):
+        if ratio >= WIN and following >= WIN:
+            return size
+    return None
+
+
 def per_threads(
     call: Callable[[], object], counts: list[int], reps: int
 ) -> dict[int, float]:
@@ -91,8 +134,8 @@ func.func @f(%a: {m}, %b: {m}, %c: {m}) -> {m} {{
     ).f
 
 
-def gemm(n: int, pipeline: str = "mx-lower-to-llvm") -> Any:
-    m = f"!matrix.matrix<{n}x{n}xf32>"
+def gemm(n: int, pipeline: str = "mx-lower-to-llvm", t: str = "f32") -> Any:
+    m = f"!matrix.matrix<{n}x{n}x{t}>"
     return compile_module(
         f"""
 func.func @f(%a: {m}, %b: {m}) -> {m} {{
@@ -103,14 +146,71 @@ func.func @f(%a: {m}, %b: {m}) -> {m} {{
     ).f
 
 
-def forced_pipeline() -> str:
-    """mx-lower-to-llvm's steps with every product on threads."""
+def with_options(options: str) -> str:
+    """mx-lower-to-llvm's steps with `options` for convert-matrix-to-affine."""
     return ",".join(
-        "convert-matrix-to-affine{parallel-min-work=1}"
+        f"convert-matrix-to-affine{{{options}}}"
         if p == "convert-matrix-to-affine"
         else p
         for p in PIPELINE
     )
+
+
+def forced_pipeline() -> str:
+    """mx-lower-to-llvm's steps with every product on threads."""
+    return with_options("parallel-min-work=1")
+
+
+MX_OPT_CACHES = with_options(
+    f"l1-bytes={DEFAULT_CACHES.l1_bytes} l2-bytes={DEFAULT_CACHES.l2_bytes} "
+    f"l3-bytes={DEFAULT_CACHES.l3_bytes}"
+)
+"""The JIT's pipeline, blocked for mx-opt's default caches instead of the host's."""
+
+
+def _single_thread_row(
+    t: str, dtype: Any, n: int, reps: int, rng: np.random.Generator
+) -> str:
+    from threadpoolctl import (  # pyright: ignore[reportMissingImports]
+        threadpool_limits,  # pyright: ignore[reportUnknownVariableType]
+    )
+
+    a, b = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
+    y = np.empty_like(a)
+    host, default = gemm(n, t=t), gemm(n, MX_OPT_CACHES, t)
+    assert np.allclose(host(a, b), a @ b, rtol=1e-3, atol=1e-3 * n)
+    assert np.array_equal(host(a, b), default(a, b))  # blocking changes no bit
+    calls: dict[str, Callable[[], object]] = {
+        "host": lambda: host(a, b, out=y),
+        "default": lambda: default(a, b, out=y),
+        "openblas": lambda: np.matmul(a, b, out=y),
+    }
+    best = dict.fromkeys(calls, float("inf"))
+    with mx.num_threads(1), threadpool_limits(1):
+        for _ in range(reps):
+            for name, call in calls.items():
+                best[name] = min(best[name], best_cpu_seconds(call, reps=1))
+    return (
+        f"| {t} | {best['host'] * 1e3:.2f} | {best['default'] * 1e3:.2f} "
+        f"| {best['openblas'] * 1e3:.2f} | {best['host'] / best['openblas']:.2f}× |"
+    )
+
+
+def single_thread_gemm(quick: bool, reps: int) -> list[str]:
+    """mx on one thread (host caches, mx-opt's caches) against OpenBLAS on
+    one thread: thread CPU time, interleaved rounds, C-ordered f32 and f64."""
+    n = 512 if quick else 1024
+    rng = np.random.default_rng(1)
+    c = host_caches()
+    caches = f"{c.l1_bytes >> 10}/{c.l2_bytes >> 10}/{c.l3_bytes >> 10} KiB"
+    out = [
+        f"| GEMM {n}², 1 thread | mx, host caches {caches} (ms) "
+        "| mx, mx-opt's caches (ms) | OpenBLAS (ms) | mx / OpenBLAS time |",
+        "|---|---|---|---|---|",
+    ]
+    for t, dtype in (("f32", np.float32), ("f64", np.float64)):
+        out.append(_single_thread_row(t, dtype, n, reps, rng))
+    return out
 
 
 def copy_seconds(nbytes: int, workers: int, reps: int) -> float:
@@ -131,7 +231,8 @@ def copy_seconds(nbytes: int, workers: int, reps: int) -> float:
     return seconds
 
 
-def rows(quick: bool, counts: list[int], reps: int) -> list[str]:
+def rows(quick: bool, counts: list[int], reps: int, thresholds: list[str]) -> list[str]:
+    """The table's rows; the measured thresholds are appended to `thresholds`."""
     out: list[str] = []
     rng = np.random.default_rng(0)
 
@@ -236,11 +337,16 @@ def rows(quick: bool, counts: list[int], reps: int) -> list[str]:
         tiny = affine(4, forced)
     finally:
         threads.BATCH_PARALLEL_MIN_BYTES = saved
+    batch_ratios: list[tuple[int, float]] = []
     for count in (256, 1024, 2048, 4096, 8192, 16384, 65536):
         a = rng.standard_normal((count, 4, 4)).astype(np.float32)
         y = np.empty_like(a)
         times = per_threads(lambda a=a, y=y: tiny(a, b, c, out=y), counts, reps)
         line(f"threshold: {count} × 4×4 a@b+c forced onto threads", times)
+        # Bytes as BATCH_PARALLEL_MIN_BYTES counts them: every operand of each call.
+        per_call = a[0].nbytes + b.nbytes + c.nbytes + y[0].nbytes
+        batch_ratios.append((count * per_call, times[1] / times[counts[-1]]))
+    product_ratios: list[tuple[int, float]] = []
     for size in (48, 64, 96, 128, 192, 256):
         f = gemm(size, forced)
         a, b2 = (rng.standard_normal((size, size)).astype(np.float32) for _ in range(2))
@@ -248,6 +354,16 @@ def rows(quick: bool, counts: list[int], reps: int) -> list[str]:
         line(
             f"threshold: f32 GEMM {size}² ({size**3} multiply-adds) forced onto threads",
             times,
+        )
+        product_ratios.append((size**3, times[1] / times[counts[-1]]))
+    if len(counts) > 1:
+        batch_bytes, work = crossover(batch_ratios), crossover(product_ratios)
+        thresholds.append(
+            f"measured thresholds ({counts[-1]} threads at least {WIN}× faster than 1 "
+            f"there and at the next size): batches from {batch_bytes} bytes "
+            f"(BATCH_PARALLEL_MIN_BYTES = {threads.BATCH_PARALLEL_MIN_BYTES}), "
+            f"products from {work} multiply-adds (parallel-min-work = 2^"
+            f"{ConvertMatrixToAffinePass.parallel_min_work.bit_length() - 1})"
         )
 
     # One small call
@@ -272,10 +388,19 @@ def main() -> None:
     args = parser.parse_args()
     counts = sorted({1, *range(2, args.max_threads + 1)})
     load = _load_average()
+    thresholds: list[str] = []
+    table = rows(args.quick, counts, args.reps, thresholds)
+    middle = _load_average()
     lines = [
         f"CPUs available: {len(os.sched_getaffinity(0))}; load average before: {' '.join(load)}",
         "",
-        *rows(args.quick, counts, args.reps),
+        *table,
+        "",
+        *thresholds,
+        "",
+        f"load average: {' '.join(middle)}",
+        "",
+        *single_thread_gemm(args.quick, args.reps),
         "",
         f"load average after: {' '.join(_load_average())}",
     ]

@@ -76,6 +76,7 @@ from mx.jit_wrappers import (
 )
 from mx.lowering.llvm.func import llvm_function_type
 from mx.lowering.llvm.memref import constant_value
+from mx.lowering.matrix_to_affine.caches import for_target, host_caches
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
@@ -728,7 +729,15 @@ def _lower_and_translate(
     """Runs `pipeline` on `module`; returns the LLVM IR and the LLVM type of
     each function defined. `mx-lower-to-llvm` takes its route to LLVM IR
     (`mx.compiler`); on the direct one `module` is left before
-    `convert-to-llvm`."""
+    `convert-to-llvm`. Cache-blocked products are blocked for the host's
+    caches."""
+    with for_target(host_caches()):
+        return _lower_for_host(module, source, pipeline, ctx)
+
+
+def _lower_for_host(
+    module: ModuleOp, source: Source, pipeline: str, ctx: Context
+) -> tuple[str, dict[str, llvm.LLVMFunctionType]]:
     passes = _passes(pipeline)
     lowering = passes[0] if len(passes) == 1 else None
     if isinstance(lowering, MxLowerToLLVMPass):

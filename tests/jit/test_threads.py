@@ -218,7 +218,10 @@ def test_products_run_through_the_parallel_path() -> None:
         assert "define internal void @_mx_parallel_for_" in ir
     default = compile_module(_matmul_add(512, 512, 512, "f32", "f32", "")).llvm_ir
     assert "define internal void @_mx_parallel_for_" in default
-    small = compile_module(_matmul_add(64, 64, 64, "f32", "f32", "")).llvm_ir
+    # The default parallel-min-work, 2^18 multiply-adds: 64^3 on threads, 48^3 not.
+    at_threshold = compile_module(_matmul_add(64, 64, 64, "f32", "f32", "")).llvm_ir
+    assert "define internal void @_mx_parallel_for_" in at_threshold
+    small = compile_module(_matmul_add(48, 48, 48, "f32", "f32", "")).llvm_ir
     assert "_mx_parallel_for_" not in small
 
 

@@ -14,8 +14,9 @@ register-blocked (`matrix_to_affine/products.py`); i4/i6 containers, and
 `vector-bits=0`, keep scalar loop nests. Products whose operands
 take at least `blocked-min-bytes` (default 96 KiB) are cache-blocked and
 packed (`matrix_to_affine/blocked.py`), with block sizes derived from the
-`l1-bytes`/`l2-bytes`/`l3-bytes` options (defaults: one core of an Intel
-Sapphire Rapids: 48 KiB, 2 MiB, and 32 MiB of L3).
+`l1-bytes`/`l2-bytes`/`l3-bytes` options (default: the target's caches,
+`matrix_to_affine/caches.py`: the host's in the JIT, one core of an Intel
+Sapphire Rapids for mx-opt: 48 KiB, 2 MiB, and 32 MiB of L3).
 
 Functions: a matrix argument becomes a `memref<CxRxT>` argument (the caller's
 column-major buffer, never written by the callee; with `layout=row-major` a
@@ -59,6 +60,7 @@ from mx.diagnostics import OpDiagnostic
 from mx.lowering.matrix_to_affine.abi import LAYOUTS
 from mx.lowering.matrix_to_affine.blocked import Blocking
 from mx.lowering.matrix_to_affine.buffers import DEFAULT_STACK_BYTES
+from mx.lowering.matrix_to_affine.caches import target_caches
 from mx.lowering.matrix_to_affine.carriers import block_slots
 from mx.lowering.matrix_to_affine.control_flow import (
     LowerCarriedTerminator,
@@ -194,18 +196,20 @@ class ConvertMatrixToAffinePass(ModulePass):
     nests, copies and products of f16/bf16/f32/f64/i8..i64 matrices work on
     vectors of that many bits (0: scalar loop nests only)."""
 
-    l1_bytes: int = 48 * 1024
-    """Bytes of the L1 data cache of one core. This and the next three
-    options shape the cache-blocked products (`matrix_to_affine/blocked.py`):
-    a panel of packed A (one vector of rows x KC) takes at most half of L1."""
+    l1_bytes: int = 0
+    """Bytes of the L1 data cache of one core (0: the target's, see
+    `matrix_to_affine/caches.py`: the host's in the JIT, 48 KiB for mx-opt).
+    This and the next two options shape the cache-blocked products
+    (`matrix_to_affine/blocked.py`): a panel of packed A (one vector of rows
+    x KC) takes at most half of L1."""
 
-    l2_bytes: int = 2 * 1024 * 1024
-    """Bytes of one core's L2: the MC x NC block of the result and a KC x NC
-    block of packed B take half."""
+    l2_bytes: int = 0
+    """Bytes of one core's L2 (0: the target's; 2 MiB for mx-opt): the MC x
+    NC block of the result and a KC x NC block of packed B take half."""
 
-    l3_bytes: int = 32 * 1024 * 1024
-    """Bytes of L3 one core may use: the MC rows of A (all of the depth)
-    take half."""
+    l3_bytes: int = 0
+    """Bytes of L3 one core may use (0: the target's; 32 MiB for mx-opt):
+    the MC rows of A (all of the depth) take half."""
 
     blocked_min_bytes: int = 96 * 1024
     """Products (matmul, matmul_add) whose operands and result take at least
@@ -214,11 +218,12 @@ class ConvertMatrixToAffinePass(ModulePass):
     product is the faster one from f32 96x96 and f64 64x64 up, the
     register-blocked one up to f32 64x64 and f64 48x48."""
 
-    parallel_min_work: int = 1 << 20
+    parallel_min_work: int = 1 << 18
     """Cache-blocked products (matmul, matmul_add, matvec) of at least this
     many multiply-adds run their blocks on threads: their block loop is
-    marked `mx.parallel` for `outline-parallel-loops` (0: never; see
-    docs/passes.md for the measurement)."""
+    marked `mx.parallel` for `outline-parallel-loops` (0: never). 2^18 (64^3)
+    is where bench/threads.py's sweep measured 2 threads winning (see
+    docs/python-api.md#threads)."""
 
     stack_bytes: int = DEFAULT_STACK_BYTES
     """Most bytes of buffers one function keeps on the stack; beyond it the
@@ -246,10 +251,11 @@ class ConvertMatrixToAffinePass(ModulePass):
         call_sites = outlined_call_sites(op)
         plan = FusionPlan()
         plan.analyze(op)
+        target = target_caches()
         blocking = Blocking(
-            self.l1_bytes,
-            self.l2_bytes,
-            self.l3_bytes,
+            self.l1_bytes or target.l1_bytes,
+            self.l2_bytes or target.l2_bytes,
+            self.l3_bytes or target.l3_bytes,
             self.blocked_min_bytes,
             self.parallel_min_work,
         )

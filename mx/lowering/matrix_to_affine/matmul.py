@@ -29,7 +29,12 @@ from mx.lowering.matrix_to_affine.products import (
     dot,
 )
 from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
-from mx.lowering.matrix_to_affine.vectors import for_each_block, read_block, write_block
+from mx.lowering.matrix_to_affine.vectors import (
+    for_each_block,
+    read_block,
+    readable,
+    write_block,
+)
 
 
 @dataclass
@@ -83,6 +88,8 @@ class LowerMatmul(MatrixPattern):
                     op.fastmath,
                     lanes,
                     factor,
+                    readable(op.rhs, self.state.plan.fused, True),
+                    readable(op.rhs, self.state.plan.fused, False),
                 )
                 self.state.choose(op, CACHE_BLOCKED)
                 blocked_gemm(

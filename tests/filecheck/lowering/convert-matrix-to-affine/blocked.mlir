@@ -1,19 +1,19 @@
-// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=7424 l3-bytes=6400 blocked-min-bytes=0}" | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=8192 l3-bytes=6400 blocked-min-bytes=0}" | filecheck %s
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s --check-prefix=DEFAULT
 
 // The cache-blocked product. Panels of A: MR = 1 vector of 16 rows (40
 // rows: two full panels and one of 8); panels of B: NR = 16 columns (40
 // columns: two full panels and one of 8). With these cache sizes, f32: depth
-// blocks at most 2048/2/(16*4) = 16 deep, so 4 blocks of KC = 13 (the last
-// of 11); row blocks of MC = 6400/2/(50*4*16) = 1 panel; column blocks of
-// NC = 7424/2/4/((16 + 13)*16) = 2 panels. A row block of fewer rows than D
+// blocks at most 2048/2/(16*4) = 16 deep, in whole tiles of 16 rows of B: 4
+// blocks of KC = 16 (the last of 2); row blocks of MC = 6400/2/(50*4*16) = 1
+// panel; column blocks of NC = 8192/2/4/((16 + 16)*16) = 2 panels. A row block of fewer rows than D
 // is not contiguous in D: the partial sums wait between depth blocks in DP,
 // tile after tile (1 panel of rows x 2 panels of 16 columns: 32 columns).
 // CHECK-LABEL: func.func @blocked
 // CHECK-SAME: (%[[A:.*]]: memref<50x40xf32>, %[[B:.*]]: memref<40x50xf32>, %[[C:.*]]: memref<40x40xf32>, %{{.*}}: memref<40x40xf32>)
 // CHECK: %[[DP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x16xf32>
-// CHECK: %[[BP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<26x16xf32>
-// CHECK: %[[AP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<13x16xf32>
+// CHECK: %[[BP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x16xf32>
+// CHECK: %[[AP:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x16xf32>
 // CHECK: %[[D:.*]] = memref.alloca() {alignment = 64 : i64} : memref<40x40xf32>
 
 // Row blocks, column blocks, depth blocks.
@@ -21,35 +21,49 @@
 // CHECK-NEXT: affine.for %[[JB:.*]] = 0 to 2 {
 // CHECK-NEXT: affine.for %[[KB:.*]] = 0 to 4 {
 
-// Packing B: each full panel jr of the column block, row k of the depth
-// block -> row (jr - 2*jb)*13 + k of Bp, 16 columns.
+// Packing B: each full panel jr of the column block, in whole tiles of 16
+// rows of the depth block (none in the last, of 2 rows): 16 vectors down
+// columns of B, transposed in registers (4 rounds of 16 shuffles) into rows
+// (jr - 2*jb)*16 + k of Bp.
 // CHECK-NEXT: affine.for %[[JP:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
-// CHECK-NEXT: %[[BASE:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + (d1 * -26)))> (%[[JP]], %[[JB]])
-// CHECK-NEXT: affine.for %[[K:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]]) {
-// CHECK-NEXT: %[[KA:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + d1))> (%[[KB]], %[[K]])
-// CHECK-NEXT: %[[BROW:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%[[BASE]], %[[K]])
+// CHECK-NEXT: %[[BASE:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + (d1 * -32)))> (%[[JP]], %[[JB]])
+// CHECK-NEXT: affine.for %[[Q:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (1, (((d0 * -16) + 50) floordiv 16))>(%[[KB]]) {
+// CHECK-NEXT: %[[KT:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + (d1 * 16)))> (%[[KB]], %[[Q]])
 // CHECK-NEXT: %[[COL:.*]] = affine.apply affine_map<(d0) -> ((d0 * 16))> (%[[JP]])
-// CHECK-NEXT: %[[X:.*]] = memref.load %[[B]][%[[COL]], %[[KA]]] : memref<40x50xf32>
-// CHECK: memref.store %[[X]], %[[BP]][%[[BROW]], %{{.*}}] : memref<26x16xf32>
-// CHECK-COUNT-15: memref.store %{{.*}}, %[[BP]][%[[BROW]], %{{.*}}] : memref<26x16xf32>
-// The last, 8-column panel, in the last column block only.
+// CHECK-NEXT: %[[L0:.*]] = vector.load %[[B]][%[[COL]], %[[KT]]] : memref<40x50xf32>, vector<16xf32>
+// CHECK-COUNT-15: vector.load %[[B]]
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-NEXT: %[[ROW0:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + (d1 * 16)))> (%[[BASE]], %[[Q]])
+// CHECK-NEXT: vector.store %{{.*}}, %[[BP]][%[[ROW0]], %{{.*}}] : memref<32x16xf32>, vector<16xf32>
+// CHECK-COUNT-15: vector.store %{{.*}}, %[[BP]]
+// CHECK-NEXT: }
+// The rows after the last whole tile, element by element: only in the last
+// depth block (from row 48 - 16*kb: empty for the others).
+// CHECK-NEXT: affine.for %[[K:.*]] = affine_map<(d0) -> (((d0 * -16) + 48))>(%[[KB]]) to min affine_map<(d0) -> (16, ((d0 * -16) + 50))>(%[[KB]]) {
+// CHECK-NEXT: %[[KA:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + d1))> (%[[KB]], %[[K]])
+// CHECK-NEXT: %[[BROW:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%[[BASE]], %[[K]])
+// CHECK-NEXT: %[[COL1:.*]] = affine.apply affine_map<(d0) -> ((d0 * 16))> (%[[JP]])
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[B]][%[[COL1]], %[[KA]]] : memref<40x50xf32>
+// CHECK-NEXT: memref.store %[[X]], %[[BP]][%[[BROW]], %{{.*}}] : memref<32x16xf32>
+// CHECK-COUNT-15: memref.store %{{.*}}, %[[BP]][%[[BROW]], %{{.*}}] : memref<32x16xf32>
+// The last, 8-column panel, element by element, in the last column block only.
 // CHECK: %[[LASTJB:.*]] = arith.cmpi eq, %[[JB]], %{{.*}} : index
 // CHECK-NEXT: scf.if %[[LASTJB]] {
-// CHECK-COUNT-8: memref.store %{{.*}}, %[[BP]][%{{.*}}, %{{.*}}] : memref<26x16xf32>
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[BP]][%{{.*}}, %{{.*}}] : memref<32x16xf32>
 // CHECK-NOT: memref.store
 
 // Each full panel of rows of the row block: packing Ap (k of the depth
 // block -> row k, one vector), then the micro-kernel against each full
 // panel of Bp of the column block.
 // CHECK: affine.for %[[IR:.*]] = affine_map<(d0) -> (d0)>(%[[IB]]) to min affine_map<(d0) -> ((d0 + 1), 2)>(%[[IB]]) {
-// CHECK-NEXT: affine.for %[[K2:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]]) {
-// CHECK-NEXT: %[[KA2:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 13) + d1))> (%[[KB]], %[[K2]])
+// CHECK-NEXT: affine.for %[[K2:.*]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (16, ((d0 * -16) + 50))>(%[[KB]]) {
+// CHECK-NEXT: %[[KA2:.*]] = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + d1))> (%[[KB]], %[[K2]])
 // The vector of A's column 8 columns on is prefetched (at most the last).
-// CHECK-NEXT: %[[AHEAD:.*]] = affine.min affine_map<(d0, d1) -> ((((d0 * 13) + d1) + 8), 49)> (%[[KB]], %[[K2]])
+// CHECK-NEXT: %[[AHEAD:.*]] = affine.min affine_map<(d0, d1) -> ((((d0 * 16) + d1) + 8), 49)> (%[[KB]], %[[K2]])
 // CHECK-NEXT: %[[R0:.*]] = affine.apply affine_map<(d0) -> ((d0 * 16))> (%[[IR]])
 // CHECK-NEXT: memref.prefetch %[[A]][%[[AHEAD]], %[[R0]]], read, locality<3>, data : memref<50x40xf32>
 // CHECK-NEXT: %[[V0:.*]] = vector.load %[[A]][%[[KA2]], %[[R0]]] : memref<50x40xf32>, vector<16xf32>
-// CHECK-NEXT: vector.store %[[V0]], %[[AP]][%[[K2]], %{{.*}}] : memref<13x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.store %[[V0]], %[[AP]][%[[K2]], %{{.*}}] : memref<16x16xf32>, vector<16xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: affine.for %[[JR:.*]] = affine_map<(d0) -> ((d0 * 2))>(%[[JB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 2)>(%[[JB]]) {
 // Tile (ir, jr) of block (ib, jb) starts at column ((ir - ib)*2 + jr - 2*jb)*16 of DP.
@@ -70,11 +84,11 @@
 // The micro-kernel: k over the depth block; per k one vector of Ap, sixteen
 // broadcasts of Bp (each feeding one multiply: x86 folds it into the
 // multiply's memory operand), a separate mulf and addf per sum (no contract).
-// CHECK-NEXT: affine.for %[[KK:[0-9]+]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (13, ((d0 * -13) + 50))>(%[[KB]])
+// CHECK-NEXT: affine.for %[[KK:[0-9]+]] = affine_map<(d0) -> (0)>(%[[KB]]) to min affine_map<(d0) -> (16, ((d0 * -16) + 50))>(%[[KB]])
 // CHECK-SAME: iter_args(%[[ACC0:[0-9]+]] = %[[S0]],
-// CHECK-NEXT: %[[A0:.*]] = vector.load %[[AP]][%[[KK]], %{{.*}}] : memref<13x16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[A0:.*]] = vector.load %[[AP]][%[[KK]], %{{.*}}] : memref<16x16xf32>, vector<16xf32>
 // CHECK-NEXT: %[[BR:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%{{.*}}, %[[KK]])
-// CHECK-NEXT: %[[B0:.*]] = memref.load %[[BP]][%[[BR]], %{{.*}}] : memref<26x16xf32>
+// CHECK-NEXT: %[[B0:.*]] = memref.load %[[BP]][%[[BR]], %{{.*}}] : memref<32x16xf32>
 // CHECK-NEXT: %[[BB0:.*]] = vector.broadcast %[[B0]] : f32 to vector<16xf32>
 // CHECK-NEXT: %[[P0:.*]] = arith.mulf %[[A0]], %[[BB0]] : vector<16xf32>
 // CHECK-NEXT: %{{.*}} = arith.addf %[[ACC0]], %[[P0]] : vector<16xf32>
@@ -99,7 +113,7 @@
 // packed, then against each panel of Bp (16 sums, then 8).
 // CHECK: %[[LASTIB:.*]] = arith.cmpi eq, %[[IB]], %{{.*}} : index
 // CHECK-NEXT: scf.if %[[LASTIB]] {
-// CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}] : memref<13x16xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}] : memref<16x16xf32>, vector<8xf32>
 // CHECK-NOT: vector.store %{{.*}}, %[[AP]]
 // CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
@@ -108,7 +122,7 @@
 // kernel: no packing, no depth blocks.
 // DEFAULT-LABEL: func.func @blocked
 // DEFAULT-NOT: scf.if
-// DEFAULT-NOT: memref<13x16xf32>
+// DEFAULT-NOT: memref<16x16xf32>
 func.func @blocked(%a: !matrix.matrix<40x50xf32>, %b: !matrix.matrix<50x40xf32>, %c: !matrix.matrix<40x40xf32>) -> !matrix.matrix<40x40xf32> {
   %r = matrix.matmul_add %a, %b, %c : !matrix.matrix<40x50xf32>, !matrix.matrix<50x40xf32>, !matrix.matrix<40x40xf32> -> !matrix.matrix<40x40xf32>
   func.return %r : !matrix.matrix<40x40xf32>

@@ -1,9 +1,9 @@
-// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=7424 l3-bytes=6400 blocked-min-bytes=0 parallel-min-work=1}" | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=8192 l3-bytes=6400 blocked-min-bytes=0 parallel-min-work=1}" | filecheck %s
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s --check-prefix=DEFAULT
 
 // Products of at least parallel-min-work multiply-adds mark their loop over
 // independent blocks `mx.parallel` (run on threads by outline-parallel-loops);
-// with the default threshold (2^20) these small ones are not marked.
+// with the default threshold (2^18) these small ones are not marked.
 // DEFAULT-NOT: mx.parallel
 
 // The cache-blocked product (blocked.mlir's blocking: 3 row blocks of 16
@@ -12,15 +12,15 @@
 // its packing buffers its own (allocated in the loop, on the heap).
 // CHECK-LABEL: func.func @gemm
 // CHECK:         affine.for %[[U:.*]] = 0 to 9 {
-// CHECK-NEXT:      %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x16xf32>
-// CHECK-NEXT:      %[[BP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x16xf32>
+// CHECK-NEXT:      %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
+// CHECK-NEXT:      %[[BP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
 // CHECK-NEXT:      %[[DP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
 // CHECK-NEXT:      %[[IB:.*]] = affine.apply affine_map<(d0) -> ((d0 floordiv 3))> (%[[U]])
 // CHECK-NEXT:      %[[JB:.*]] = affine.apply affine_map<(d0) -> ((d0 mod 3))> (%[[U]])
 // CHECK-NEXT:      affine.for %[[KB:.*]] = 0 to 4 {
 // CHECK:             vector.load %[[AP]]
-// CHECK:           memref.dealloc %[[AP]] : memref<13x16xf32>
-// CHECK-NEXT:      memref.dealloc %[[BP]] : memref<13x16xf32>
+// CHECK:           memref.dealloc %[[AP]] : memref<16x16xf32>
+// CHECK-NEXT:      memref.dealloc %[[BP]] : memref<16x16xf32>
 // CHECK-NEXT:      memref.dealloc %[[DP]] : memref<16x16xf32>
 // CHECK-NEXT:    } {mx.parallel}
 func.func @gemm(%a: !matrix.matrix<40x50xf32>, %b: !matrix.matrix<50x40xf32>) -> !matrix.matrix<40x40xf32> {

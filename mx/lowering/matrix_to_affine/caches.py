@@ -1,0 +1,82 @@
+"""The cache sizes the cache-blocked products are blocked for (blocked.py).
+
+`convert-matrix-to-affine`'s `l1-bytes`, `l2-bytes` and `l3-bytes` default to
+0: the target's. Under `mx-opt` the target is `DEFAULT_CACHES`, so that its
+output does not depend on the machine it runs on; the JIT compiles for the
+host (`for_target(host_caches())`), whose sizes Linux lists under
+/sys/devices/system/cpu/cpu0/cache.
+"""
+
+from collections.abc import Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Caches:
+    """Bytes of one core's L1 data cache and L2, and of the L3."""
+
+    l1_bytes: int
+    l2_bytes: int
+    l3_bytes: int
+
+
+DEFAULT_CACHES = Caches(48 * 1024, 2 * 1024 * 1024, 32 * 1024 * 1024)
+"""An Intel Sapphire/Emerald Rapids core's (`mx-opt`, and hosts whose sizes
+cannot be read)."""
+
+_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+
+_target: ContextVar[Caches] = ContextVar("target_caches", default=DEFAULT_CACHES)
+
+
+def target_caches() -> Caches:
+    """The caches of the target being compiled for."""
+    return _target.get()
+
+
+@contextmanager
+def for_target(caches: Caches) -> Generator[None]:
+    """Compile for a target with `caches` within the block."""
+    token = _target.set(caches)
+    try:
+        yield
+    finally:
+        _target.reset(token)
+
+
+def _size_bytes(text: str) -> int:
+    """sysfs' `32K`, `1024K`, `32M` (or plain bytes) in bytes."""
+    text = text.strip()
+    scale = {"K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024}.get(text[-1:], 1)
+    return int(text.rstrip("KMG")) * scale
+
+
+def read_caches(root: Path) -> Caches:
+    """The data caches of levels 1 to 3 listed under `root` (sysfs' layout:
+    index*/level, type, size); a level not listed keeps DEFAULT_CACHES'."""
+    sizes: dict[int, int] = {}
+    for index in sorted(root.glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = _size_bytes((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if kind in ("Data", "Unified") and size > 0:
+            sizes.setdefault(level, size)
+    default = DEFAULT_CACHES
+    return Caches(
+        sizes.get(1, default.l1_bytes),
+        sizes.get(2, default.l2_bytes),
+        sizes.get(3, default.l3_bytes),
+    )
+
+
+@cache
+def host_caches() -> Caches:
+    """The caches of the machine this process runs on (read once)."""
+    return read_caches(_SYSFS)
