@@ -235,12 +235,12 @@ def _row_major_misfit(
     """Why the row-major kernel does not take W (None: it does): rows of
     whole words (the last chunk of columns may be narrower), block scales
     constant on each word."""
-    chunk = _chunk(lanes, fmt)
     if m.cols % _per_word(fmt) != 0:
         return f"row-major rows not whole 32-bit words of {_per_word(fmt)} elements"
     if scaled is None:
         return None
     block = scaled.block_size
+    chunk = _chunk(lanes, fmt, block)
     if block % _per_word(fmt) == 0 and (chunk % block == 0 or block % chunk == 0):
         return None
     return f"row-major blocks of {block} elements do not fit 32-bit words"
@@ -681,10 +681,22 @@ def _per_word(fmt: FloatFormat) -> int:
     return 32 // fmt.bits
 
 
-def _chunk(lanes: int, fmt: FloatFormat) -> int:
-    """Columns one row-major pass reads: 2·lanes bytes (lanes/2 words) of
-    every row."""
-    return lanes // 2 * _per_word(fmt)
+LINE_BYTES = 64
+"""A cache line: what the row-major kernel reads of each row at once."""
+
+
+def _chunk(lanes: int, fmt: FloatFormat, block: int | None = None) -> int:
+    """Columns one row-major pass reads: a cache line of every row, as
+    lines of lanes/2 words (2·lanes bytes) each transposed, or one such line
+    if block scales of `block` elements do not fit the whole cache line.
+    (Rows whose byte stride is a multiple of 4 KiB, K = 4096 FP8 or 8192
+    FP4, fall in the same L1 set: the 32 rows in flight outnumber its ways,
+    so a line read in two visits was fetched twice from L2.)"""
+    words = max(1, LINE_BYTES // (2 * lanes)) * (lanes // 2)
+    columns = words * _per_word(fmt)
+    if block is not None and columns % block and block % columns:
+        columns = lanes // 2 * _per_word(fmt)
+    return columns
 
 
 def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
@@ -735,38 +747,54 @@ def _row_passes(
     lanes, flags, load = kernel.lanes, kernel.flags, kernel.weights.load
     fmt = kernel.weights.format
     vt, words, per_word = VectorType(f32, [lanes]), lanes // 2, _per_word(fmt)
-    chunk = _chunk(lanes, fmt)
     scaled = kernel.weights.scaled
+    chunk = _chunk(lanes, fmt, None if scaled is None else scaled.block_size)
     half = VectorType(i32, [words])
 
-    def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
-        """`count` words of `row` from column k0, as the first lanes of a
-        `half` vector (the others repeat word 0 and are never used)."""
+    def row_words(g: Emitter, row: Index, k0: Index, count: int) -> list[SSAValue]:
+        """`count` words of `row` from column k0, read at once, as `half`
+        vectors of `words` words each (the last one's missing lanes repeat
+        its first word and are never used)."""
         at = g.index(g.position(load, row, k0))
         if kernel.weights.packed:
             at = g.emit(arith.ShRUIOp(at, g.index(1)))
         data = g.emit(vector.LoadOp(load.memref, [at], VectorType(i8, [4 * count])))
         if count == words:
-            return g.emit(vector.BitcastOp(data, half))
+            return [g.emit(vector.BitcastOp(data, half))]
         loaded = g.emit(vector.BitcastOp(data, VectorType(i32, [count])))
-        padding = list(range(count)) + [0] * (words - count)
-        mask = DenseArrayBase.from_list(i64, padding)
-        return g.emit(vector.ShuffleOp(loaded, loaded, mask, result_type=half))
-
-    def tile(g: Emitter, r: Index, k0: Index, count: int) -> list[SSAValue]:
-        lines: list[SSAValue] = []
-        for i in range(words):
-            first = row_words(g, offset(g, r, i), k0, count)
-            second = row_words(g, offset(g, r, words + i), k0, count)
-            both = DenseArrayBase.from_list(i64, list(range(lanes)))
-            lines.append(
-                g.emit(
-                    vector.ShuffleOp(
-                        first, second, both, result_type=VectorType(i32, [lanes])
-                    )
-                )
+        parts: list[SSAValue] = []
+        for first in range(0, count, words):
+            n = min(words, count - first)
+            lanes_of = list(range(first, first + n)) + [first] * (words - n)
+            mask = DenseArrayBase.from_list(i64, lanes_of)
+            parts.append(
+                g.emit(vector.ShuffleOp(loaded, loaded, mask, result_type=half))
             )
-        return _transpose_halves(g, lines)
+        return parts
+
+    def tile(g: Emitter, r: Index, k0: Index, count: int) -> list[list[SSAValue]]:
+        """The tile of rows r.. transposed, per `words` words of the
+        `count` read from each row."""
+        reads = [row_words(g, offset(g, r, i), k0, count) for i in range(lanes)]
+        both = DenseArrayBase.from_list(i64, list(range(lanes)))
+        line = VectorType(i32, [lanes])
+        return [
+            _transpose_halves(
+                g,
+                [
+                    g.emit(
+                        vector.ShuffleOp(
+                            reads[i][part],
+                            reads[words + i][part],
+                            both,
+                            result_type=line,
+                        )
+                    )
+                    for i in range(words)
+                ],
+            )
+            for part in range(len(reads[0]))
+        ]
 
     def add_chunk(
         g: Emitter, starts: list[Index], k0: Index, accs: list[SSAValue], count: int
@@ -784,10 +812,10 @@ def _row_passes(
             for n in range(per_word):
                 k = offset(g, k0, first + n)
                 xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
-                for t, lines in enumerate(tiles):
+                for t, parts in enumerate(tiles):
                     values = kernel.scaled(
                         g,
-                        [kernel.word_element(g, lines[j], n)],
+                        [kernel.word_element(g, parts[j // words][j % words], n)],
                         None if scaled is None else [scales[block][t]],
                     )
                     accs[t] = _step(g, flags, values[0], xk, accs[t])
@@ -804,7 +832,7 @@ def _row_passes(
             h: Emitter, p: SSAValue, carried: Sequence[SSAValue]
         ) -> list[SSAValue]:
             k0 = block_start(h, 0, chunk, p)
-            return add_chunk(h, starts, k0, list(carried), words)
+            return add_chunk(h, starts, k0, list(carried), chunk // per_word)
 
         full, last = divmod(m.cols, chunk)
         accs = list(g.loop(0, full, accs, chunks)) if full else accs

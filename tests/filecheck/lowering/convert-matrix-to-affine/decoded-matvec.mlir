@@ -74,19 +74,22 @@ func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf
   func.return %y : vector<32xf32>
 }
 
-// MXFP4, row-major: two tiles of 16 rows; each row's 32 bytes of a chunk of
-// 64 columns are 8 words, two rows side by side in a vector; three rounds
-// of interleaving transpose both halves, so line j holds word j of the 16
+// MXFP4, row-major: two tiles of 16 rows; each row's cache line (64 bytes,
+// a chunk of 128 columns) is read at once and split in two halves of 8
+// words; per half, two rows side by side in a vector; three rounds of
+// interleaving transpose both halves, so line j holds word j of the 16
 // rows, and nibble n of it is column 8j + n; the sums stay in registers
 // across the chunks (an affine.for carrying them).
 // CHECK-LABEL: func.func @mxfp4_row_major
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
-// CHECK: %[[ROW0:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
-// CHECK-NEXT: %[[W0:.*]] = vector.bitcast %[[ROW0]] : vector<32xi8> to vector<8xi32>
-// CHECK: %[[ROW8:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
-// CHECK-NEXT: %[[W8:.*]] = vector.bitcast %[[ROW8]] : vector<32xi8> to vector<8xi32>
-// CHECK-NEXT: vector.shuffle %[[W0]], %[[W8]] [0, 1, 2, {{.*}}, 15] : vector<8xi32>, vector<8xi32>
+// CHECK: %[[ROW0:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
+// CHECK-NEXT: %[[WORDS0:.*]] = vector.bitcast %[[ROW0]] : vector<64xi8> to vector<16xi32>
+// CHECK-NEXT: %[[W0:.*]] = vector.shuffle %[[WORDS0]], %[[WORDS0]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xi32>, vector<16xi32>
+// CHECK-NEXT: %[[V0:.*]] = vector.shuffle %[[WORDS0]], %[[WORDS0]] [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi32>, vector<16xi32>
+// CHECK-NOT: vector<32xi8>
+// CHECK: vector.shuffle %[[W0]], %{{.*}} [0, 1, 2, {{.*}}, 15] : vector<8xi32>, vector<8xi32>
+// CHECK: vector.shuffle %[[V0]], %{{.*}} [0, 1, 2, {{.*}}, 15] : vector<8xi32>, vector<8xi32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 8, 24, 9, 25, 10, 26, 11, 27] : vector<16xi32>, vector<16xi32>
 // CHECK: %[[SHIFT:.*]] = arith.constant dense<4> : vector<16xi32>
 // CHECK-NEXT: %[[NIBBLE:.*]] = arith.shrui %{{.*}}, %[[SHIFT]] : vector<16xi32>
@@ -95,11 +98,11 @@ func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf
 // CHECK: math.fma
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: func.return
-func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
-  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
-  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
-  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
-  %y = matrix.matvec %f, %x fastmath<contract> : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x128xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x4xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x128xi4>, !matrix.matrix<32x4xi8> to !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %f, %x fastmath<contract> : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
 
