@@ -19,9 +19,10 @@ computes again to the same values) and keeps its sums past the others'.
   stays in L1) are loaded, every column of the pass adds its decoded weights
   times its x(k), and they are stored back.
 - Row-major W (columns a multiple of a 32-bit word's elements): each row's
-  chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (f8e4m3fn) elements;
-  two tiles of `lanes` rows are transposed in registers (lane = row) and
-  their sums carried in registers over the chunks, so that each row is read
+  chunk of bytes (a cache line, `LINE_BYTES`, read at once) is read as words
+  of 8 (f4e2m1fn) or 4 (f8e4m3fn) elements; two tiles of `lanes` rows are
+  transposed in registers (lane = row), lanes/2 words at a time, and their
+  sums carried in registers over the chunks, so that each row is read
   sequentially; a last, narrower chunk reads only its own words.
 
 Decoding, branch-free on whole vectors:
