@@ -18,8 +18,9 @@ of the format (bench/kernels/decode.c, clang-16 -O3 -march=native: AVX-512 intri
 where the CPU has them), llama.cpp's ggml `ggml_mul_mat` when `ggml` (ggml-python) is
 importable (an optional peer: MXFP4, Q8_0 for the 8-bit rows, F16), and a read of as
 many bytes (bench/kernels/decode.c's `c_read_bytes`: the single-thread read bandwidth,
-whose time per weight is the memory bound). Thread CPU time, median of 5 reps of
-≥ 40 ms. Each result is checked against the float64 product of the decoded weights
+whose time per weight is the memory bound). Everything on one thread (mx with
+`MX_NUM_THREADS=1`, OpenBLAS with `OPENBLAS_NUM_THREADS=1`, ggml `n_threads=1`); thread CPU
+time, median of 5 reps of ≥ 40 ms. Each result is checked against the float64 product of the decoded weights
 within 4·K·2^-24·Σ|w·x| (mx sums in k order; the peers in their own orders).
 """
 
@@ -426,9 +427,11 @@ def measure(out: Path, quick: bool = False) -> str:
 
 
 def main() -> None:
-    # thread CPU time counts one thread: OpenBLAS must not start others
-    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    # thread CPU time counts one thread: OpenBLAS and mx's OpenMP loops must
+    # not start others
+    single = {"OPENBLAS_NUM_THREADS": "1", "MX_NUM_THREADS": "1"}
+    if any(os.environ.get(k) != v for k, v in single.items()):
+        env = {**os.environ, **single}
         os.execve(
             sys.executable, [sys.executable, "-m", "bench.decode", *sys.argv[1:]], env
         )

@@ -243,6 +243,8 @@ BLOCK_SCALED = [
     # row-major K not a multiple of a chunk
     (32, 96, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "row_major"),
     (64, 160, "f4e2m1fn", 32, "f8e8m0fnu", "contract", False, "row_major"),
+    # a whole cache line (128 columns) of each row, then 13 words (8 + 5)
+    (32, 232, "f4e2m1fn", 8, "f8e8m0fnu", "", False, "row_major"),
     (32, 48, "f8e4m3fn", 16, "f8e8m0fnu", "", False, "row_major"),
     # rows not a multiple of 32
     (50, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", True, "column_major"),
