@@ -324,7 +324,7 @@ def measure_case(
     }
     if ggml is not None:
         values = partial(decoded, c, scale=scale)
-        calls["ggml"] = mul_mat_peer(ggml, c, sets, values, x, outputs["ggml"])
+        calls["ggml"] = mul_mat_peer(ggml, c, sets, values, x, outputs["ggml"], LAYERS)
     # NumPy: f32 weights of the same shape (one set of 4 layers is already > 3× L3)
     dense = rng.standard_normal((LAYERS, c.rows, c.cols)).astype(np.float32)
     y32 = np.zeros((LAYERS, c.rows), np.float32)

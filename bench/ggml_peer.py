@@ -57,17 +57,16 @@ def mul_mat_peer(
     values: Callable[[WeightSet], Array],
     x: Array,
     y: Array,
+    layers: int,
 ) -> Callable[[], object]:
-    """A call computing the next set's 4 layers (rotating) into `y`;
+    """A call computing the next set's `layers` layers (rotating) into `y`;
     `values(set)` gives a set's (layers, R, K) weight values."""
-    from bench.decode import LAYERS
-
     kind = _ggml_type(ggml, c)
     row_bytes = int(ggml.ggml_row_size(kind, c.cols))
     overhead = (
-        ggml.ggml_tensor_overhead() * (2 * LAYERS + 4) + ggml.ggml_graph_overhead()
+        ggml.ggml_tensor_overhead() * (2 * layers + 4) + ggml.ggml_graph_overhead()
     )
-    size = LAYERS * c.rows * (row_bytes + 4) + 4 * c.cols + overhead + (1 << 20)
+    size = layers * c.rows * (row_bytes + 4) + 4 * c.cols + overhead + (1 << 20)
     steps: list[Callable[[], None]] = []
     keep: list[Any] = []
     for ws in sets:
@@ -77,7 +76,7 @@ def mul_mat_peer(
         graph = ggml.ggml_new_graph(ctx)
         outs: list[Any] = []
         dense = values(ws).astype(np.float32)
-        for layer in range(LAYERS):
+        for layer in range(layers):
             w = ggml.ggml_new_tensor_2d(ctx, kind, c.cols, c.rows)
             src = np.ascontiguousarray(dense[layer])
             ggml.ggml_quantize_chunk(
