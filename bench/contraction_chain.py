@@ -4,7 +4,7 @@ usage: python -m bench.contraction_chain [--count N] [--size S] [--element T]
        [--inline] [--jit-only | --mx-opt-only] [--calls K]
 
 `@chain(%a, %b)` computes ((a·b)·b)·b... with N dependent S×S matmuls (200 ×
-128² by default, issue 26's case). Measures, in a fresh process each:
+128² by default). Measures, in a fresh process each:
 `mx-opt -p mx-lower-to-llvm -t llvm` (CPU time, lines of LLVM IR) and the
 JIT (`mx.jit.compile_module`: CPU and wall time of the compile, then the
 median wall time of K calls). `--inline` compiles with

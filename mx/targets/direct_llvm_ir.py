@@ -57,6 +57,7 @@ from mx.lowering.llvm.arith import (
     IntegerBinaryLowering,
     IntegerIntrinsicLowering,
 )
+from mx.lowering.llvm.func import is_private
 from mx.lowering.llvm.math import (
     MATH_PATTERNS,
     CallIntrinsicLowering,
@@ -276,8 +277,10 @@ class _FunctionWriter:
         for arg, type_ in zip(entry.args, params, strict=True):
             self.names[arg] = self.fresh()
             args.append(f"{type_} {self.names[arg]}")
+        linkage = "internal " if is_private(op) else ""
         self.lines.append(
-            f"define {result} {llvm_symbol(op.sym_name.data)}({', '.join(args)}) {{"
+            f"define {linkage}{result} {llvm_symbol(op.sym_name.data)}"
+            f"({', '.join(args)}) {{"
         )
         self.block = self.label()
         self.lines.append(f"{self.block}:")
@@ -742,11 +745,22 @@ _TRANSLATIONS: dict[type[Operation], Callable[[_FunctionWriter, Operation], None
 
 @dataclass
 class DirectTranslation:
-    """The LLVM IR of a module's functions: `(name, text)` of each, in order,
+    """The LLVM IR of a module's functions: `(name, text)` of each, in order
+    (a definition, or the `declare` of a body-less one),
     and the intrinsics they call (`name: declare ...`)."""
 
     functions: list[tuple[str, str]]
     declarations: dict[str, str]
+
+
+def _declaration(op: func.FuncOp) -> str:
+    """`declare` of a body-less function, in its boundary types."""
+    inputs, outputs = op.function_type.inputs.data, op.function_type.outputs.data
+    if len(outputs) > 1:
+        raise NotCovered("a declaration with several results")
+    result = _boundary_type(outputs[0]) if outputs else "void"
+    params = ", ".join(_boundary_type(t) for t in inputs)
+    return f"declare {result} {llvm_symbol(op.sym_name.data)}({params})"
 
 
 def translate_module(module: ModuleOp) -> DirectTranslation:
@@ -760,6 +774,9 @@ def translate_module(module: ModuleOp) -> DirectTranslation:
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
             raise NotCovered(f"top-level '{op.name}'")
+        if not op.body.blocks:  # (e.g. the trampolines of outline-parallel-loops)
+            functions.append((op.sym_name.data, _declaration(op)))
+            continue
         lines = _FunctionWriter(declarations).function(op)
         functions.append((op.sym_name.data, "\n".join(lines)))
     return DirectTranslation(functions, declarations)

@@ -99,13 +99,25 @@ def llvm_function_type(
     )
 
 
+def is_private(op: func.FuncOp) -> bool:
+    """A `func.func private` with a body: its symbol stays in its module
+    (LLVM `internal` linkage), so that modules defining helpers of the same
+    name (outlined kernels, parallel loop bodies) link into one program."""
+    visibility = op.sym_visibility
+    return (
+        visibility is not None and visibility.data == "private" and bool(op.body.blocks)
+    )
+
+
 class FuncLowering(RewritePattern):
-    """func.func -> llvm.func with external linkage; memref arguments become
+    """func.func -> llvm.func, with internal linkage if private (`is_private`)
+    and external otherwise; memref arguments become
     `!llvm.ptr`, `index` becomes `i64`, `i4` becomes `i8` (a body-less
     function is a declaration)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
+        private = is_private(op)
         body = rewriter.move_region_contents_to_new_regions(op.body)
         convert_block_arguments(body, rewriter)
         _pass_arguments_at_boundary(body, op.function_type.inputs.data, rewriter)
@@ -114,7 +126,7 @@ class FuncLowering(RewritePattern):
             llvm.FuncOp(
                 op.sym_name,
                 llvm_function_type(op.function_type, op),
-                linkage=llvm.LinkageAttr("external"),
+                linkage=llvm.LinkageAttr("internal" if private else "external"),
                 body=body,
             ),
         )
