@@ -17,13 +17,16 @@ func.func @f(%a: !matrix.matrix<4x4xf32>, %b: !matrix.matrix<4x4xf32>) -> !matri
 }
 """
 
-DECLARATION = """\
-func.func private @ext(f32) -> f32
-func.func @f(%x: f32) -> f32 {
-  %y = func.call @ext(%x) : (f32) -> f32
+UNCOVERED = """\
+func.func @f(%c: i1, %x: f32, %y: f32) -> f32 {
+  cf.cond_br %c, ^first, ^second
+^first:
+  func.return %x : f32
+^second:
   func.return %y : f32
 }
 """
+"""A function of several blocks: the direct writer leaves it to convert-to-llvm."""
 
 ROUTES = ("direct", "dialect")
 DEBUG_FLAGS = ([], ["--time-passes"], ["--print-between-passes"])
@@ -90,8 +93,8 @@ def test_debugging_options_keep_the_route_and_remarks_name_it(
 def test_what_the_direct_writer_does_not_cover_takes_the_dialect_route(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    path = tmp_path / "declaration.mlir"
-    path.write_text(DECLARATION)
+    path = tmp_path / "blocks.mlir"
+    path.write_text(UNCOVERED)
     direct, err = _mx_opt(capsys, str(path), "mx-lower-to-llvm{remarks}")
     assert (
         "remark: mx-lower-to-llvm: route direct does not cover a declaration, "
