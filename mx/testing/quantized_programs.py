@@ -23,7 +23,7 @@ draws one `func.func @f` over them:
 No fastmath flags: every result has one rounding order, so the JIT must
 equal the interpreter bit for bit. `covered` names the forms a program used;
 `fused` is True for the programs the fused FP4/FP8 matvec kernel must take
-(docs/passes.md: f4e2m1fn/f8e4m3fn codes decoded to f32 by a matvec, rows
+(docs/passes.md: f4e2m1fn/f8e4m3fn/f8e5m2 codes decoded to f32 by a matvec, rows
 a multiple of 32, ...), which the tests check through the lowering's remark.
 """
 
@@ -133,7 +133,7 @@ class QuantizedProgram:
         if decode not in ("convert_from", "scaled") or element != "f32":
             return False
         fmt = self._format
-        if fmt not in ("f4e2m1fn", "f8e4m3fn") or rows % 32 != 0:
+        if fmt not in ("f4e2m1fn", "f8e4m3fn", "f8e5m2") or rows % 32 != 0:
             return False
         layout, offset, stride, packed = self._loads[0]
         odd = stride % 2 or (offset is not None and offset % 2)
@@ -247,7 +247,7 @@ class QuantizedProgram:
         if decode in ("convert_from", "scaled"):
             fmt = rnd.choice(list(FORMAT_CONTAINER))
             if self._candidate:
-                fmt = self._spelling.choice(["f4e2m1fn", "f8e4m3fn"])
+                fmt = self._spelling.choice(["f4e2m1fn", "f8e4m3fn", "f8e5m2"])
             self.covered[fmt] += 1
             self._format = fmt
             container = FORMAT_CONTAINER[fmt]

@@ -2,8 +2,8 @@
 
 `matrix.matvec` whose matrix is a fused dequantization of a load,
 
-    scaled_convert_from f4e2m1fn|f8e4m3fn (load), S        (MXFP4, MXFP8, NVFP4)
-    convert_from f4e2m1fn|f8e4m3fn (load) [times a splat]  (a per-tensor scale)
+    scaled_convert_from f4e2m1fn|f8e4m3fn|f8e5m2 (load), S        (MXFP4, MXFP8, NVFP4)
+    convert_from f4e2m1fn|f8e4m3fn|f8e5m2 (load) [times a splat]  (a per-tensor scale)
 
 with f32 elements, vector and result, is computed by one loop nest that reads
 the weights' bytes once. Each y(r) is still summed in k order from -0, then
@@ -19,7 +19,7 @@ computes again to the same values) and keeps its sums past the others'.
   stays in L1) are loaded, every column of the pass adds its decoded weights
   times its x(k), and they are stored back.
 - Row-major W (columns a multiple of a 32-bit word's elements): each row's
-  chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (f8e4m3fn) elements;
+  chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (FP8) elements;
   two tiles of `lanes` rows are transposed in registers (lane = row) and
   their sums carried in registers over the chunks, so that each row is read
   sequentially; a last, narrower chunk reads only its own words.
@@ -36,6 +36,8 @@ Decoding, branch-free on whole vectors:
   subnormal f16, unlike an f32 multiply by a subnormal) and multiplied by
   2^8; the NaN codes become f16's quiet NaN before the conversion, the value
   convert-arbfp-to-arith gives them.
+- f8e5m2: the byte is the high byte of the f16 of the same value (the same
+  exponent bias), converted by the hardware; NaN codes as for f8e4m3fn.
 A block scale (one vector per group and pass) multiplies the decoded value,
 rounding the exact product once as scaled_convert_from does.
 """
@@ -107,10 +109,12 @@ from mx.semantics.arbfp import FloatFormat
 COLUMNS = 16
 """Columns of W one pass over y consumes (at most: a divisor of the block)."""
 
-FORMATS_DECODED = ("f4e2m1fn", "f8e4m3fn")
+FORMATS_DECODED = ("f4e2m1fn", "f8e4m3fn", "f8e5m2")
 
 F8_NAN_HALF = 0x7E00
 """f16's quiet NaN, whose f32 extension is the NaN convert_from gives."""
+
+F16_BIAS = 15
 
 
 @dataclass(frozen=True)
@@ -409,7 +413,11 @@ class _Kernel:
             self.table = e.emit(arith.ConstantOp(attr))
             power = None
         else:
-            power = 256.0 * (1.0 if constant is None else constant)
+            power = 2.0 ** (F16_BIAS - w.format.bias) * (
+                1.0 if constant is None else constant
+            )
+            if power == 1.0:  # (f8e5m2 with no constant factor)
+                power = None
         if isinstance(w.factor, SSAValue):
             self.factor = e.emit(vector.BroadcastOp(w.factor, vt))
         if power is not None:
@@ -417,7 +425,8 @@ class _Kernel:
             self.power = e.emit(arith.ConstantOp(attr))
 
     power: SSAValue | None = None
-    """2^8 (times a constant factor), for f8e4m3fn."""
+    """What the f16 of an FP8 code is multiplied by: 2^8 for f8e4m3fn (its
+    exponent bias is 8 below f16's), times a constant factor; None for 1."""
 
     def scale_vector(self, e: Emitter, r: Index, k: Index, width: int) -> SSAValue:
         """The block scales of rows r .. r+width-1 at column `k`."""
@@ -476,17 +485,16 @@ class _Kernel:
             data = w.codes.read(e, r, k, 2 * lanes)
             wide = e.emit(llvm.SExtOp(data, VectorType(i16, [2 * lanes])))
             b = BitwiseEmitter(wide.type)
-            placed = b.and_(b.shl(wide, 7), 0xBFFF)
-            nan = b.equal(b.and_(wide, 0x7F), 0x7F)
+            if w.format.keyword == "f8e5m2":
+                placed = b.shl(wide, 8)
+                nan = b.less(0x7C, b.and_(wide, 0x7F))
+            else:
+                placed = b.and_(b.shl(wide, 7), 0xBFFF)
+                nan = b.equal(b.and_(wide, 0x7F), 0x7F)
             halfs = b.bitcast(b.select(nan, F8_NAN_HALF, placed), f16)
             _insert(e, b, halfs)
-            assert self.power is not None
             values = [
-                e.emit(
-                    arith.MulfOp(
-                        e.emit(arith.ExtFOp(h, VectorType(f32, [lanes]))), self.power
-                    )
-                )
+                self.powered(e, e.emit(arith.ExtFOp(h, VectorType(f32, [lanes]))))
                 for h in _halves(e, halfs, lanes)
             ]
         return self.scaled(e, values, scales)
@@ -498,18 +506,28 @@ class _Kernel:
         if self.weights.fp4:
             shift = self.weights.codes.bits * n
             return self.look_up(e, _insert(e, b, b.and_(b.shr(words, shift), 15)))
-        # Byte n, sign-extended, shifted left by 7: the f16 bits of
-        # `decode`, in the low half of the lane.
+        # Byte n placed as the f16 bits of `decode` (f8e4m3fn: sign-extended,
+        # shifted left by 7; f8e5m2: shifted left by 8), in the low half of
+        # the lane.
         high = b.shl(words, 24 - 8 * n) if n < 3 else words
-        placed = b.and_(b.binary(arith.ShRSIOp, high, 17), 0xBF80)
-        nan = b.equal(b.and_(placed, 0x3F80), 0x3F80)
+        if self.weights.format.keyword == "f8e5m2":
+            placed = b.and_(b.shr(high, 16), 0xFF00)
+            nan = b.less(0x7C00, b.and_(placed, 0x7F00))
+        else:
+            placed = b.and_(b.binary(arith.ShRSIOp, high, 17), 0xBF80)
+            nan = b.equal(b.and_(placed, 0x3F80), 0x3F80)
         bits = _insert(e, b, b.select(nan, F8_NAN_HALF, placed))
         halves = VectorType(i16, [self.lanes])
         narrow = e.emit(llvm.TruncOp(bits, halves))
         half = e.emit(arith.BitcastOp(narrow, VectorType(f16, [self.lanes])))
         wide = e.emit(arith.ExtFOp(half, VectorType(f32, [self.lanes])))
-        assert self.power is not None
-        return e.emit(arith.MulfOp(wide, self.power))
+        return self.powered(e, wide)
+
+    def powered(self, e: Emitter, value: SSAValue) -> SSAValue:
+        """An FP8 code's f16, extended to f32, times `power`."""
+        if self.power is None:
+            return value
+        return e.emit(arith.MulfOp(value, self.power))
 
     def look_up(self, e: Emitter, codes: SSAValue) -> SSAValue:
         """The f4e2m1fn values of `codes` (i32 lanes below 16)."""
