@@ -29,6 +29,7 @@ from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from mx.runtime.threads import parallel_min_count
+from tests.reference.bits import same_bits
 from tests.system_tools import required_tool
 
 THREAD_COUNTS = (1, 2, 3, 4)
@@ -60,16 +61,6 @@ def _settings() -> Callable[[Callable[..., None]], Callable[..., None]]:
     )
 
 
-def _same_bits(x: np.ndarray, y: np.ndarray) -> bool:
-    """Equal bit for bit (any NaN equals any NaN: payloads are not specified)."""
-    x, y = np.asarray(x), np.asarray(y)
-    if x.shape != y.shape or x.dtype != y.dtype:
-        return False
-    unsigned = f"u{x.itemsize}"
-    nan = np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64))
-    return bool(np.all(nan | (x.view(unsigned) == y.view(unsigned))))
-
-
 def _per_thread_count(f: Callable[..., Any], *args: Any) -> list[Any]:
     """f(*args) with each of THREAD_COUNTS threads."""
     results: list[Any] = []
@@ -87,11 +78,11 @@ def _check(
     module = compile_module(source, PARALLEL_PIPELINE)
     results = _per_thread_count(module[name], *args)
     for n, result in zip(THREAD_COUNTS[1:], results[1:], strict=True):
-        assert _same_bits(results[0], result), f"{n} threads differ from 1"
+        assert same_bits(results[0], result), f"{n} threads differ from 1"
     if exact:
         parsed = Parser(mx_context(), source).parse_module()
         (expected,) = run_function(parsed, name, *args)
-        assert _same_bits(results[0], np.asarray(expected))
+        assert same_bits(results[0], np.asarray(expected))
     return results
 
 
@@ -253,10 +244,10 @@ def test_batches_same_bits_for_every_thread_count(
     c = _values(rng, "f32", (1, 4, 4) if "c" in broadcast else (count, 4, 4))
     results = _per_thread_count(f, a, b, c)
     for result in results[1:]:
-        assert _same_bits(results[0], result)
+        assert same_bits(results[0], result)
     for i in sorted({0, count // 2, count - 1}):
         one = f(a[i], b if b.ndim == 2 else b[i], c[0] if c.shape[0] == 1 else c[i])
-        assert _same_bits(results[0][i], one)
+        assert same_bits(results[0][i], one)
 
 
 def test_batch_threshold_is_measured_in_bytes() -> None:
@@ -291,7 +282,7 @@ def test_concurrent_calls_from_python_threads() -> None:
         results = list(pool.map(run, range(32)))
     for i, (p, b) in enumerate(results):
         want_p, want_b = expected[i % len(inputs)]
-        assert _same_bits(p, want_p) and _same_bits(b, want_b)
+        assert same_bits(p, want_p) and same_bits(b, want_b)
 
 
 # ------------------------------------------------------------- controls
@@ -469,7 +460,7 @@ def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
         Parser(mx_context(), source).parse_module(), "f", a, b, c
     )
     got = np.frombuffer(data, np.float32).reshape(cols, rows).T
-    assert _same_bits(got, np.asarray(expected))
+    assert same_bits(got, np.asarray(expected))
 
 
 FORK_AFTER_THREADS = """

@@ -26,22 +26,13 @@ from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.passes.outline_contractions import DEFAULT_MIN_WORK
+from tests.reference.bits import same_bits
 
 EXAMPLES = int(os.environ.get("MX_OUTLINE_EXAMPLES", "8"))
 INLINE = "mx-lower-to-llvm{outline-min-work=0}"
 DTYPES: dict[str, Any] = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 FORMS = ("matmul", "matmul_t", "matmul_add", "matvec")
 """x·b, x·bᵀ, x·b + c, (M·v: a vector chain of its own)."""
-
-
-def _same_bits(x: np.ndarray, y: np.ndarray) -> bool:
-    """Equal bit for bit (any NaN equals any NaN)."""
-    x, y = np.asarray(x), np.asarray(y)
-    if x.shape != y.shape or x.dtype != y.dtype:
-        return False
-    unsigned = f"u{x.itemsize}"
-    nan = np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64))
-    return bool(np.all(nan | (x.view(unsigned) == y.view(unsigned))))
 
 
 def _program(n: int, factor: str, result: str, forms: list[str], flags: str) -> str:
@@ -116,7 +107,7 @@ def _inputs(rng: np.random.Generator, n: int, factor: str, result: str) -> list[
     st.sampled_from(["", "contract"]),
     st.integers(0, 2**32 - 1),
 )
-def test_outlined_chains_compute_the_same_bits(
+def test_outlined_chains_compute_thesame_bits(
     n: int, types: tuple[str, str], forms: list[str], flags: str, seed: int
 ) -> None:
     factor, result = types
@@ -136,11 +127,11 @@ def test_outlined_chains_compute_the_same_bits(
     for order in ("C", "F"):
         got = outlined["f"](*(np.asarray(a, order=order) for a in args))
         for g, e in zip(got, expected, strict=True):
-            assert _same_bits(g, e)
+            assert same_bits(g, e)
     if not flags:
         module = Parser(mx_context(), source).parse_module()
         for g, e in zip(expected, run_function(module, "f", *args), strict=True):
-            assert _same_bits(g, np.asarray(e))
+            assert same_bits(g, np.asarray(e))
 
 
 def _chain(count: int, n: int) -> str:
@@ -206,5 +197,5 @@ def test_outlined_kernels_run_on_threads() -> None:
     for threads in (1, 2, 3, 4):
         with mx.num_threads(threads):
             results.append(module["chain"](a, b))
-    assert all(_same_bits(results[0], r) for r in results[1:])
-    assert _same_bits(results[0], compile_module(source, INLINE)["chain"](a, b))
+    assert all(same_bits(results[0], r) for r in results[1:])
+    assert same_bits(results[0], compile_module(source, INLINE)["chain"](a, b))
