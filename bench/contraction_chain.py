@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from bench.build import mx_opt
+from mx.testing.matrix_programs import matmul_chain
 
 _JIT = """
 import json, statistics, sys, time
@@ -48,18 +49,6 @@ print(json.dumps({"compile_cpu": c1 - c0, "compile_wall": t1 - t0,
 """
 
 DTYPES = {"f32": "float32", "f64": "float64"}
-
-
-def chain_text(count: int, size: int, element: str) -> str:
-    """`@chain(%a, %b)`: `count` dependent matmuls `x = x · b`."""
-    m = f"!matrix.matrix<{size}x{size}x{element}>"
-    lines = [f"func.func @chain(%a: {m}, %b: {m}) -> {m} {{"]
-    previous = "%a"
-    for i in range(count):
-        lines.append(f"  %x{i} = matrix.matmul {previous}, %b : {m}, {m} -> {m}")
-        previous = f"%x{i}"
-    lines += [f"  func.return {previous} : {m}", "}", ""]
-    return "\n".join(lines)
 
 
 def _mx_opt(src: Path, pipeline: str) -> dict[str, float]:
@@ -125,7 +114,7 @@ def main() -> None:
         }
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "chain.mlir"
-        src.write_text(chain_text(args.count, args.size, args.element))
+        src.write_text(matmul_chain(args.count, args.size, args.element))
         if not args.jit_only:
             report.update(_mx_opt(src, pipeline))
         if not args.mx_opt_only:

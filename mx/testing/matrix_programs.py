@@ -501,6 +501,19 @@ def pad_buffer(elem: str, n: int) -> Array:
     ).copy()
 
 
+def matmul_chain(count: int, size: int, element: str = "f32") -> str:
+    """`@chain(%a, %b)`: `count` dependent size x size matmuls `x = x · b`
+    (the shape of a compile-time stress: one contraction signature repeated)."""
+    m = f"!matrix.matrix<{size}x{size}x{element}>"
+    lines = [f"func.func @chain(%a: {m}, %b: {m}) -> {m} {{"]
+    previous = "%a"
+    for i in range(count):
+        lines.append(f"  %x{i} = matrix.matmul {previous}, %b : {m}, {m} -> {m}")
+        previous = f"%x{i}"
+    lines += [f"  func.return {previous} : {m}", "}", ""]
+    return "\n".join(lines)
+
+
 # -- generation --------------------------------------------------------------
 
 

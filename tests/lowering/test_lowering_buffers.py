@@ -36,16 +36,10 @@ CHAIN = textwrap.dedent(
     import json, sys
     import numpy as np
     from mx.jit import compile_module
+    from mx.testing.matrix_programs import matmul_chain
 
     n, length, pipeline = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    t = f"!matrix.matrix<{n}x{n}xf32>"
-    lines = [f"func.func @chain(%a: {t}, %b: {t}) -> {t} {{"]
-    previous = "%a"
-    for i in range(length):
-        lines.append(f"  %m{i} = matrix.matmul {previous}, %b : {t}, {t} -> {t}")
-        previous = f"%m{i}"
-    lines += [f"  func.return {previous} : {t}", "}"]
-    chain = compile_module("\\n".join(lines), pipeline).chain
+    chain = compile_module(matmul_chain(length, n), pipeline).chain
     rng = np.random.default_rng(1)
     a = rng.standard_normal((n, n)).astype(np.float32)
     # An orthogonal factor keeps the magnitudes (and the rounding error) bounded.

@@ -26,6 +26,7 @@ from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.passes.outline_contractions import DEFAULT_MIN_WORK
+from mx.testing.matrix_programs import matmul_chain
 from tests.reference.bits import same_bits
 
 EXAMPLES = int(os.environ.get("MX_OUTLINE_EXAMPLES", "8"))
@@ -134,24 +135,13 @@ def test_outlined_chains_compute_the_same_bits(
             assert same_bits(g, np.asarray(e))
 
 
-def _chain(count: int, n: int) -> str:
-    m = f"!matrix.matrix<{n}x{n}xf32>"
-    lines = [f"func.func @chain(%a: {m}, %b: {m}) -> {m} {{"]
-    x = "%a"
-    for i in range(count):
-        lines.append(f"  %x{i} = matrix.matmul {x}, %b : {m}, {m} -> {m}")
-        x = f"%x{i}"
-    lines += [f"  func.return {x} : {m}", "}", ""]
-    return "\n".join(lines)
-
-
 def test_llvm_ir_grows_by_a_call_per_matmul() -> None:
     """A chain of N equal 64×64 matmuls: one kernel whatever N, and a few
     lines (the call) per matmul (inline, each matmul is ~500 lines)."""
     sizes = (4, 8, 16, 32)
     lines: list[int] = []
     for count in sizes:
-        ir, _, _ = lower_to_llvm_ir(_chain(count, 64))
+        ir, _, _ = lower_to_llvm_ir(matmul_chain(count, 64))
         assert len(re.findall(r"^define .*@chain__matmul_\d\(", ir, re.M)) == 1
         assert ir.count("call void @chain__matmul_0(") == count
         lines.append(len(ir.splitlines()))
@@ -164,7 +154,7 @@ def test_llvm_ir_grows_by_a_call_per_matmul() -> None:
 def test_small_products_stay_inline() -> None:
     """4×4 and 16×16 products (below min-work) are not called."""
     for n in (4, 16):
-        ir, _, _ = lower_to_llvm_ir(_chain(6, n))
+        ir, _, _ = lower_to_llvm_ir(matmul_chain(6, n))
         assert "call void" not in ir and ir.count("define ") == 1
 
 
@@ -173,7 +163,7 @@ def test_remarks_name_the_kernel_at_each_use() -> None:
     the remarks of the inline lowering. (The last matmul, which
     matrix-fold-transposes rewrites at the JIT's row-major boundary, is at
     1:1 either way.)"""
-    source = _chain(3, 128)
+    source = matmul_chain(3, 128)
     f = compile_module(source)["chain"]
     assert re.search(r"call void @\w*chain__matmul_0\(", compile_module(source).llvm_ir)
     assert f.remarks == compile_module(source, INLINE)["chain"].remarks
@@ -186,7 +176,7 @@ def test_remarks_name_the_kernel_at_each_use() -> None:
 def test_outlined_kernels_run_on_threads() -> None:
     """The outlined 128×128 matmul still runs its blocks on threads, with the
     same bits for 1 to 4 threads."""
-    source = _chain(3, 128)
+    source = matmul_chain(3, 128)
     module = compile_module(source)
     parallel = r"define internal void @_mx_parallel_for_\w*chain__matmul_0__parallel_0"
     assert re.search(parallel, module.llvm_ir)
