@@ -336,13 +336,18 @@ threads (outline-parallel-loops' outlined functions)."""
 
 
 def _decoded_matvecs(long: bool) -> Iterator[tuple[str, str]]:
-    """The fused block-scaled matvec of MXFP4 (packed) and MXFP8 weights,
+    """The fused block-scaled matvec of MXFP4 (packed) and MXFP8 (e4m3, e5m2) weights,
     column- and row-major, in each of `DECODE_SPELLINGS` (each kernel is
     large, 0.3 to 1.4 MB of LLVM IR: without `long`, each format and layout
     in one spelling, every spelling once)."""
-    kernels = itertools.product(("f4e2m1fn", "f8e4m3fn"), ("column_major", "row_major"))
+    kernels = itertools.product(
+        ("f4e2m1fn", "f8e4m3fn", "f8e5m2"), ("column_major", "row_major")
+    )
     for i, (fmt, layout) in enumerate(kernels):
-        for spelling in DECODE_SPELLINGS if long else DECODE_SPELLINGS[i : i + 1]:
+        first = i % len(DECODE_SPELLINGS)
+        for spelling in (
+            DECODE_SPELLINGS if long else DECODE_SPELLINGS[first : first + 1]
+        ):
             yield _decoded_matvec(fmt, layout, spelling)
 
 
