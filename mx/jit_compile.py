@@ -953,15 +953,10 @@ def _compile(
             for j, t in enumerate(results[name])
         ]
         callee = llvm_symbol(entry_name)
+        batch_name = llvm_symbol(f"_mx_batch_{name}")
+        min_count = parallel_min_count(_bytes_per_call(params[name], results[name]))
         wrappers.append(
-            batch_entry(
-                llvm_symbol(f"_mx_batch_{name}"),
-                callee,
-                signature,
-                operands,
-                outs,
-                parallel_min_count(_bytes_per_call(params[name], results[name])),
-            )
+            batch_entry(batch_name, callee, signature, operands, outs, min_count)
         )
         if with_fast:
             table = tables.get(name)
@@ -973,6 +968,7 @@ def _compile(
                     operands,
                     outs,
                     ctypes.addressof(table) if table is not None else 0,
+                    (batch_name, min_count),
                 )
             )
     full_ir = ir + "\n" + "\n\n".join(wrappers) + "\n"

@@ -10,14 +10,18 @@
   returns them (None, the one result, or a tuple). Given one `out=` array per
   result after the arguments, it checks them as it checks arguments, and for
   overlaps with the arguments and each other, writes them and returns None.
-  Matrix and vector arguments may have leading dimensions of size 1 (a batch
-  of one): allocated results get as many, `out=` arrays must have them. A
+  Matrix and vector arguments may have leading dimensions: of size 1 (a batch
+  of one, which broadcasts), or, for a C-contiguous array, the batch's (equal
+  for every such argument); allocated results get the batch's, `out=` arrays
+  must have them. A batch of several calls runs `batch_entry`'s loop (all
+  values C-ordered). A
   matrix argument or `out=` array may be C- or F-ordered: the entry then
   calls, through a table indexed by the bit mask of the F-ordered ones, the
   function compiled for those orders (`layouts`), once the general path has
   compiled it. It returns `NotImplemented` when an argument is anything else:
   the caller then takes the general path, which explains what is wrong or
-  handles what is merely unusual (batches, a new combination of orders,
+  handles what is merely unusual (strided or F-ordered batches, a new
+  combination of orders,
   conversions).
   The checks read NumPy's array struct (`PyArrayObject_fields`, stable across
   NumPy 1.x and 2.x; `check_layouts` confirms the offsets at run time).
@@ -203,6 +207,13 @@ class _Writer:
     def raw(self, text: str) -> None:
         self.lines.append(text)
 
+    def local(self, type_: str) -> str:
+        """A stack slot, allocated in the entry block (where LLVM promotes
+        slots to registers)."""
+        name = self.fresh("slot")
+        self.lines.insert(self.lines.index("entry:") + 1, f"  {name} = alloca {type_}")
+        return name
+
     def field(self, obj: str, offset: int, type_: str) -> str:
         address = self.emit(f"getelementptr i8, ptr {obj}, i64 {offset}")
         return self.emit(f"load {type_}, ptr {address}, align 1")
@@ -257,15 +268,20 @@ class _Array:
     end: str
     """The end of its data."""
     leading: str
-    """Its count of leading dimensions of size 1 (i32)."""
+    """Its count of leading (batch) dimensions (i32)."""
+    dims: str = ""
+    """Its dimensions (matrices and vectors)."""
+    count: str = "1"
+    """The product of its leading dimensions (i64): 1 for one value."""
 
 
 def _check_array(
-    w: _Writer, obj: str, p: Operand, layout_bits: list[str], batch_of_one: bool
+    w: _Writer, obj: str, p: Operand, layout_bits: list[str], batch: bool
 ) -> _Array:
     """Checks of an array argument or result. A matrix with a layout bit may
-    be C- or F-ordered: its bit goes into `layout_bits`. With `batch_of_one`,
-    a matrix or vector may have leading dimensions of size 1."""
+    be C- or F-ordered: its bit goes into `layout_bits`. With `batch`, a
+    matrix or vector may have leading dimensions: all of size 1, or any, if
+    the whole array is C-contiguous (values `core bytes` apart)."""
     w.check(
         w.emit(
             f"icmp eq ptr {w.field(obj, OB_TYPE, 'ptr')}, {_const_ptr(id(np.ndarray))}"
@@ -305,38 +321,49 @@ def _check_array(
         size = w.emit(f"mul i64 {d0}, {factor}")
         w.check(w.emit(f"icmp sge i64 {size}, {p.min_size}"))
         nbytes = w.emit(f"mul i64 {size}, {p.itemsize}")
+        return _Array(data, w.emit(f"getelementptr i8, ptr {data}, i64 {nbytes}"), "0")
+    count = "1"
+    if batch:
+        leading = w.emit(f"sub i32 {nd}, {len(p.dims)}")
+        w.check(w.emit(f"icmp sge i32 {leading}, 0"))
+        count = _product(w, dims, leading)
+        one = w.emit(f"icmp eq i64 {count}, 1")
+        c_order = w.emit(f"and i32 {flags}, {C_CONTIGUOUS}")
+        w.check(w.emit(f"or i1 {one}, {w.emit(f'icmp ne i32 {c_order}, 0')}"))
     else:
-        if batch_of_one:
-            leading = w.emit(f"sub i32 {nd}, {len(p.dims)}")
-            w.check(w.emit(f"icmp sge i32 {leading}, 0"))
-            _check_ones(w, dims, leading)
-        else:
-            w.check(w.emit(f"icmp eq i32 {nd}, {len(p.dims)}"))
-        for j, extent in enumerate(p.dims):
-            index = w.emit(f"add i32 {leading}, {j}")
-            address = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
-            d = w.emit(f"load i64, ptr {address}, align 1")
-            w.check(w.emit(f"icmp eq i64 {d}, {extent}"))
-        nbytes = str(math.prod(p.dims) * p.itemsize)
+        w.check(w.emit(f"icmp eq i32 {nd}, {len(p.dims)}"))
+    for j, extent in enumerate(p.dims):
+        index = w.emit(f"add i32 {leading}, {j}")
+        address = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
+        d = w.emit(f"load i64, ptr {address}, align 1")
+        w.check(w.emit(f"icmp eq i64 {d}, {extent}"))
+    nbytes = w.emit(f"mul i64 {count}, {_core_bytes(p)}")
     end = w.emit(f"getelementptr i8, ptr {data}, i64 {nbytes}")
-    return _Array(data, end, leading)
+    return _Array(data, end, leading, dims, count)
 
 
-def _check_ones(w: _Writer, dims: str, count: str) -> None:
-    """Continue only if the first `count` dimensions are all 1."""
-
-    def is_one(address: str) -> str:
-        return w.emit(f"icmp eq i64 {w.emit(f'load i64, ptr {address}, align 1')}, 1")
-
-    _for_dims(w, dims, count, is_one)
+def _core_bytes(p: Operand) -> int:
+    """Bytes of one value of a matrix or vector operand."""
+    return math.prod(p.dims) * p.itemsize
 
 
-def _for_dims(
-    w: _Writer, dims: str, count: str, visit: Callable[[str], str | None]
-) -> None:
-    """A loop over the addresses of the first `count` i64s at `dims`:
-    `visit(address)` emits the body; an i1 it returns must hold, or the
-    entry fails."""
+def _product(w: _Writer, dims: str, count: str) -> str:
+    """The product of the first `count` i64s at `dims` (i64)."""
+    accumulator = w.local("i64")
+    w.raw(f"  store i64 1, ptr {accumulator}")
+
+    def multiply(index: str) -> None:
+        d = _dim(w, dims, index)
+        so_far = w.emit(f"load i64, ptr {accumulator}")
+        w.raw(f"  store i64 {w.emit(f'mul i64 {so_far}, {d}')}, ptr {accumulator}")
+
+    _for_dims(w, count, multiply)
+    return w.emit(f"load i64, ptr {accumulator}")
+
+
+def _for_dims(w: _Writer, count: str, visit: Callable[[str], str | None]) -> None:
+    """A loop over the dimension indices [0, `count`) (i32): `visit(index)`
+    emits the body; an i1 it returns must hold, or the entry fails."""
     before, head, body, done = (
         w.fresh(n).lstrip("%") for n in ("pre", "head", "one", "ones")
     )
@@ -349,7 +376,7 @@ def _for_dims(
     more = w.emit(f"icmp slt i32 {i}, {count}")
     w.raw(f"  br i1 {more}, label %{body}, label %{done}")
     w.raw(f"{body}:")
-    holds = visit(w.emit(f"getelementptr i64, ptr {dims}, i32 {i}"))
+    holds = visit(i)
     w.raw(f"  {following} = add i32 {i}, 1")
     if holds is None:
         w.raw(f"  br label %{head}")
@@ -424,6 +451,7 @@ def fast_entry(
     params: Sequence[Operand],
     results: Sequence[Operand],
     layouts: int = 0,
+    batch: tuple[str, int] | None = None,
 ) -> str:
     """The METH_FASTCALL entry `name`: the tuple of the arguments, then
     either nothing (the entry allocates the results and returns them) or the
@@ -431,7 +459,10 @@ def fast_entry(
     writes (it returns None); `NotImplemented` if it does not handle the call
     (see the module docs). `layouts` is the address of the table of
     functions by order of the matrices with a layout bit (entry 0, all
-    C-ordered, is `callee` itself; a null entry is not compiled yet)."""
+    C-ordered, is `callee` itself; a null entry is not compiled yet).
+    `batch`: the name of `batch_entry` for `callee` in the same module and
+    its `parallel_min_count`, whose loop runs batches of C-ordered values;
+    without it, only batches of one are handled."""
     api = numpy_api()
     assert api is not None
     w = _Writer()
@@ -439,6 +470,7 @@ def fast_entry(
     incref, decref = (_const_ptr(_api(f)) for f in ("Py_IncRef", "Py_DecRef"))
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
+    shape = _BatchShape.start(w)
     w.raw("  %result_orders = alloca i64")
     w.raw("  store i64 0, ptr %result_orders")
     w.raw(f"  %dims = alloca [{_MAX_DIMS} x i64]")
@@ -468,21 +500,22 @@ def fast_entry(
     vector_data: list[tuple[int, Operand, str]] = []
     layout_bits: list[str] = []
     arrays: list[_Array] = []
-    batch = "0"  # leading dimensions of size 1: the most of any argument
     for i, p in enumerate(params):
         slot = w.emit(f"getelementptr ptr, ptr {items}, i64 {i}")
         obj = w.emit(f"load ptr, ptr {slot}")
         if p.kind == "scalar":
             values.append(_check_scalar(w, obj, p, i))
             continue
-        array = _check_array(w, obj, p, layout_bits, batch_of_one=p.kind != "memref")
+        array = _check_array(w, obj, p, layout_bits, batch=p.kind != "memref")
         arrays.append(array)
         if p.kind != "memref":
-            more = w.emit(f"icmp sgt i32 {array.leading}, {batch}")
-            batch = w.emit(f"select i1 {more}, i32 {array.leading}, i32 {batch}")
+            shape.join(w, array)
         if p.kind == "vector":
             vector_data.append((len(values), p, array.data))
         values.append(array.data)
+    leading = shape.leading(w, "%dims")
+    if batch is None:  # batches of one only
+        w.check(w.emit(f"icmp eq i64 {w.emit(f'load i64, ptr {shape.count}')}, 1"))
     given, allocation, checked = (
         w.fresh(n).lstrip("%") for n in ("given", "allocation", "checked")
     )
@@ -497,7 +530,14 @@ def fast_entry(
     for j, r in enumerate(results):
         slot = w.emit(f"getelementptr ptr, ptr {outs}, i64 {j}")
         out = _check_array(w, w.emit(f"load ptr, ptr {slot}"), r, result_bits, True)
-        w.check(w.emit(f"icmp eq i32 {out.leading}, {batch}"))
+        w.check(w.emit(f"icmp eq i32 {out.leading}, {leading}"))
+
+        def equal(index: str, out: _Array = out) -> str:
+            return w.emit(
+                f"icmp eq i64 {_dim(w, out.dims, index)}, {_dim(w, '%dims', index)}"
+            )
+
+        _for_dims(w, leading, equal)
         for other in arrays:
             _check_apart(w, out, other)
         arrays.append(out)
@@ -505,7 +545,7 @@ def fast_entry(
     w.raw(f"  store i64 {_or_all(w, result_bits)}, ptr %result_orders")
     w.raw(f"  br label %{checked}")
     w.raw(f"{allocation}:")
-    _allocate_results(w, api, results, batch, incref)
+    _allocate_results(w, api, results, leading, incref)
     w.raw(f"  br label %{checked}")
     w.raw(f"{checked}:")
     if result_bits:  # allocated results are C-ordered: 0
@@ -518,12 +558,28 @@ def fast_entry(
         callee = w.emit(f"select i1 {default}, ptr {callee}, ptr {compiled}")
         w.check(w.emit(f"icmp ne ptr {callee}, null"), "unhandled")
     addresses = [w.emit(f"load ptr, ptr %address{j}") for j in range(len(results))]
+    called = w.fresh("called").lstrip("%")
+    if batch is not None:
+        one, several = w.fresh("one").lstrip("%"), w.fresh("several").lstrip("%")
+        count = w.emit(f"load i64, ptr {shape.count}")
+        w.raw(
+            f"  br i1 {w.emit(f'icmp eq i64 {count}, 1')}, label %{one}, label %{several}"
+        )
+        w.raw(f"{several}:")
+        if layout_bits:  # the loop calls the all-C-ordered function
+            w.check(w.emit(f"icmp eq i64 {_or_all(w, layout_bits)}, 0"), "unhandled")
+        operands = _batch_operands(w, params, values, arrays, results, addresses)
+        _run_loop(w, *batch, count, operands)
+        w.raw(f"  br label %{called}")
+        w.raw(f"{one}:")
     for index, p, data in vector_data:
         values[index] = w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1")
     matrix_outs = [
         a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
     ]
     _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
+    w.raw(f"  br label %{called}")
+    w.raw(f"{called}:")
     done = w.fresh("done").lstrip("%")
     w.raw(f"  br i1 {allocate}, label %{done}, label %return_none")
     w.raw(f"{done}:")
@@ -571,6 +627,83 @@ def fast_entry(
     return "\n".join(w.lines)
 
 
+def _batch_operands(
+    w: _Writer,
+    params: Sequence[Operand],
+    values: Sequence[str],
+    arrays: Sequence[_Array],
+    results: Sequence[Operand],
+    addresses: Sequence[str],
+) -> tuple[str, str]:
+    """The base pointers and byte strides of the operands of a batch, as
+    the batch loop takes them: scalars from a stack slot and memrefs every
+    call the same (stride 0), matrices and vectors one value apart or
+    broadcast (stride 0), results one value apart."""
+    n = len(params) + len(results)
+    bases, strides = w.local(f"[{n} x ptr]"), w.local(f"[{n} x i64]")
+    param_arrays = iter(arrays)
+    operands: list[tuple[str, str]] = []
+    for p, value in zip(params, values, strict=True):
+        if p.kind == "scalar":
+            slot = w.local(type_str(p.value_type))
+            w.raw(f"  store {type_str(p.value_type)} {value}, ptr {slot}")
+            operands.append((slot, "0"))
+            continue
+        array = next(param_arrays)
+        if p.kind == "memref":
+            operands.append((array.data, "0"))
+            continue
+        single = w.emit(f"icmp eq i64 {array.count}, 1")
+        stride = w.emit(f"select i1 {single}, i64 0, i64 {_core_bytes(p)}")
+        operands.append((array.data, stride))
+    operands += [
+        (a, str(_core_bytes(r))) for r, a in zip(results, addresses, strict=True)
+    ]
+    for k, (base, stride) in enumerate(operands):
+        base_slot = w.emit(f"getelementptr ptr, ptr {bases}, i64 {k}")
+        w.raw(f"  store ptr {base}, ptr {base_slot}")
+        stride_slot = w.emit(f"getelementptr i64, ptr {strides}, i64 {k}")
+        w.raw(f"  store i64 {stride}, ptr {stride_slot}")
+    return bases, strides
+
+
+def _loop_symbols(batch_name: str) -> tuple[str, str]:
+    """The batch loop of `batch_entry` `batch_name`, and its trampoline onto
+    the threads."""
+    return suffixed(batch_name, ".body"), suffixed(batch_name, ".parallel")
+
+
+def _run_loop(
+    w: _Writer,
+    batch_name: str,
+    parallel_min_count: int,
+    count: str,
+    operands: tuple[str, str],
+) -> None:
+    """Calls the batch loop of `batch_name` over `count` calls with the GIL
+    released: on the threads from `parallel_min_count` calls (0: never)."""
+    body, trampoline = _loop_symbols(batch_name)
+    bases, strides = operands
+    save = _const_ptr(_api("PyEval_SaveThread"))
+    restore = _const_ptr(_api("PyEval_RestoreThread"))
+    thread = w.emit(f"call ptr {save}()")
+    serial, ran = w.fresh("serial").lstrip("%"), w.fresh("ran").lstrip("%")
+    if parallel_min_count > 0:
+        parallel = w.fresh("parallel").lstrip("%")
+        large = w.emit(f"icmp sge i64 {count}, {parallel_min_count}")
+        w.raw(f"  br i1 {large}, label %{parallel}, label %{serial}")
+        w.raw(f"{parallel}:")
+        w.raw(f"  call void {trampoline}(i64 {count}, ptr {bases}, ptr {strides})")
+        w.raw(f"  br label %{ran}")
+    else:
+        w.raw(f"  br label %{serial}")
+    w.raw(f"{serial}:")
+    w.raw(f"  call void {body}(i64 0, i64 {count}, ptr {bases}, ptr {strides})")
+    w.raw(f"  br label %{ran}")
+    w.raw(f"{ran}:")
+    w.raw(f"  call void {restore}(ptr {thread})")
+
+
 def _tuple_items(w: _Writer, obj: str, count: int) -> str:
     """Continue only if `obj` is a tuple of `count` items; its items."""
     w.check(
@@ -591,14 +724,13 @@ def _allocate_results(
     batch: str,
     incref: str,
 ) -> None:
-    """New C-ordered arrays for the results, each with `batch` leading
-    dimensions of size 1 (`%result<j>`, their data in `%address<j>`); a
-    scalar result is computed into `%scalar_result<j>` (and refused in a batch)."""
+    """New C-ordered arrays for the results, each with the `batch` leading
+    dimensions already in `%dims` (`%result<j>`, their data in
+    `%address<j>`); a scalar result is computed into `%scalar_result<j>`
+    (and refused in a batch)."""
     if any(r.kind == "scalar" for r in results):
         w.check(w.emit(f"icmp eq i32 {batch}, 0"), "unhandled")
     arrays = [(j, r) for j, r in enumerate(results) if r.kind != "scalar"]
-    if arrays:
-        _fill_ones(w, "%dims", batch)
     new = _const_ptr(api.new_from_descr)
     array_type = _const_ptr(api.array_type)
     for j, r in enumerate(results):
@@ -621,13 +753,109 @@ def _allocate_results(
         w.raw(f"  store ptr {w.field(made, ARRAY_DATA, 'ptr')}, ptr %address{j}")
 
 
-def _fill_ones(w: _Writer, dims: str, count: str) -> None:
-    """Store 1 into the first `count` i64s at `dims`."""
+def _dim(w: _Writer, dims: str, index: str) -> str:
+    """Dimension `index` (i32) of the i64s at `dims`."""
+    address = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
+    return w.emit(f"load i64, ptr {address}, align 1")
 
-    def store_one(address: str) -> None:
-        w.raw(f"  store i64 1, ptr {address}")
 
-    _for_dims(w, dims, count, store_one)
+@dataclass(frozen=True)
+class _BatchShape:
+    """Stack slots of the batch the arguments agree on so far: the count of
+    calls (1: one call), the count and dimensions of the leading dimensions
+    of the arguments holding several values (all equal), and the most
+    leading dimensions of size 1 of the others (they broadcast)."""
+
+    count: str
+    nd: str
+    dims: str
+    ones: str
+
+    @staticmethod
+    def start(w: _Writer) -> "_BatchShape":
+        shape = _BatchShape(
+            w.local("i64"), w.local("i32"), w.local("ptr"), w.local("i32")
+        )
+        w.raw(f"  store i64 1, ptr {shape.count}")
+        w.raw(f"  store i32 0, ptr {shape.nd}")
+        w.raw(f"  store ptr null, ptr {shape.dims}")
+        w.raw(f"  store i32 0, ptr {shape.ones}")
+        return shape
+
+    def join(self, w: _Writer, array: _Array) -> None:
+        """Continue only if `array`'s leading dimensions broadcast with the
+        batch so far: all of size 1, or the batch's own (the first array
+        with several values sets them)."""
+        ones, many, first, same, joined = (
+            w.fresh(n).lstrip("%") for n in ("ones", "many", "first", "same", "joined")
+        )
+        single = w.emit(f"icmp eq i64 {array.count}, 1")
+        w.raw(f"  br i1 {single}, label %{ones}, label %{many}")
+        w.raw(f"{many}:")
+        seen = w.emit(f"load i64, ptr {self.count}")
+        w.raw(
+            f"  br i1 {w.emit(f'icmp eq i64 {seen}, 1')}, label %{first}, label %{same}"
+        )
+        w.raw(f"{first}:")
+        w.raw(f"  store i64 {array.count}, ptr {self.count}")
+        w.raw(f"  store i32 {array.leading}, ptr {self.nd}")
+        w.raw(f"  store ptr {array.dims}, ptr {self.dims}")
+        w.raw(f"  br label %{joined}")
+        w.raw(f"{same}:")
+        w.check(
+            w.emit(f"icmp eq i32 {array.leading}, {w.emit(f'load i32, ptr {self.nd}')}")
+        )
+        batch_dims = w.emit(f"load ptr, ptr {self.dims}")
+
+        def equal(index: str) -> str:
+            own = _dim(w, array.dims, index)
+            return w.emit(f"icmp eq i64 {own}, {_dim(w, batch_dims, index)}")
+
+        _for_dims(w, array.leading, equal)
+        w.raw(f"  br label %{joined}")
+        w.raw(f"{ones}:")
+        so_far = w.emit(f"load i32, ptr {self.ones}")
+        more = w.emit(f"icmp sgt i32 {array.leading}, {so_far}")
+        most = w.emit(f"select i1 {more}, i32 {array.leading}, i32 {so_far}")
+        w.raw(f"  store i32 {most}, ptr {self.ones}")
+        w.raw(f"  br label %{joined}")
+        w.raw(f"{joined}:")
+
+    def leading(self, w: _Writer, dims: str) -> str:
+        """Writes the leading dimensions of the results into `dims`: the
+        batch's, or as many 1s as the most of any argument; their count
+        (i32). Continue only if the arguments of size 1 have no more leading
+        dimensions than the batch."""
+        slot = w.local("i32")
+        copy, fill, shaped = (
+            w.fresh(n).lstrip("%") for n in ("copy", "fill", "shaped")
+        )
+        ones = w.emit(f"load i32, ptr {self.ones}")
+        batched = w.emit(f"icmp ne i64 {w.emit(f'load i64, ptr {self.count}')}, 1")
+        w.raw(f"  br i1 {batched}, label %{copy}, label %{fill}")
+        w.raw(f"{copy}:")
+        nd = w.emit(f"load i32, ptr {self.nd}")
+        w.check(w.emit(f"icmp sle i32 {ones}, {nd}"))
+        source = w.emit(f"load ptr, ptr {self.dims}")
+
+        def copy_dim(index: str) -> None:
+            target = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
+            w.raw(f"  store i64 {_dim(w, source, index)}, ptr {target}")
+
+        _for_dims(w, nd, copy_dim)
+        w.raw(f"  store i32 {nd}, ptr {slot}")
+        w.raw(f"  br label %{shaped}")
+        w.raw(f"{fill}:")
+
+        def store_one(index: str) -> None:
+            target = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
+            w.raw(f"  store i64 1, ptr {target}")
+
+        _for_dims(w, ones, store_one)
+        w.raw(f"  store i32 {ones}, ptr {slot}")
+        w.raw(f"  br label %{shaped}")
+        w.raw(f"{shaped}:")
+        return w.emit(f"load i32, ptr {slot}")
 
 
 def _or_all(w: _Writer, values: Sequence[str]) -> str:
@@ -654,8 +882,7 @@ def batch_entry(
     operands = [*params, *results]
     n = len(operands)
     from_long = _const_ptr(_api("PyLong_FromLong"))
-    body = suffixed(name, ".body")
-    trampoline = suffixed(name, ".parallel")
+    body, trampoline = _loop_symbols(name)
     w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
     w.raw("entry:")
     control_slot = w.emit(f"getelementptr ptr, ptr %args, i64 {n}")
@@ -670,20 +897,7 @@ def batch_entry(
         base = w.emit(f"getelementptr i8, ptr {data}, i64 {offset}")
         base_slot = w.emit(f"getelementptr ptr, ptr %bases, i64 {k}")
         w.raw(f"  store ptr {base}, ptr {base_slot}")
-    save = _const_ptr(_api("PyEval_SaveThread"))
-    restore = _const_ptr(_api("PyEval_RestoreThread"))
-    w.raw(f"  %thread = call ptr {save}()")
-    if parallel_min_count > 0:
-        w.raw(f"  %large = icmp sge i64 %count, {parallel_min_count}")
-        w.raw("  br i1 %large, label %parallel, label %serial")
-        w.raw("parallel:")
-        w.raw(f"  call void {trampoline}(i64 %count, ptr %bases, ptr %strides)")
-        w.raw("  br label %exit")
-        w.raw("serial:")
-    w.raw(f"  call void {body}(i64 0, i64 %count, ptr %bases, ptr %strides)")
-    w.raw("  br label %exit")
-    w.raw("exit:")
-    w.raw(f"  call void {restore}(ptr %thread)")
+    _run_loop(w, name, parallel_min_count, "%count", ("%bases", "%strides"))
     w.raw(f"  %done = call ptr {from_long}(i64 0)")
     w.raw("  ret ptr %done")
     w.raw("}")

@@ -264,6 +264,19 @@ def test_every_calling_convention_takes_the_fast_entry() -> None:
     d1 = np.empty((1, 4, 4), np.float32)
     assert mma(a[None], b[None], c, out=d1) is d1
     np.testing.assert_array_equal(d1[0], expected)
+    # Batches of C-ordered values, broadcasting values of size 1.
+    a16, c16 = (rng.standard_normal((2, 8, 4, 4)).astype(np.float32) for _ in range(2))
+    each = np.array(
+        [
+            [mma(x, b, z) for x, z in zip(*pair, strict=True)]
+            for pair in zip(a16, c16, strict=True)
+        ]
+    )
+    np.testing.assert_array_equal(mma(a16, b, c16), each)
+    np.testing.assert_array_equal(mma(a16, b[None, None], c16), each)
+    d16 = np.empty((2, 8, 4, 4), np.float32)
+    assert mma(a16, b, c16, out=d16) is d16
+    np.testing.assert_array_equal(d16, each)
     assert calls.count == 0
     m = rng.standard_normal((2, 3))
     r, x = np.empty((3, 2)), np.empty(())
@@ -276,20 +289,23 @@ def test_every_calling_convention_takes_the_fast_entry() -> None:
 
 def _convention_cases(count: int) -> list[dict[str, Any]]:
     """Random calls of @mma mixing every convention, valid or not: orders,
-    leading dimensions (of size 1: a batch of one, or 2: a batch), dtypes,
+    leading dimensions (of size 1: a batch of one; a batch of 2 or 3,
+    broadcast or not, and now and then one that does not broadcast), dtypes,
     `out=` arrays of any shape and order, read-only, or overlapping an
     argument."""
     rng = np.random.default_rng(2026)
     cases: list[dict[str, Any]] = []
     for _ in range(count):
+        size, other = (int(n) for n in rng.permutation([2, 3]))
+        sizes = [1, 1, size, size, size] + [other] * int(rng.integers(0, 6) == 0)
         lead = [
-            tuple(int(n) for n in rng.choice([1, 1, 1, 2], rng.integers(0, 3)))
+            tuple(int(n) for n in rng.choice(sizes, rng.integers(0, 3)))
             for _ in range(3)
         ]
         cases.append(
             {
                 "lead": lead,
-                "orders": [str(o) for o in rng.choice(["C", "F"], 3)],
+                "orders": [str(o) for o in rng.choice(["C", "C", "C", "F"], 3)],
                 "f64": int(rng.integers(0, 12)) == 0,  # a wrong dtype
                 "out": str(
                     rng.choice(
@@ -306,16 +322,19 @@ def _build(case: dict[str, Any], rng: np.random.Generator) -> tuple[list[Any], A
     args: list[Any] = []
     for lead, order in zip(case["lead"], case["orders"], strict=True):
         x = rng.standard_normal((*lead, 4, 4)).astype(np.float32)
-        args.append(np.asfortranarray(x) if order == "F" and not lead else x)
+        args.append(np.asfortranarray(x) if order == "F" else x)
     if case["f64"]:
         args[1] = args[1].astype(np.float64)
-    batch = np.broadcast_shapes(*(x.shape[:-2] for x in args))
+    try:
+        batch = np.broadcast_shapes(*(x.shape[:-2] for x in args))
+    except ValueError:  # a call both paths refuse
+        batch = args[0].shape[:-2]
     kind = case["out"]
     if kind == "none":
         return args, None
     shape = {"short": (4, 4), "lead": (1, *batch, 4, 4)}.get(kind, (*batch, 4, 4))
     out = np.zeros(shape, np.float32)
-    if case["out_order"] == "F" and out.ndim == 2:
+    if case["out_order"] == "F":
         out = np.asfortranarray(out)
     if kind == "read-only":
         out.flags.writeable = False
@@ -367,13 +386,15 @@ def test_the_fast_entry_keeps_reference_counts_balanced() -> None:
     tuples, None and NotImplemented: after many calls, no reference to a
     dtype or a singleton is leaked or lost (a lost one crashes later)."""
     module = compile_module(CONVENTIONS)
-    rect = module.rect
+    rect, mma = module.rect, module.mma
     m = np.ones((2, 3))
     r, x = np.empty((3, 2)), np.empty(())
-    watched = (np.dtype(np.float64), None, NotImplemented, True)
+    batch = np.ones((3, 4, 4), np.float32)
+    watched = (np.dtype(np.float64), np.dtype(np.float32), None, NotImplemented, True)
 
     def calls(count: int) -> list[int]:
         for _ in range(count):
+            mma(batch, batch[0], batch)  # a batch, its results allocated
             rect(m, 2.0)
             rect(m[None], 2.0)  # a batch of one with a scalar result: general path
             rect(m, 2.0, out=(r, x))
