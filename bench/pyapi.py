@@ -14,7 +14,8 @@ usage: python -m bench.pyapi [--quick] [--out DIR]     (also run by bench/run.py
   C-ordered and an F-ordered array (and, to show that the cost does not grow with the
   matrix, with 4×4 ones); beside it what one copy of the matrix costs.
 - Batches: D = A·B+C over 100k 4×4 f32 matrices (all batched, and with B and C
-  broadcast), and over 2048 (in L2), through the batch call with `out=`; peers: the
+  broadcast), over 2048 (in L2) and over 16 (where a per-call setup would show), through
+  the batch call with `out=`; peers: the
   same kernel (the LLVM IR the JIT compiled) looped in C, built with clang-16 -O3
   -march=native (C loop and kernel linked into one module first, so that it can be
   inlined, as in the JIT's loop), and NumPy's batched `matmul` + `add` with `out=`.
@@ -23,7 +24,8 @@ usage: python -m bench.pyapi [--quick] [--out DIR]     (also run by bench/run.py
   of the shared machine's speed hits them alike.
 
 Everything is timed in one process whose environment is bench/run.py's NumPy one (one
-BLAS thread, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE cleared); times are thread CPU time,
+BLAS thread, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE cleared), with one mx thread (batches on
+several threads: bench/threads.py); times are thread CPU time,
 the median of 7 reps (of ≥ 20 ms for calls, ≥ 50 ms for batches).
 """
 
@@ -47,6 +49,7 @@ from bench.timing import time_interleaved, time_per_op
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 100_000
 IN_CACHE_BATCH = 2048
+SMALL_BATCH = 16
 BIG = 1024
 
 M4 = "!matrix.matrix<4x4xf32>"
@@ -210,6 +213,7 @@ def _batches(reps: int, ms: float, folder: Path) -> dict[str, float]:
         ("100k", BATCH, False),
         ("100k broadcast", BATCH, True),
         ("2048", IN_CACHE_BATCH, False),
+        ("16", SMALL_BATCH, False),
     ):
         core = (4, 4) if broadcast else (n, 4, 4)
         a = rng.standard_normal((n, 4, 4)).astype(np.float32)
@@ -245,10 +249,14 @@ def _batches(reps: int, ms: float, folder: Path) -> dict[str, float]:
 def _measure_here(quick: bool) -> dict[str, float]:
     from threadpoolctl import threadpool_limits  # pyright: ignore[reportMissingImports]
 
+    from mx import num_threads
+
     reps = 3 if quick else 7
     time_ns = _timer(reps)
     call_ms, batch_ms = (2.0, 5.0) if quick else (20.0, 50.0)
-    with threadpool_limits(1), tempfile.TemporaryDirectory() as tmp:
+    # One thread for mx too: the times are the calling thread's CPU time,
+    # which would miss the work of a batch run on mx's other threads.
+    with threadpool_limits(1), num_threads(1), tempfile.TemporaryDirectory() as tmp:
         return {
             **_calls(time_ns, call_ms),
             **_conventions(reps, call_ms),
@@ -295,6 +303,7 @@ def _report(t: dict[str, float], machine: str) -> str:
         ("100k", f"{BATCH // 1000}k A·B+C 4×4 f32, all batched"),
         ("100k broadcast", f"{BATCH // 1000}k A·B+C 4×4 f32, B and C broadcast"),
         ("2048", f"{IN_CACHE_BATCH} A·B+C 4×4 f32 (in L2)"),
+        ("16", f"{SMALL_BATCH} A·B+C 4×4 f32 (one small call)"),
     ):
         mx, c, numpy = (t[f"{k} {label}"] for k in ("mx", "C", "NumPy"))
         lines.append(
@@ -308,7 +317,7 @@ def _report(t: dict[str, float], machine: str) -> str:
 
 
 def _count(label: str) -> int:
-    return IN_CACHE_BATCH if label == "2048" else BATCH
+    return {"2048": IN_CACHE_BATCH, "16": SMALL_BATCH}.get(label, BATCH)
 
 
 def _zero_copy_met(t: dict[str, float]) -> str:
