@@ -449,7 +449,31 @@ def coverage_functions(long: bool = False) -> list[tuple[str, str]]:
     )
     for rows, dest in scaled:
         functions += _block_scaled(rows, dest)
-    return functions + list(_decoded_matvecs(long))
+    return functions + list(_decoded_matvecs(long)) + _packed_products()
+
+
+PACKED_PRODUCTS = (
+    ("bf16", "f16", "f32", " fastmath<contract>"),
+    ("i8", "i8", "i32", ""),
+)
+"""Mixed-precision products large enough for the packed, cache-blocked
+kernel (which widens while packing): both half types, and int8."""
+
+
+def _packed_products() -> list[tuple[str, str]]:
+    functions: list[tuple[str, str]] = []
+    for a, b, r, flags in PACKED_PRODUCTS:
+        name = f"packed_{a}_{b}_{r}"
+        ta, tb, tr = _m(96, 96, a), _m(96, 96, b), _m(96, 96, r)
+        functions.append(
+            (
+                name,
+                f"func.func @{name}(%a: {ta}, %b: {tb}, %c: {tr}) -> {tr} {{\n"
+                f"  %r = matrix.matmul_add %a, %b, %c{flags} : {ta}, {tb}, {tr} -> {tr}\n"
+                f"  func.return %r : {tr}\n}}\n",
+            )
+        )
+    return functions
 
 
 def compile_for_cpu(cpu: str, llvm_ir: str) -> None:

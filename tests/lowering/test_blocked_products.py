@@ -24,6 +24,7 @@ from xdsl.parser import Parser
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import DEFAULT_PIPELINE, compile_module, lower_to_llvm_ir
+from tests.reference.element_types import ELEMENT_DTYPES
 from tests.system_tools import required_tool
 
 DTYPES: dict[str, Any] = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
@@ -166,6 +167,79 @@ def test_small_caches_cross_every_block(
 ) -> None:
     wide = shape[2] >= 40 and t != "i32"
     _check(t, shape, flags, SMALL_CACHES, sum(shape), fortran=wide)
+
+
+MIXED_CASES = [
+    ("bf16", "bf16", "f32", ""),
+    ("f16", "bf16", "f32", "contract"),
+    ("f16", "f32", "f32", ""),
+    ("f32", "f32", "f64", ""),
+    ("bf16", "f16", "f64", ""),
+    ("i8", "i8", "i32", ""),
+    ("i8", "i8", "i32", "unsigned"),
+    ("i16", "i8", "i64", ""),
+    ("i32", "i32", "i64", "unsigned"),
+]
+"""Factors narrower than the result (docs/low-precision.md): each exact
+widening kind, both factors or one, signed and unsigned."""
+
+
+@pytest.mark.parametrize("a, b, r, attrs", MIXED_CASES, ids=str)
+def test_mixed_products_take_the_packed_kernel(
+    a: str, b: str, r: str, attrs: str
+) -> None:
+    """Mixed-precision products widen their factors while packing them and
+    then run the same-type packed kernel: bit for bit the interpreter's
+    result, every block and panel boundary crossed (small caches)."""
+    rows, depth, cols = 37, 70, 45
+    ta, tb, tr = (
+        f"!matrix.matrix<{rows}x{depth}x{a}>",
+        f"!matrix.matrix<{depth}x{cols}x{b}>",
+        f"!matrix.matrix<{rows}x{cols}x{r}>",
+    )
+    suffix = {"contract": " fastmath<contract>", "unsigned": " {unsigned}", "": ""}[
+        attrs
+    ]
+    text = f"""
+func.func @matmul(%x: {ta}, %y: {tb}) -> {tr} {{
+  %r = matrix.matmul %x, %y{suffix} : {ta}, {tb} -> {tr}
+  func.return %r : {tr}
+}}
+func.func @matmul_add(%x: {ta}, %y: {tb}, %z: {tr}) -> {tr} {{
+  %r = matrix.matmul_add %x, %y, %z{suffix} : {ta}, {tb}, {tr} -> {tr}
+  func.return %r : {tr}
+}}
+"""
+    compiled = compile_module(text, _pipeline(SMALL_CACHES))
+    module = Parser(mx_context(), text).parse_module()
+    rng = np.random.default_rng(len(text))
+    x, y, z = (
+        _narrow_values(rng, a, (rows, depth)),
+        _narrow_values(rng, b, (depth, cols)),
+        _narrow_values(rng, r, (rows, cols)),
+    )
+    for name, args in (("matmul", (x, y)), ("matmul_add", (x, y, z))):
+        function = compiled[name]
+        assert function.remarks[0].endswith("kernel: cache-blocked vector"), (
+            function.remarks
+        )
+        got = np.asarray(function(*args))
+        (want,) = run_function(module, name, *args)
+        assert _same_bits(got, np.asarray(want)), (name, got, want)
+
+
+def _narrow_values(
+    rng: np.random.Generator, t: str, shape: tuple[int, int]
+) -> np.ndarray:
+    """Values of every magnitude the type holds (integers of the full range:
+    products and sums wrap), signed zeros among them."""
+    dtype = ELEMENT_DTYPES[t]
+    if t.startswith("i"):
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    values = rng.standard_normal(shape) * 2.0 ** rng.integers(-8, 8, shape)
+    values[rng.random(shape) < 0.05] = -0.0
+    return values.astype(dtype)
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ import pytest
 from mx.errors import CompileError
 from mx.jit import lower_to_llvm_ir
 from mx.lowering.matrix_to_affine.kernel_remarks import (
+    CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
     VERSIONED,
     KernelRemark,
@@ -39,6 +40,7 @@ from mx.testing.target_coverage import (
     ELEMENTS,
     FLOATS,
     FORMATS,
+    PACKED_PRODUCTS,
     WIDENINGS,
     coverage_functions,
 )
@@ -173,6 +175,17 @@ def test_the_decode_kernels_of_the_sample_are_fused(
     ir = lowered[0].read_text()
     threads = [name for name in decoders if name.endswith("_threads")]
     assert threads and all(f"@{name}__parallel_" in ir for name in threads)
+
+
+def test_the_packed_products_of_the_sample_are_cache_blocked(
+    lowered: tuple[Path, list[KernelRemark]],
+) -> None:
+    """The sample's large mixed-precision products get the packed kernel, so
+    the CPUs compile its widening of f16/bf16/i8 factors."""
+    _, remarks = lowered
+    packed = [r for r in remarks if r.function.startswith("packed_")]
+    assert len(packed) == len(PACKED_PRODUCTS)
+    assert all(r.kernel == CACHE_BLOCKED for r in packed), packed
 
 
 def _abort_on(symbol: str) -> Callable[[str], None]:

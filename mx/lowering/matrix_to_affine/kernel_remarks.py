@@ -53,6 +53,10 @@ UNREADABLE_PACKED = (
 """Why a contraction reads packed elements one at a time."""
 
 
+HALF_SUMS = "sums rounded to f16/bf16 at every step"
+"""Why a large product with an f16/bf16 result misses the packed kernel."""
+
+
 @dataclass(frozen=True)
 class KernelRemark:
     """The kernel of one contraction; `reason`: why not `fastest`."""

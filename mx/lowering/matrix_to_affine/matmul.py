@@ -18,6 +18,7 @@ from mx.lowering.matrix_to_affine.elements import (
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     ELEMENT_BY_ELEMENT,
+    HALF_SUMS,
     SCALAR,
     UNREADABLE_PACKED,
     VECTORIZED,
@@ -69,13 +70,11 @@ class LowerMatmul(MatrixPattern):
         if lanes:
             lhs = self.state.readable_along_rows(op.lhs, op)
             acc = None if acc is None else self.state.readable_along_rows(acc, op)
-            # The packed kernel reads factors of the result type only, and
-            # sums in it: f16/bf16 keep the register-blocked kernel.
-            if (
-                not op.is_mixed()
-                and not isinstance(t.element_type, Float16Type | BFloat16Type)
-                and self.state.blocking.applies(t.rows, t.cols, depth, t.element_type)
-            ):
+            # The packed kernel sums in the result type, where f16/bf16 sums
+            # would be emulated: those keep the register-blocked kernel.
+            large = self.state.blocking.applies(t.rows, t.cols, depth, t.element_type)
+            half_sums = isinstance(t.element_type, Float16Type | BFloat16Type)
+            if large and not half_sums:
                 gemm = Gemm(
                     t.rows,
                     t.cols,
@@ -101,7 +100,10 @@ class LowerMatmul(MatrixPattern):
                 )
                 rewriter.replace(op, as_matrix(buffer, t))
                 return
-            self.state.choose(op, VECTORIZED)
+            if large:
+                self.state.choose(op, VECTORIZED, CACHE_BLOCKED, HALF_SUMS)
+            else:
+                self.state.choose(op, VECTORIZED)
 
             def rhs(e: Emitter, k: Index, c: Index) -> SSAValue:
                 return factor(e, e.element(op.rhs, k, c))

@@ -300,3 +300,20 @@ func.func @matmul_odd_offset(%w: memref<?xi8>, %b: !matrix.matrix<64x4xf32>) -> 
   func.return %y : !matrix.matrix<32x4xf32>
 }
 
+
+// A large mixed-precision product: the packed kernel, which widens the
+// factors as it packs them.
+// CHECK-LABEL: remark: @bf16_products_sum_in_f32: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 2]]:3: remark: 'matrix.matmul' op kernel: cache-blocked vector{{$}}
+func.func @bf16_products_sum_in_f32(%a: !matrix.matrix<128x128xbf16>, %b: !matrix.matrix<128x128xbf16>) -> !matrix.matrix<128x128xf32> {
+  %r = matrix.matmul %a, %b : !matrix.matrix<128x128xbf16>, !matrix.matrix<128x128xbf16> -> !matrix.matrix<128x128xf32>
+  func.return %r : !matrix.matrix<128x128xf32>
+}
+
+// The same product rounded to f16 at every step: not the packed kernel.
+// CHECK-LABEL: remark: @f16_sums: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 2]]:3: remark: 'matrix.matmul' op kernel: vectorized; not cache-blocked vector: sums rounded to f16/bf16 at every step{{$}}
+func.func @f16_sums(%a: !matrix.matrix<128x128xf16>, %b: !matrix.matrix<128x128xf16>) -> !matrix.matrix<128x128xf16> {
+  %r = matrix.matmul %a, %b : !matrix.matrix<128x128xf16>, !matrix.matrix<128x128xf16> -> !matrix.matrix<128x128xf16>
+  func.return %r : !matrix.matrix<128x128xf16>
+}

@@ -28,15 +28,15 @@ func.func @gemm(%a: !matrix.matrix<40x50xf32>, %b: !matrix.matrix<50x40xf32>) ->
   func.return %r : !matrix.matrix<40x40xf32>
 }
 
-// The register-blocked product (mixed precision: f16 factors, f32 sums):
-// the loop over blocks of 64 rows.
-// CHECK-LABEL: func.func @mixed
-// CHECK:         affine.for %{{.*}} = 0 to 4 {
+// The register-blocked product (f16 sums, which the packed kernel does not
+// take): the loop over blocks of 128 rows.
+// CHECK-LABEL: func.func @f16_sums
+// CHECK:         affine.for %{{.*}} = 0 to 2 {
 // CHECK:           affine.for %{{.*}} = 1 to 8 iter_args(
 // CHECK:         } {mx.parallel}
-func.func @mixed(%a: !matrix.matrix<256x8xf16>, %b: !matrix.matrix<8x4xf16>) -> !matrix.matrix<256x4xf32> {
-  %r = matrix.matmul %a, %b : !matrix.matrix<256x8xf16>, !matrix.matrix<8x4xf16> -> !matrix.matrix<256x4xf32>
-  func.return %r : !matrix.matrix<256x4xf32>
+func.func @f16_sums(%a: !matrix.matrix<256x8xf16>, %b: !matrix.matrix<8x4xf16>) -> !matrix.matrix<256x4xf16> {
+  %r = matrix.matmul %a, %b : !matrix.matrix<256x8xf16>, !matrix.matrix<8x4xf16> -> !matrix.matrix<256x4xf16>
+  func.return %r : !matrix.matrix<256x4xf16>
 }
 
 // The cache-blocked matvec by columns: the loop over blocks of rows of y,
