@@ -833,27 +833,25 @@ class _BatchShape:
         ones = w.emit(f"load i32, ptr {self.ones}")
         batched = w.emit(f"icmp ne i64 {w.emit(f'load i64, ptr {self.count}')}, 1")
         w.raw(f"  br i1 {batched}, label %{copy}, label %{fill}")
+
+        def write(count: str, value: Callable[[str], str]) -> None:
+            """`count` leading dimensions, `value(index)` each."""
+
+            def store(index: str) -> None:
+                target = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
+                w.raw(f"  store i64 {value(index)}, ptr {target}")
+
+            _for_dims(w, count, store)
+            w.raw(f"  store i32 {count}, ptr {slot}")
+            w.raw(f"  br label %{shaped}")
+
         w.raw(f"{copy}:")
         nd = w.emit(f"load i32, ptr {self.nd}")
         w.check(w.emit(f"icmp sle i32 {ones}, {nd}"))
         source = w.emit(f"load ptr, ptr {self.dims}")
-
-        def copy_dim(index: str) -> None:
-            target = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
-            w.raw(f"  store i64 {_dim(w, source, index)}, ptr {target}")
-
-        _for_dims(w, nd, copy_dim)
-        w.raw(f"  store i32 {nd}, ptr {slot}")
-        w.raw(f"  br label %{shaped}")
+        write(nd, lambda index: _dim(w, source, index))
         w.raw(f"{fill}:")
-
-        def store_one(index: str) -> None:
-            target = w.emit(f"getelementptr i64, ptr {dims}, i32 {index}")
-            w.raw(f"  store i64 1, ptr {target}")
-
-        _for_dims(w, ones, store_one)
-        w.raw(f"  store i32 {ones}, ptr {slot}")
-        w.raw(f"  br label %{shaped}")
+        write(ones, lambda _: "1")
         w.raw(f"{shaped}:")
         return w.emit(f"load i32, ptr {slot}")
 
