@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     VectorType,
 )
-from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -213,6 +212,7 @@ class Trace:
         element position, NaN where the program stored none."""
         self._env, self._shadows, self._memories = env, shadows, memories
         self._quality: dict[SSAValue, Tally] = {}
+        self._values: dict[SSAValue, F64] = {}
         for op in block.ops:
             if isinstance(op, func.ReturnOp):
                 for i, v in enumerate(op.operands):
@@ -233,10 +233,17 @@ class Trace:
         shadow = self._shadows.get(v)
         return value if shadow is None else shadow
 
+    def _value(self, v: SSAValue) -> F64:
+        """The value of float value `v` in f64 (converted once: a value is
+        often both an op's exact input and its own shadow)."""
+        if v not in self._values:
+            self._values[v] = as_f64(self._env[v], v.type)
+        return self._values[v]
+
     def _f64(self, v: SSAValue) -> F64:
         """The shadow of float value `v` (its own value when it has none)."""
         shadow = self._shadows.get(v)
-        return as_f64(self._env[v], v.type) if shadow is None else shadow
+        return self._value(v) if shadow is None else shadow
 
     def _index(self, index: matrix.MixedIndex) -> int:
         if isinstance(index, int):
@@ -295,7 +302,7 @@ class Trace:
         name = float_name(op.results[0].type)
         if name in NARROW_FLOATS and not isinstance(op, _STRUCTURAL):
             value = as_f64(results[0], op.results[0].type)
-            exact = self._evaluate(op, lambda v: as_f64(self._env[v], v.type))
+            exact = self._evaluate(op, self._value)
             largest = float(
                 np.finfo(sem.element_dtype(element_type_of(op.results[0].type))).max
             )
@@ -374,7 +381,7 @@ class Trace:
 
     def _convert_to(self, op: arbfp.ConvertToOp, source: Any, bits: Any) -> None:
         fmt = op.float_format
-        x = as_f64(source, op.input.type)
+        x = self._value(op.input)
         value = decode(fmt, as_array(bits), np.float64)
         shadow = self._f64(op.input)
         record = self._record(op, 0, op.result.type)
@@ -407,7 +414,7 @@ class Trace:
         self, op: arbfp.ScaledConvertToOp, source: Any, results: list[Any]
     ) -> None:
         fmt, block = op.float_format, op.block_size
-        x = as_f64(source, op.input.type)
+        x = self._value(op.input)
         bits, scales = (as_array(r) for r in results)
         value = scaled_decode(
             fmt, op.scale_float_format, bits, scales, block, np.float64
@@ -499,11 +506,9 @@ class Trace:
         key = (memory, bits or 0)
         if key not in self._memories:
             runtime = self._env[memory]
-            size = (
-                runtime.size
-                if isinstance(runtime, np.ndarray | ShapedArray)
-                else len(runtime)
-            )
+            # an array or the interpreter's ShapedArray (its module is not
+            # imported here: it loads every interpreter of xDSL)
+            size = runtime.size if hasattr(runtime, "size") else len(runtime)
             self._memories[key] = np.full(size * 8 // bits if bits else size, np.nan)
         return self._memories[key]
 
@@ -586,7 +591,7 @@ class Trace:
                     value = decoded()
                     shadow = self._container_shadow(v, decoded)
                 else:
-                    value = as_f64(self._env[v], v.type)
+                    value = self._value(v)
                     shadow = self._shadow_or(v, value)
                 quality = measure(value, value if shadow is None else shadow)
             tallies.append(quality)

@@ -660,3 +660,45 @@ def test_bad_options_are_argument_errors() -> None:
     ):
         f.precision_report(x, target_sqnr_db="high")
     assert f.precision_report(x, target_sqnr_db=30).target_sqnr_db == 30.0
+
+
+ROWS = """
+func.func @rows(%w: !matrix.matrix<6x64xf32>, %x: vector<64xf32>, %v: vector<64xf32>) -> (vector<6xf32>, vector<64xi8>) {
+  %q, %s = arbfp.scaled_convert_to f4e2m1fn %w block 32 : !matrix.matrix<6x64xf32> to !matrix.matrix<6x64xi4>, !matrix.matrix<6x2xi8>
+  %d = arbfp.scaled_convert_from f4e2m1fn %q, %s block 32 : !matrix.matrix<6x64xi4>, !matrix.matrix<6x2xi8> to !matrix.matrix<6x64xf32>
+  %e = arbfp.convert_to f8e4m3fn %v saturate : vector<64xf32> to vector<64xi8>
+  %y = matrix.matvec %d, %x : !matrix.matrix<6x64xf32>, vector<64xf32> -> vector<6xf32>
+  func.return %y, %e : vector<6xf32>, vector<64xi8>
+}
+"""
+
+
+def test_conversions_run_by_row_kernels_without_an_instrumented_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A function of conversions and returned values is reported from its
+    own call (what it returns) and row kernels of its conversions: no
+    instrumented copy of the whole function is compiled, and the report
+    equals the interpreter's field for field (rows of every block)."""
+    import mx.precision
+
+    def no_copy(*_: object) -> None:
+        raise AssertionError("compiled an instrumented copy")
+
+    rng = np.random.default_rng(5)
+    w = _blocks_input(rng, 6, 64)
+    x = rng.standard_normal(64).astype(np.float32)
+    v = np.array([500.0, -1e-9, 3.0, math.nan] * 16, np.float32)
+    interpreted = _interpreted(ROWS, "rows", w, x, v)
+    monkeypatch.setattr(mx.precision, "instrument", no_copy)
+    compiled = _jit(ROWS, "rows").precision_report(w, x, v)
+    assert compiled.to_json() == interpreted.to_json()
+    assert [r["op"] for r in compiled.values][:3] == [
+        "arbfp.scaled_convert_to",
+        "arbfp.scaled_convert_from",
+        "arbfp.convert_to",
+    ]
+    assert compiled.values[2]["saturated"] == 16
+    y, e = _jit(ROWS, "rows")(w, x, v)
+    np.testing.assert_array_equal(compiled.results[0], y)
+    np.testing.assert_array_equal(compiled.results[1], e)
