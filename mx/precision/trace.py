@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     FloatAttr,
@@ -163,8 +164,41 @@ _STRUCTURAL = (
     arith.ConstantOp,
     arith.ExtFOp,
     vector.BroadcastOp,
+    math_dialect.AbsFOp,
+    math_dialect.CopySignOp,
 )
 """Ops that never round: their results are recorded only as operands."""
+
+
+def _round_half_away(x: F64) -> F64:
+    whole = np.trunc(x)  # x - whole is exact: the fraction of x
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
+
+
+_MATH_UNARY: dict[type[Operation], Callable[[F64], F64]] = {
+    math_dialect.ExpOp: np.exp,
+    math_dialect.Exp2Op: np.exp2,
+    math_dialect.LogOp: np.log,
+    math_dialect.Log2Op: np.log2,
+    math_dialect.Log10Op: np.log10,
+    math_dialect.SqrtOp: np.sqrt,
+    math_dialect.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    math_dialect.SinOp: np.sin,
+    math_dialect.CosOp: np.cos,
+    math_dialect.TanhOp: np.tanh,
+    math_dialect.AbsFOp: np.abs,
+    math_dialect.FloorOp: np.floor,
+    math_dialect.CeilOp: np.ceil,
+    math_dialect.TruncOp: np.trunc,
+    math_dialect.RoundEvenOp: np.rint,
+    math_dialect.RoundOp: _round_half_away,
+}
+"""The f64 shadow of each float `math` op of one operand."""
+
+_MATH_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
+    math_dialect.PowFOp: np.power,
+    math_dialect.CopySignOp: np.copysign,
+}
 
 
 _ARITH_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
@@ -321,7 +355,11 @@ class Trace:
                     return fn(f64(op.operands[0]), f64(op.operands[1]))
                 case matrix.NegOp() | arith.NegfOp():
                     return -f64(op.operands[0])
-                case matrix.FmaOp():
+                case _ if (unary := _MATH_UNARY.get(type(op))) is not None:
+                    return unary(f64(op.operands[0]))
+                case _ if (binary := _MATH_BINARY.get(type(op))) is not None:
+                    return binary(f64(op.operands[0]), f64(op.operands[1]))
+                case matrix.FmaOp() | math_dialect.FmaOp() | vector.FMAOp():
                     a, b, c = (f64(v) for v in op.operands)
                     return a * b + c
                 case matrix.MatmulOp():

@@ -491,10 +491,11 @@ def test_json_table_and_errors() -> None:
         == 1
     )
     with pytest.raises(
-        mx.MXError, match=r"<string>:2:3: error: 'math.sqrt' op is not supported"
+        mx.MXError, match=r"<string>:3:3: error: 'math.fpowi' op is not supported"
     ):
         _jit(
-            "func.func @r(%x: f32) -> f32 {\n  %y = math.sqrt %x : f32\n  func.return %y : f32\n}\n",
+            "func.func @r(%x: f32) -> f32 {\n  %n = arith.constant 3 : i32\n"
+            "  %y = math.fpowi %x, %n : f32, i32\n  func.return %y : f32\n}\n",
             "r",
         ).precision_report(np.float32(2.0))
     with pytest.raises(ArgumentError):
@@ -702,3 +703,69 @@ def test_conversions_run_by_row_kernels_without_an_instrumented_copy(
     y, e = _jit(ROWS, "rows")(w, x, v)
     np.testing.assert_array_equal(compiled.results[0], y)
     np.testing.assert_array_equal(compiled.results[1], e)
+
+
+MATH = """
+func.func @m(%x: vector<8xf16>, %a: vector<8xf16>, %b: vector<8xf16>) -> (vector<8xf16>, vector<8xf16>, vector<8xf16>, vector<8xf32>) {
+  %e = math.exp %x : vector<8xf16>
+  %r = math.sqrt %a : vector<8xf16>
+  %f = vector.fma %a, %b, %x : vector<8xf16>
+  %g = math.fma %a, %b, %f : vector<8xf16>
+  %w = arith.extf %g : vector<8xf16> to vector<8xf32>
+  %t = math.log %w : vector<8xf32>
+  func.return %e, %r, %f, %t : vector<8xf16>, vector<8xf16>, vector<8xf16>, vector<8xf32>
+}
+"""
+
+
+def test_math_and_fma_shadows_against_python_math_and_fractions() -> None:
+    """`math.exp`, `math.sqrt`, `vector.fma`, `math.fma` on f16 vectors: the
+    counts and errors of each against a shadow from Python's `math` (exp,
+    sqrt) and exact rationals (the fmas, whose f64 shadow is exact here);
+    exp(11.1) > 65504 saturates, exp(-18) < 2^-25 underflows. The compiled
+    report equals the interpreter's."""
+    from fractions import Fraction
+
+    x = np.array([0, 1, -1, 11.08, 11.1, -18, np.nan, 2.5], np.float16)
+    a = np.array([4, 2, -1, 0, 3, 1e-4, 65504, 7], np.float16)
+    b = np.array([0.5, 3, 2, 1, 1e4, 1e-4, 2, 3], np.float16)
+    compiled, interpreted = _both(MATH, "m", x, a, b)
+    assert compiled.to_json() == interpreted.to_json()
+    e, r, f, _ = (np.asarray(v, np.float64) for v in compiled.results)
+    xs, as_, bs = (v.astype(np.float64).tolist() for v in (x, a, b))
+    exp = np.array([math.exp(v) if v == v else math.nan for v in xs])
+    sqrt = np.array([math.sqrt(v) if v >= 0 else math.nan for v in as_])
+    fma = np.array(
+        [
+            float(Fraction(p) * Fraction(q) + Fraction(s)) if s == s else math.nan
+            for p, q, s in zip(as_, bs, xs, strict=True)
+        ]
+    )
+    records = {v["op"]: v for v in compiled.values}
+    _assert_errors(records["math.exp"], _errors(e, exp))
+    assert records["math.exp"]["saturated"] == 1  # exp(11.1) = 66171
+    assert records["math.exp"]["underflow"] == 1  # exp(-18) = 1.5e-8
+    assert records["math.exp"]["blame_db"] == math.inf
+    _assert_errors(records["math.sqrt"], _errors(r, sqrt))
+    assert records["math.sqrt"]["nan"] == 1  # sqrt(-1)
+    _assert_errors(records["vector.fma"], _errors(f, fma))
+    assert records["vector.fma"]["max_abs_err"] > 0  # 3 * 1e4 - 18 rounds
+
+
+def test_tanh_shadow_in_the_interpreter() -> None:
+    """`math.tanh` (run by the interpreter; the JIT does not lower it)
+    against Python's `math.tanh`: bf16 rounding of tanh near ±1."""
+    text = """
+func.func @t(%x: vector<6xbf16>) -> vector<6xbf16> {
+  %t = math.tanh %x : vector<6xbf16>
+  func.return %t : vector<6xbf16>
+}
+"""
+    x = np.array([0.5, -0.75, 3.0, 1e-3, -20.0, 0.0], ml_dtypes.bfloat16)
+    report = _interpreted(text, "t", x)
+    value = np.asarray(report.results[0]).astype(np.float64)
+    shadow = np.array([math.tanh(v) for v in x.astype(np.float64).tolist()])
+    tanh = report.values[0]
+    assert tanh["op"] == "math.tanh" and tanh["count"] == 6
+    _assert_errors(tanh, _errors(value, shadow))
+    assert tanh["sqnr_db"] < math.inf
