@@ -88,6 +88,8 @@ def runs_by_rows(body: func.FuncOp) -> bool:
         set(body.body.block.last_op.operands) if body.body.block.last_op else set()
     )
     for op in body.body.ops:
+        if op.regions:  # loops and branches: their ops run many times
+            return False
         if isinstance(op, (func.ReturnOp, *ROW_KERNEL_OPS, *_STORES)):
             continue
         if op.results and all(r in returned for r in op.results):
@@ -160,7 +162,14 @@ class _InstrumentedRun:
         buffers = self.capture.buffers()
         returned = compiled(*args, *buffers)
         by_op = self.capture.values_by_op(self.body, buffers)
-        return returned, lambda op, _: by_op[op]
+        runs = {op: iter(values) for op, values in by_op.items()}
+
+        def values(op: Operation, _: Sequence[Any]) -> Sequence[Any]:
+            if op in runs:
+                return next(runs[op])
+            return [None] * len(op.results)  # nothing captured (memrefs)
+
+        return returned, values
 
 
 def _run(

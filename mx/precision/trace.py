@@ -21,18 +21,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects import affine, arith, func, memref, scf, vector
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     FileLineColLoc,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     VectorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mx.dialects import arbfp, matrix
@@ -78,9 +80,9 @@ def unsupported(op: Operation, message: str) -> UnsupportedError:
 
 def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
     """Replaces each `func.call` in `body` by the callee's body, until none is
-    left (callees are straight-line functions of `module`)."""
+    left (in loops and branches too; callees are functions of `module`)."""
     for _ in range(1000):
-        call = next((op for op in body.body.ops if isinstance(op, func.CallOp)), None)
+        call = next((op for op in body.walk() if isinstance(op, func.CallOp)), None)
         if call is None:
             return
         name = call.callee.string_value()
@@ -106,12 +108,18 @@ def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
     raise unsupported(body, "calls nested too deeply to inline")
 
 
-def check_straight_line(body: func.FuncOp) -> None:
-    """Raises UnsupportedError unless `body` is one block of ops without
-    regions, its vectors one-dimensional."""
-    for op in (body, *body.body.ops):
-        if op is not body and op.regions:
-            raise unsupported(op, "only straight-line functions (no regions)")
+REGION_OPS = (scf.ForOp, affine.ForOp, scf.IfOp)
+"""The ops with regions the trace runs (their bodies once per iteration)."""
+
+
+def check_supported(body: func.FuncOp) -> None:
+    """Raises UnsupportedError unless every op of `body` with regions is a
+    loop or branch of `REGION_OPS` and its vectors are one-dimensional."""
+    for op in body.walk():
+        if op is not body and op.regions and not isinstance(op, REGION_OPS):
+            raise unsupported(
+                op, "only scf.for, affine.for and scf.if have regions it runs"
+            )
         values = body.body.block.args if op is body else op.results
         for v in values:
             if isinstance(v.type, VectorType) and len(v.type.get_shape()) != 1:
@@ -234,7 +242,7 @@ class Trace:
         self.target_sqnr_db = target_sqnr_db
         self.compiled = compiled
         self.records: dict[tuple[Operation, int], Record] = {}
-        check_straight_line(body)
+        check_supported(body)
 
     def run(self, arguments: Sequence[Any], values: ValueSource) -> list[Any]:
         """One call: the function's results (runtime values)."""
@@ -247,19 +255,94 @@ class Trace:
         self._env, self._shadows, self._memories = env, shadows, memories
         self._quality: dict[SSAValue, Tally] = {}
         self._values: dict[SSAValue, F64] = {}
+        self._source = values
+        returned = self._walk(block)
+        assert isinstance(returned, func.ReturnOp)
+        for i, v in enumerate(returned.operands):
+            if float_name(v.type) is not None:
+                record = self._record(returned, i, v.type)
+                value = as_f64(env[v], v.type)
+                record.tally.add(measure(value, self._shadow_or(v, value)))
+        return [env[v] for v in returned.operands]
+
+    # -- control flow ----------------------------------------------------------
+
+    def _walk(self, block: Block) -> Operation:
+        """Runs the ops of `block` (its arguments bound); returns its
+        terminator, whose operands are the block's results."""
         for op in block.ops:
-            if isinstance(op, func.ReturnOp):
-                for i, v in enumerate(op.operands):
-                    if float_name(v.type) is not None:
-                        record = self._record(op, i, v.type)
-                        value = as_f64(env[v], v.type)
-                        record.tally.add(measure(value, self._shadow_or(v, value)))
-                return [env[v] for v in op.operands]
-            inputs = [env[v] for v in op.operands]
-            results = values(op, inputs)
-            env.update(zip(op.results, results, strict=True))
-            self._shadow(op, inputs, list(results))
-        raise unsupported(self.body, "the function does not end with func.return")
+            if isinstance(op, func.ReturnOp | scf.YieldOp | affine.YieldOp):
+                return op
+            if isinstance(op, scf.ForOp | affine.ForOp):
+                self._loop(op)
+            elif isinstance(op, scf.IfOp):
+                self._branch(op)
+            else:
+                inputs = [self._env[v] for v in op.operands]
+                results = list(self._source(op, inputs))
+                self._bind(op.results, results)
+                self._shadow(op, inputs, results)
+        raise unsupported(block.parent_op() or self.body, "a block without terminator")
+
+    def _bind(
+        self,
+        targets: Sequence[SSAValue],
+        values: Sequence[Any],
+        shadows: Sequence[F64 | None] | None = None,
+    ) -> None:
+        """Gives `targets` new runtime `values` (and `shadows`): the values
+        of a loop body change at each iteration."""
+        for i, (target, value) in enumerate(zip(targets, values, strict=True)):
+            self._env[target] = value
+            self._values.pop(target, None)
+            self._quality.pop(target, None)
+            if shadows is not None:
+                self._shadows[target] = shadows[i]
+
+    def _loop(self, op: scf.ForOp | affine.ForOp) -> None:
+        """Runs the body once per iteration, carrying the iter_args (values
+        and shadows) from each iteration's yield to the next."""
+        if isinstance(op, scf.ForOp):
+            lower, upper, step = (self._index(v) for v in (op.lb, op.ub, op.step))
+            inits = list(op.iter_args)
+        else:
+            lower = max(self._bound(op.lowerBoundMap, op.lowerBoundOperands))
+            upper = min(self._bound(op.upperBoundMap, op.upperBoundOperands))
+            step = op.step.value.data
+            inits = list(op.inits)
+        values, shadows = self._carried(inits)
+        body = op.body.block
+        induction = body.args[0]
+        for i in range(lower, upper, step):
+            # an attribute, as the interpreter's ops take indices
+            index = IntegerAttr(i, cast(IndexType | IntegerType, induction.type))
+            self._bind(body.args, [index, *values], [None, *shadows])
+            values, shadows = self._carried(self._walk(body).operands)
+        self._bind(op.results, values, shadows)
+
+    def _carried(
+        self, operands: Sequence[SSAValue]
+    ) -> tuple[list[Any], list[F64 | None]]:
+        """The values and shadows of `operands` (a yield's, a loop's inits)."""
+        return [self._env[v] for v in operands], [
+            self._shadows.get(v) for v in operands
+        ]
+
+    def _bound(self, bound: AffineMapAttr, operands: Sequence[SSAValue]) -> list[int]:
+        """The values of an affine.for bound's map (dims, then symbols)."""
+        values = [self._index(v) for v in operands]
+        dims = bound.data.num_dims
+        return list(bound.data.eval(values[:dims], values[dims:]))
+
+    def _branch(self, op: scf.IfOp) -> None:
+        """Runs the region the condition chooses."""
+        taken = (
+            op.true_region if bool(as_array(self._env[op.cond])) else op.false_region
+        )
+        if not taken.blocks:
+            return
+        values, shadows = self._carried(self._walk(taken.block).operands)
+        self._bind(op.results, values, shadows)
 
     # -- shadows ---------------------------------------------------------------
 

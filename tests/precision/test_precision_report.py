@@ -505,12 +505,13 @@ def test_json_table_and_errors() -> None:
 
 
 def test_unsupported_programs_are_located_errors() -> None:
+    """Loops with bounds the compiled report cannot size its buffers by,
+    and region ops other than scf.for, affine.for and scf.if."""
     loop = (
-        "func.func @l(%x: f32) -> f32 {\n"
+        "func.func @l(%x: f32, %n: index) -> f32 {\n"
         "  %c0 = arith.constant 0 : index\n"
-        "  %c2 = arith.constant 2 : index\n"
         "  %c1 = arith.constant 1 : index\n"
-        "  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> (f32) {\n"
+        "  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) {\n"
         "    %s = arith.addf %a, %a : f32\n"
         "    scf.yield %s : f32\n"
         "  }\n"
@@ -519,9 +520,29 @@ def test_unsupported_programs_are_located_errors() -> None:
     )
     with pytest.raises(
         mx.MXError,
-        match=r"<string>:5:3: error: 'scf.for' op is not supported by the precision report: only straight-line",
+        match=r"<string>:4:3: error: 'scf.for' op is not supported by the precision report: the compiled report needs constant loop bounds",
     ):
-        _jit(loop, "l").precision_report(np.float32(1.0))
+        _jit(loop, "l").precision_report(np.float32(1.0), 2)
+    report = _interpreted(loop, "l", np.float32(1.5), 3)  # the interpreter runs it
+    assert report.values[-1]["op"] == "func.return"
+    assert report.results[0].value.data == 12.0  # 1.5 doubled 3 times
+    while_loop = (
+        "func.func @w(%x: f32) -> f32 {\n"
+        "  %r = scf.while (%a = %x) : (f32) -> f32 {\n"
+        "    %c = arith.constant true\n"
+        "    scf.condition(%c) %a : f32\n"
+        "  } do {\n"
+        "  ^bb0(%b: f32):\n"
+        "    scf.yield %b : f32\n"
+        "  }\n"
+        "  func.return %r : f32\n"
+        "}\n"
+    )
+    with pytest.raises(
+        mx.MXError,
+        match=r"<string>:2:3: error: 'scf.while' op is not supported by the precision report: only scf.for, affine.for and scf.if",
+    ):
+        _interpreted(while_loop, "w", np.float32(1.0))
 
 
 def test_memref_loads_count_as_exact() -> None:
@@ -575,7 +596,10 @@ def test_vector_programs_compiled_and_interpreted_agree() -> None:
     from pathlib import Path
 
     text = (
-        Path(__file__).parents[1] / "filecheck" / "interpreter" / "precision_report.mlir"
+        Path(__file__).parents[1]
+        / "filecheck"
+        / "interpreter"
+        / "precision_report.mlir"
     ).read_text()
     x = np.array([0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0], np.float32)
     for name in ("quantize", "mx"):
@@ -769,3 +793,105 @@ func.func @t(%x: vector<6xbf16>) -> vector<6xbf16> {
     assert tanh["op"] == "math.tanh" and tanh["count"] == 6
     _assert_errors(tanh, _errors(value, shadow))
     assert tanh["sqnr_db"] < math.inf
+
+
+LAYERS = """
+func.func @decode(%w: memref<96xf32>, %x: vector<8xf32>) -> vector<8xf32> {
+  %c32 = arith.constant 32 : index
+  %r = affine.for %l = 0 to 3 iter_args(%h = %x) -> (vector<8xf32>) {
+    %base = arith.muli %l, %c32 : index
+    %wl = vector.load %w[%base] : memref<96xf32>, vector<8xf32>
+    %q = arbfp.convert_to f8e4m3fn %wl : vector<8xf32> to vector<8xi8>
+    %d = arbfp.convert_from f8e4m3fn %q : vector<8xi8> to vector<8xf32>
+    %a = arith.truncf %h : vector<8xf32> to vector<8xf16>
+    %b = arith.truncf %d : vector<8xf32> to vector<8xf16>
+    %p = arith.mulf %a, %b : vector<8xf16>
+    %e = arith.extf %p : vector<8xf16> to vector<8xf32>
+    %n = arith.addf %e, %h : vector<8xf32>
+    affine.yield %n : vector<8xf32>
+  }
+  func.return %r : vector<8xf32>
+}
+"""
+
+
+def test_layer_loop_aggregates_iterations_and_carries_shadows() -> None:
+    """A decode-style loop over 3 layers (index offsets into a memref,
+    the hidden vector carried through iter_args): one record per op site
+    over all iterations, as a batch adds up; the convert_to record against
+    ml_dtypes on the three weight slices; the result against the same loop
+    run in f64 by NumPy (the carried shadow). Compiled == interpreted."""
+    rng = np.random.default_rng(9)
+    w = (rng.standard_normal(96) * 3).astype(np.float32)
+    w[3] = 500.0  # above f8e4m3fn's 448: saturates (to NaN without saturate)
+    x = rng.standard_normal(8).astype(np.float32)
+    compiled, interpreted = _both(LAYERS, "decode", w, x)
+    assert compiled.to_json() == interpreted.to_json()
+    slices = np.concatenate([w[32 * i : 32 * i + 8] for i in range(3)])
+    quantized = slices.astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    convert = compiled.values[0]
+    assert convert["op"] == "arbfp.convert_to" and convert["count"] == 24
+    assert convert["saturated"] == 1 and convert["nan"] == 1
+    _assert_errors(convert, _errors(quantized, slices.astype(np.float64)))
+    shadow = x.astype(np.float64)
+    for i in range(3):
+        shadow = shadow * w[32 * i : 32 * i + 8].astype(np.float64) + shadow
+    result = np.asarray(compiled.results, np.float64)
+    returned = compiled.values[-1]
+    assert returned["op"] == "func.return" and returned["count"] == 8
+    _assert_errors(returned, _errors(result, shadow))
+    assert [v["count"] for v in compiled.values[1:-1]] == [24] * 4
+
+
+BRANCHES = """
+func.func @branches(%x: vector<8xf32>) -> vector<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c5 = arith.constant 5 : index
+  %r = scf.for %i = %c0 to %c5 step %c1 iter_args(%h = %x) -> (vector<8xf32>) {
+    %low = arith.cmpi ult, %i, %c2 : index
+    %y = scf.if %low -> (vector<8xf32>) {
+      %q = arbfp.convert_to f4e2m1fn %h : vector<8xf32> to vector<8xi4>
+      %d = arbfp.convert_from f4e2m1fn %q : vector<8xi4> to vector<8xf32>
+      scf.yield %d : vector<8xf32>
+    } else {
+      %q = arbfp.convert_to f8e5m2 %h : vector<8xf32> to vector<8xi8>
+      %d = arbfp.convert_from f8e5m2 %q : vector<8xi8> to vector<8xf32>
+      scf.yield %d : vector<8xf32>
+    }
+    scf.yield %y : vector<8xf32>
+  }
+  func.return %r : vector<8xf32>
+}
+"""
+
+
+def test_branches_in_a_loop_report_the_runs_of_each_site() -> None:
+    """scf.if in a 5-iteration scf.for: the then branch (FP4) runs twice,
+    the else branch (FP8 e5m2) three times; each convert_to's record sums its
+    runs, against ml_dtypes conversions of the values it received (the
+    carried vector) and the unquantized input as the shadow throughout."""
+    x = np.array([0.3, -1.7, 2.2, 5.0, -0.04, 7.5, 0.9, -3.1], np.float32)
+    compiled, interpreted = _both(BRANCHES, "branches", x)
+    assert compiled.to_json() == interpreted.to_json()
+    h, fp4, fp8 = x.astype(np.float64), [], []
+    for i in range(5):
+        dtype = ml_dtypes.float4_e2m1fn if i < 2 else ml_dtypes.float8_e5m2
+        (fp4 if i < 2 else fp8).append(h)
+        h = h.astype(np.float32).astype(dtype).astype(np.float64)
+    by_format = {
+        v["format"]: v for v in compiled.values if v["op"] == "arbfp.convert_to"
+    }
+    shadow = x.astype(np.float64)
+    for fmt, inputs, dtype in (
+        ("f4e2m1fn", fp4, ml_dtypes.float4_e2m1fn),
+        ("f8e5m2", fp8, ml_dtypes.float8_e5m2),
+    ):
+        record = by_format[fmt]
+        assert record["count"] == 8 * len(inputs)
+        values = np.concatenate(
+            [v.astype(np.float32).astype(dtype).astype(np.float64) for v in inputs]
+        )
+        _assert_errors(record, _errors(values, np.tile(shadow, len(inputs))))
+    np.testing.assert_array_equal(compiled.results, h.astype(np.float32))
