@@ -3,8 +3,10 @@ did to the numbers of one run, against an f64 shadow execution of the same
 program (docs/precision-report.md).
 
 - `jit_report(f, *args, target_sqnr_db=None)` (`f.precision_report(...)` on a
-  JIT-compiled function): the values come from compiled code (an
-  instrumented copy of the function, `mx.precision.capture`);
+  JIT-compiled function): the values come from compiled code (the
+  function's own call and row kernels of its conversions,
+  `mx.precision.kernels`, or else an instrumented copy of the function,
+  `mx.precision.capture`);
 - `interpreted_report(...)` (`mx-run --precision-report`): the values come
   from the reference interpreter.
 """
@@ -236,7 +238,7 @@ def interpreted_report(
     arguments: Sequence[Any],
     target_sqnr_db: float | None = None,
 ) -> PrecisionReport:
-    """Runs `body` (straight-line, calls inlined) with the reference
+    """Runs `body` (calls inlined, `check_supported`) with the reference
     interpreter on its runtime `arguments` and reports each value."""
     trace = Trace(body, target_sqnr_db)
 

@@ -7,7 +7,9 @@ The values themselves come from a `ValueSource`: the reference interpreter
 (`mx-run --precision-report`) or the compiled code (`mx.precision.capture`).
 The shadow is computed with vectorized NumPy in f64.
 
-Supported bodies are straight-line (ops without regions); calls are inlined
+Loop bodies (`scf.for`, `affine.for`) run once per iteration, with values
+and shadows carried through iter_args, and `scf.if` the region taken; a
+record per op site adds up its runs. Calls are inlined
 first (`inline_calls`). Shadows flow through memory for the `matrix` loads and
 stores and the `memref`/`vector` ones on 1-D memrefs (a shadow per element
 position of each memref argument).
@@ -229,7 +231,7 @@ _MATRIX_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
 
 
 class Trace:
-    """Walks a straight-line function once per call (batch element),
+    """Walks a function once per call (batch element),
     accumulating the records of every reported value."""
 
     def __init__(
