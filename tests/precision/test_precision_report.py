@@ -895,3 +895,88 @@ def test_branches_in_a_loop_report_the_runs_of_each_site() -> None:
         )
         _assert_errors(record, _errors(values, np.tile(shadow, len(inputs))))
     np.testing.assert_array_equal(compiled.results, h.astype(np.float32))
+
+
+def _loop_program(trips: int, split: int, carried: str) -> str:
+    """A loop of `trips` iterations carrying a vector<8xf32>: iterations
+    below `split` quantize to FP4 (MXFP4 blocks of 4), the others to FP8 and
+    multiply in f16 by the loop's input; `carried` chooses scf.for or
+    affine.for."""
+    body = """
+    %low = arith.cmpi ult, %i, %split : index
+    %y = scf.if %low -> (vector<8xf32>) {
+      %q, %s = arbfp.scaled_convert_to f4e2m1fn %h block 4 : vector<8xf32> to vector<8xi4>, vector<2xi8>
+      %d = arbfp.scaled_convert_from f4e2m1fn %q, %s block 4 : vector<8xi4>, vector<2xi8> to vector<8xf32>
+      scf.yield %d : vector<8xf32>
+    } else {
+      %q = arbfp.convert_to f8e4m3fn %h : vector<8xf32> to vector<8xi8>
+      %d = arbfp.convert_from f8e4m3fn %q : vector<8xi8> to vector<8xf32>
+      %a = arith.truncf %d : vector<8xf32> to vector<8xf16>
+      %b = arith.truncf %x : vector<8xf32> to vector<8xf16>
+      %p = arith.mulf %a, %b : vector<8xf16>
+      %e = arith.extf %p : vector<8xf16> to vector<8xf32>
+      scf.yield %e : vector<8xf32>
+    }"""
+    if carried == "scf":
+        loop = (
+            f"  %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %x) -> (vector<8xf32>) {{{body}\n"
+            "    scf.yield %y : vector<8xf32>\n  }\n"
+        )
+    else:
+        loop = (
+            f"  %r = affine.for %i = 0 to {trips} iter_args(%h = %x) -> (vector<8xf32>) {{{body}\n"
+            "    affine.yield %y : vector<8xf32>\n  }\n"
+        )
+    return (
+        "func.func @loop(%x: vector<8xf32>) -> vector<8xf32> {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %c1 = arith.constant 1 : index\n"
+        f"  %n = arith.constant {trips} : index\n"
+        f"  %split = arith.constant {split} : index\n"
+        f"{loop}"
+        "  func.return %r : vector<8xf32>\n}\n"
+    )
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.integers(0, 3),
+    st.integers(0, 3),
+    st.sampled_from(["scf", "affine"]),
+    st.lists(_FLOATS, min_size=8, max_size=8),
+)
+def test_loops_and_branches_compiled_and_interpreted_agree(
+    trips: int, split: int, carried: str, values: list[float]
+) -> None:
+    """Property: for loops of 0 to 3 iterations over both branches of an
+    scf.if (block-scaled and plain conversions, f16 arithmetic), the report of
+    the compiled run equals the interpreter's field for field; each site's
+    count is its elements times its runs."""
+    text = _loop_program(trips, split, carried)
+    x = np.array(values, np.float32)
+    compiled, interpreted = _both(text, "loop", x)
+    assert compiled.to_json() == interpreted.to_json()
+    fp4_runs, fp8_runs = min(trips, split), trips - min(trips, split)
+    counts = {(v["op"], v.get("format")): v["count"] for v in compiled.values}
+    assert counts.get(("arbfp.scaled_convert_to", "f4e2m1fn"), 0) == 8 * fp4_runs
+    assert counts.get(("arbfp.convert_to", "f8e4m3fn"), 0) == 8 * fp8_runs
+    assert counts[("func.return", None)] == 8
+
+
+def test_batches_of_row_kernel_reports_add_up() -> None:
+    """The function-and-row-kernels path over a batch of 3: each record is
+    the sum of the three single reports (counts added, maxima of errors)."""
+    rng = np.random.default_rng(13)
+    w = np.stack([_blocks_input(rng, 6, 64) for _ in range(3)])
+    x = rng.standard_normal(64).astype(np.float32)
+    v = (rng.standard_normal((3, 64)) * 300).astype(np.float32)
+    f = _jit(ROWS, "rows")
+    batch = f.precision_report(w, x, v)
+    singles = [f.precision_report(w[i], x, v[i]) for i in range(3)]
+    np.testing.assert_array_equal(batch.results[0], f(w, x, v)[0])
+    for i, entry in enumerate(batch.values):
+        parts = [s.values[i] for s in singles]
+        for key in ("count", "saturated", "underflow", "nan", "inf"):
+            assert entry[key] == sum(p[key] for p in parts)
+        for key in ("max_abs_err", "max_rel_err"):
+            assert entry[key] == max(p[key] for p in parts)
