@@ -334,7 +334,7 @@ def scaled_decode(
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is intended
         if np.dtype(dtype) == FLOAT_DTYPES["bf16"]:
             return product.astype(np.float32).astype(dtype)
-        return product.astype(dtype)
+        return product.astype(dtype, copy=False)
 
 
 def _scale_exponents(
