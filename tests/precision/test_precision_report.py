@@ -980,3 +980,61 @@ def test_batches_of_row_kernel_reports_add_up() -> None:
             assert entry[key] == sum(p[key] for p in parts)
         for key in ("max_abs_err", "max_rel_err"):
             assert entry[key] == max(p[key] for p in parts)
+
+
+DECODE_LOOP = """
+func.func @decode(%w: memref<3072xf32>, %x: vector<32xf32>) -> vector<32xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %r = scf.for %l = %c0 to %c3 step %c1 iter_args(%h = %x) -> (vector<32xf32>) {
+    %base = arith.muli %l, %c1024 : index
+    %wl = matrix.row_major_load %w[%base] : memref<3072xf32> -> !matrix.matrix<32x32xf32>
+    %q, %s = arbfp.scaled_convert_to f4e2m1fn %wl block 32 : !matrix.matrix<32x32xf32> to !matrix.matrix<32x32xi4>, !matrix.matrix<32x1xi8>
+    %d = arbfp.scaled_convert_from f4e2m1fn %q, %s block 32 : !matrix.matrix<32x32xi4>, !matrix.matrix<32x1xi8> to !matrix.matrix<32x32xf32>
+    %y = matrix.matvec %d, %h : !matrix.matrix<32x32xf32>, vector<32xf32> -> vector<32xf32>
+    scf.yield %y : vector<32xf32>
+  }
+  func.return %r : vector<32xf32>
+}
+"""
+
+
+def test_decode_loop_over_mxfp4_layers() -> None:
+    """An LLM-style decode loop: each of 3 layers loads its 32×32 f32
+    weights at an offset into one memref, quantizes them to MXFP4 and
+    multiplies the carried hidden vector. The scaled_convert_to record (all
+    3 layers, both scale rules) against the OCP MX formulation in
+    NumPy/ml_dtypes of the 3 weight matrices stacked; the result against the
+    3 matvecs on the unquantized weights (f64 products, `math.fsum`).
+    Compiled == interpreted."""
+    rng = np.random.default_rng(17)
+    w = (rng.standard_normal(3072) * 0.2).astype(np.float32)
+    w[rng.random(3072) < 0.02] *= 30
+    x = rng.standard_normal(32).astype(np.float32)
+    compiled, interpreted = _both(DECODE_LOOP, "decode", w, x)
+    assert compiled.to_json() == interpreted.to_json()
+    entry = compiled.values[0]
+    assert entry["op"] == "arbfp.scaled_convert_to"
+    assert entry["count"] == 3072 and entry["blocks"] == 96
+    layers = w.reshape(96, 32)  # the 3 layers' rows, stacked
+    for rule in ("floor", "ceil"):
+        values, units = _ocp_reference(layers, "f4e2m1fn", 32, rule)
+        over = np.abs(units) > 6
+        counts = entry["rules"][rule]
+        assert counts["saturated"] == int(over.sum()), rule
+        assert counts["clipped_blocks"] == int(over.any(axis=1).sum()), rule
+        assert counts["underflow"] == int(((units != 0) & (values == 0)).sum()), rule
+        _assert_errors(counts, _errors(values.ravel(), w.astype(np.float64)))
+    shadow = x.astype(np.float64).tolist()
+    for layer in w.astype(np.float64).reshape(3, 32, 32).tolist():
+        shadow = [
+            math.fsum(a * b for a, b in zip(row, shadow, strict=True)) for row in layer
+        ]
+    returned = compiled.values[-1]
+    assert returned["op"] == "func.return"
+    _assert_errors(
+        returned, _errors(np.asarray(compiled.results, np.float64), np.array(shadow))
+    )
+    np.testing.assert_array_equal(compiled.results, _jit(DECODE_LOOP, "decode")(w, x))
