@@ -5,8 +5,8 @@ and multiplied by a vector (docs/precision-report.md). Run with:
     python bench/precision_report.py [--size 4096] [--runs 3]
 
 Prints the wall and process CPU time (all threads) of the function's own
-call, of the first report (which compiles the instrumented copy and the
-kernel of the other scale rule) and the median of the following ones, with
+call, of the first report (which compiles the row kernels of the two
+conversions and of the other scale rule) and the median of the following ones, with
 the load average: on a shared machine, wall time includes waiting for a core.
 """
 

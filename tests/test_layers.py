@@ -51,6 +51,7 @@ KNOWN_CYCLES: dict[tuple[str, ...], str] = {
         "mx.jit_compile",
         "mx.precision",
         "mx.precision.capture",
+        "mx.precision.kernels",
         "mx.precision.quantize",
         "mx.precision.report",
         "mx.precision.trace",

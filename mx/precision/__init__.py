@@ -3,8 +3,10 @@ did to the numbers of one run, against an f64 shadow execution of the same
 program (docs/precision-report.md).
 
 - `jit_report(f, *args, target_sqnr_db=None)` (`f.precision_report(...)` on a
-  JIT-compiled function): the values come from compiled code (an
-  instrumented copy of the function, `mx.precision.capture`);
+  JIT-compiled function): the values come from compiled code (the
+  function's own call and row kernels of its conversions,
+  `mx.precision.kernels`, or else an instrumented copy of the function,
+  `mx.precision.capture`);
 - `interpreted_report(...)` (`mx-run --precision-report`): the values come
   from the reference interpreter.
 """
@@ -12,18 +14,21 @@ program (docs/precision-report.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation
 
 from mx.diagnostics import Source, op_diag
+from mx.dialects import matrix
 from mx.errors import ArgumentError
 from mx.precision.capture import Capture, instrument, traced_function
+from mx.precision.kernels import ROW_KERNEL_OPS, run_by_rows
 from mx.precision.report import PrecisionReport
 from mx.precision.trace import Trace, UnsupportedError
 
@@ -42,8 +47,12 @@ def jit_report(
     target_sqnr_db = _target(function.name, options)
     try:
         module, body = traced_function(function.source, function.name)
-        capture = instrument(module, body)
-        return _run(function, module, body, capture, args, target_sqnr_db)
+        runner = (
+            _FunctionRun(function, body)
+            if runs_by_rows(body)
+            else _InstrumentedRun(function, body, instrument(module, body))
+        )
+        return _run(function, body, runner, args, target_sqnr_db)
     except UnsupportedError as err:
         source = Source.of_text("<string>", function.source)
         text = source.render(op_diag(err.op, err.message))
@@ -73,17 +82,105 @@ def _target(name: str, options: dict[str, object]) -> float | None:
     return float(target)
 
 
+def runs_by_rows(body: func.FuncOp) -> bool:
+    """Whether the function's own call and row kernels give every value of
+    `body`: each op is a conversion (`ROW_KERNEL_OPS`), has only results
+    the function returns, stores, or is a scalar `arith.constant`."""
+    returned = (
+        set(body.body.block.last_op.operands) if body.body.block.last_op else set()
+    )
+    for op in body.body.ops:
+        if op.regions:  # loops and branches: their ops run many times
+            return False
+        if isinstance(op, (func.ReturnOp, *ROW_KERNEL_OPS, *_STORES)):
+            continue
+        if op.results and all(r in returned for r in op.results):
+            continue
+        if isinstance(op, arith.ConstantOp) and isinstance(
+            op.value, IntegerAttr | FloatAttr
+        ):
+            continue
+        return False
+    return True
+
+
+_STORES = (matrix.StoreOp, memref.StoreOp, vector.StoreOp)
+
+
+class _Runner(Protocol):
+    def __call__(
+        self, args: Sequence[Any]
+    ) -> tuple[Any, Callable[[Operation, Sequence[Any]], Sequence[Any]]]:
+        """One call on `args`: what it returns, and the values of each op."""
+        ...
+
+
+@dataclass(frozen=True)
+class _FunctionRun:
+    """The values of a call from the function itself (what it returns) and
+    from the row kernels of its conversions (`runs_by_rows`)."""
+
+    function: JitFunction
+    body: func.FuncOp
+
+    def __call__(
+        self, args: Sequence[Any]
+    ) -> tuple[Any, Callable[[Operation, Sequence[Any]], Sequence[Any]]]:
+        returned = self.function(*args)
+        outputs = self.body.body.block.last_op
+        assert outputs is not None
+        results = returned if len(outputs.operands) != 1 else (returned,)
+        by_value = dict(zip(outputs.operands, results or (), strict=True))
+        pipeline = self.function.pipeline
+
+        def values(op: Operation, inputs: Sequence[Any]) -> Sequence[Any]:
+            if op.results and all(r in by_value for r in op.results):
+                return [by_value[r] for r in op.results]
+            if isinstance(op, ROW_KERNEL_OPS):
+                return run_by_rows(op, inputs, pipeline)
+            if isinstance(op, arith.ConstantOp):
+                return [op.value]
+            return []
+
+        return returned, values
+
+
+@dataclass(frozen=True)
+class _InstrumentedRun:
+    """The values of a call from an instrumented copy of the function
+    (`mx.precision.capture`), compiled with the function's pipeline."""
+
+    function: JitFunction
+    body: func.FuncOp
+    capture: Capture
+
+    def __call__(
+        self, args: Sequence[Any]
+    ) -> tuple[Any, Callable[[Operation, Sequence[Any]], Sequence[Any]]]:
+        from mx.jit import compile_module
+
+        text, pipeline = self.capture.text, self.function.pipeline
+        compiled = compile_module(text, pipeline)[self.function.name]
+        buffers = self.capture.buffers()
+        returned = compiled(*args, *buffers)
+        by_op = self.capture.values_by_op(self.body, buffers)
+        runs = {op: iter(values) for op, values in by_op.items()}
+
+        def values(op: Operation, _: Sequence[Any]) -> Sequence[Any]:
+            if op in runs:
+                return next(runs[op])
+            return [None] * len(op.results)  # nothing captured (memrefs)
+
+        return returned, values
+
+
 def _run(
     function: JitFunction,
-    module: ModuleOp,
     body: func.FuncOp,
-    capture: Capture,
+    runner: _Runner,
     args: Sequence[object],
     target_sqnr_db: float | None,
 ) -> PrecisionReport:
-    from mx.jit import compile_module
-
-    compiled = compile_module(capture.text, function.pipeline)[function.name]
     params = function.params
     if len(args) != len(params):
         raise ArgumentError(
@@ -109,10 +206,8 @@ def _run(
             a if p.kind == "memref" else np.broadcast_to(a, batch + p.core)[index]
             for p, a in zip(params, arrays, strict=True)
         ]
-        buffers = capture.buffers()
-        returned = compiled(*call, *buffers)
-        values = capture.values_by_op(body, buffers)
-        trace.run(call, lambda op, _, values=values: values[op])
+        returned, values = runner(call)
+        trace.run(call, values)
         results.append(returned)
     return PrecisionReport.of(
         function.name,
@@ -143,7 +238,7 @@ def interpreted_report(
     arguments: Sequence[Any],
     target_sqnr_db: float | None = None,
 ) -> PrecisionReport:
-    """Runs `body` (straight-line, calls inlined) with the reference
+    """Runs `body` (calls inlined, `check_supported`) with the reference
     interpreter on its runtime `arguments` and reports each value."""
     trace = Trace(body, target_sqnr_db)
 

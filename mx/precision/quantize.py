@@ -3,8 +3,9 @@ of a block-scaled conversion, the candidate formats of a recommendation.
 
 Two implementations giving the same bits: the reference semantics
 (`mx.semantics.arbfp`, for the interpreter and small arrays) and JIT-compiled
-kernels (`convert_to` then `convert_from` back to f64, one loop nest) for
-large arrays, where the NumPy reference takes seconds.
+kernels (`convert_to` then `convert_from` back to f64, one loop nest, on one
+row and run as a batch of rows) for large arrays, where the NumPy reference
+takes seconds.
 """
 
 from __future__ import annotations
@@ -60,8 +61,11 @@ class Conversion:
     def _compiled(self, x: npt.NDArray[np.generic]) -> tuple[F64, F64 | None]:
         from mx.jit import jit  # the JIT is imported only when a kernel is needed
 
-        rows = x.reshape(-1, x.shape[-1])
-        kernel = jit(self._kernel_text(rows.shape, _element_type(x.dtype)), "convert")
+        # One row's kernel, run as a batch of rows: small to compile, and
+        # the same bits (each row, each block converts on its own).
+        cols = x.shape[-1]
+        rows = x.reshape(-1, 1, cols)
+        kernel = jit(self._kernel_text((1, cols), _element_type(x.dtype)), "convert")
         if self.block is None:
             return np.asarray(kernel(rows)).reshape(x.shape), None
         values, scales = kernel(rows)

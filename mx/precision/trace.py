@@ -7,7 +7,9 @@ The values themselves come from a `ValueSource`: the reference interpreter
 (`mx-run --precision-report`) or the compiled code (`mx.precision.capture`).
 The shadow is computed with vectorized NumPy in f64.
 
-Supported bodies are straight-line (ops without regions); calls are inlined
+Loop bodies (`scf.for`, `affine.for`) run once per iteration, with values
+and shadows carried through iter_args, and `scf.if` the region taken; a
+record per op site adds up its runs. Calls are inlined
 first (`inline_calls`). Shadows flow through memory for the `matrix` loads and
 stores and the `memref`/`vector` ones on 1-D memrefs (a shadow per element
 position of each memref argument).
@@ -21,18 +23,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects import affine, arith, func, memref, scf, vector
+from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     FileLineColLoc,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     VectorType,
 )
-from xdsl.interpreters.shaped_array import ShapedArray
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mx.dialects import arbfp, matrix
@@ -78,9 +82,9 @@ def unsupported(op: Operation, message: str) -> UnsupportedError:
 
 def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
     """Replaces each `func.call` in `body` by the callee's body, until none is
-    left (callees are straight-line functions of `module`)."""
+    left (in loops and branches too; callees are functions of `module`)."""
     for _ in range(1000):
-        call = next((op for op in body.body.ops if isinstance(op, func.CallOp)), None)
+        call = next((op for op in body.walk() if isinstance(op, func.CallOp)), None)
         if call is None:
             return
         name = call.callee.string_value()
@@ -106,12 +110,18 @@ def inline_calls(module: ModuleOp, body: func.FuncOp) -> None:
     raise unsupported(body, "calls nested too deeply to inline")
 
 
-def check_straight_line(body: func.FuncOp) -> None:
-    """Raises UnsupportedError unless `body` is one block of ops without
-    regions, its vectors one-dimensional."""
-    for op in (body, *body.body.ops):
-        if op is not body and op.regions:
-            raise unsupported(op, "only straight-line functions (no regions)")
+REGION_OPS = (scf.ForOp, affine.ForOp, scf.IfOp)
+"""The ops with regions the trace runs (their bodies once per iteration)."""
+
+
+def check_supported(body: func.FuncOp) -> None:
+    """Raises UnsupportedError unless every op of `body` with regions is a
+    loop or branch of `REGION_OPS` and its vectors are one-dimensional."""
+    for op in body.walk():
+        if op is not body and op.regions and not isinstance(op, REGION_OPS):
+            raise unsupported(
+                op, "only scf.for, affine.for and scf.if have regions it runs"
+            )
         values = body.body.block.args if op is body else op.results
         for v in values:
             if isinstance(v.type, VectorType) and len(v.type.get_shape()) != 1:
@@ -164,8 +174,41 @@ _STRUCTURAL = (
     arith.ConstantOp,
     arith.ExtFOp,
     vector.BroadcastOp,
+    math_dialect.AbsFOp,
+    math_dialect.CopySignOp,
 )
 """Ops that never round: their results are recorded only as operands."""
+
+
+def _round_half_away(x: F64) -> F64:
+    whole = np.trunc(x)  # x - whole is exact: the fraction of x
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
+
+
+_MATH_UNARY: dict[type[Operation], Callable[[F64], F64]] = {
+    math_dialect.ExpOp: np.exp,
+    math_dialect.Exp2Op: np.exp2,
+    math_dialect.LogOp: np.log,
+    math_dialect.Log2Op: np.log2,
+    math_dialect.Log10Op: np.log10,
+    math_dialect.SqrtOp: np.sqrt,
+    math_dialect.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    math_dialect.SinOp: np.sin,
+    math_dialect.CosOp: np.cos,
+    math_dialect.TanhOp: np.tanh,
+    math_dialect.AbsFOp: np.abs,
+    math_dialect.FloorOp: np.floor,
+    math_dialect.CeilOp: np.ceil,
+    math_dialect.TruncOp: np.trunc,
+    math_dialect.RoundEvenOp: np.rint,
+    math_dialect.RoundOp: _round_half_away,
+}
+"""The f64 shadow of each float `math` op of one operand."""
+
+_MATH_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
+    math_dialect.PowFOp: np.power,
+    math_dialect.CopySignOp: np.copysign,
+}
 
 
 _ARITH_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
@@ -188,7 +231,7 @@ _MATRIX_BINARY: dict[type[Operation], Callable[[F64, F64], F64]] = {
 
 
 class Trace:
-    """Walks a straight-line function once per call (batch element),
+    """Walks a function once per call (batch element),
     accumulating the records of every reported value."""
 
     def __init__(
@@ -201,7 +244,7 @@ class Trace:
         self.target_sqnr_db = target_sqnr_db
         self.compiled = compiled
         self.records: dict[tuple[Operation, int], Record] = {}
-        check_straight_line(body)
+        check_supported(body)
 
     def run(self, arguments: Sequence[Any], values: ValueSource) -> list[Any]:
         """One call: the function's results (runtime values)."""
@@ -213,19 +256,95 @@ class Trace:
         element position, NaN where the program stored none."""
         self._env, self._shadows, self._memories = env, shadows, memories
         self._quality: dict[SSAValue, Tally] = {}
+        self._values: dict[SSAValue, F64] = {}
+        self._source = values
+        returned = self._walk(block)
+        assert isinstance(returned, func.ReturnOp)
+        for i, v in enumerate(returned.operands):
+            if float_name(v.type) is not None:
+                record = self._record(returned, i, v.type)
+                value = as_f64(env[v], v.type)
+                record.tally.add(measure(value, self._shadow_or(v, value)))
+        return [env[v] for v in returned.operands]
+
+    # -- control flow ----------------------------------------------------------
+
+    def _walk(self, block: Block) -> Operation:
+        """Runs the ops of `block` (its arguments bound); returns its
+        terminator, whose operands are the block's results."""
         for op in block.ops:
-            if isinstance(op, func.ReturnOp):
-                for i, v in enumerate(op.operands):
-                    if float_name(v.type) is not None:
-                        record = self._record(op, i, v.type)
-                        value = as_f64(env[v], v.type)
-                        record.tally.add(measure(value, self._shadow_or(v, value)))
-                return [env[v] for v in op.operands]
-            inputs = [env[v] for v in op.operands]
-            results = values(op, inputs)
-            env.update(zip(op.results, results, strict=True))
-            self._shadow(op, inputs, list(results))
-        raise unsupported(self.body, "the function does not end with func.return")
+            if isinstance(op, func.ReturnOp | scf.YieldOp | affine.YieldOp):
+                return op
+            if isinstance(op, scf.ForOp | affine.ForOp):
+                self._loop(op)
+            elif isinstance(op, scf.IfOp):
+                self._branch(op)
+            else:
+                inputs = [self._env[v] for v in op.operands]
+                results = list(self._source(op, inputs))
+                self._bind(op.results, results)
+                self._shadow(op, inputs, results)
+        raise unsupported(block.parent_op() or self.body, "a block without terminator")
+
+    def _bind(
+        self,
+        targets: Sequence[SSAValue],
+        values: Sequence[Any],
+        shadows: Sequence[F64 | None] | None = None,
+    ) -> None:
+        """Gives `targets` new runtime `values` (and `shadows`): the values
+        of a loop body change at each iteration."""
+        for i, (target, value) in enumerate(zip(targets, values, strict=True)):
+            self._env[target] = value
+            self._values.pop(target, None)
+            self._quality.pop(target, None)
+            if shadows is not None:
+                self._shadows[target] = shadows[i]
+
+    def _loop(self, op: scf.ForOp | affine.ForOp) -> None:
+        """Runs the body once per iteration, carrying the iter_args (values
+        and shadows) from each iteration's yield to the next."""
+        if isinstance(op, scf.ForOp):
+            lower, upper, step = (self._index(v) for v in (op.lb, op.ub, op.step))
+            inits = list(op.iter_args)
+        else:
+            lower = max(self._bound(op.lowerBoundMap, op.lowerBoundOperands))
+            upper = min(self._bound(op.upperBoundMap, op.upperBoundOperands))
+            step = op.step.value.data
+            inits = list(op.inits)
+        values, shadows = self._carried(inits)
+        body = op.body.block
+        induction = body.args[0]
+        for i in range(lower, upper, step):
+            # an attribute, as the interpreter's ops take indices
+            index = IntegerAttr(i, cast(IndexType | IntegerType, induction.type))
+            self._bind(body.args, [index, *values], [None, *shadows])
+            values, shadows = self._carried(self._walk(body).operands)
+        self._bind(op.results, values, shadows)
+
+    def _carried(
+        self, operands: Sequence[SSAValue]
+    ) -> tuple[list[Any], list[F64 | None]]:
+        """The values and shadows of `operands` (a yield's, a loop's inits)."""
+        return [self._env[v] for v in operands], [
+            self._shadows.get(v) for v in operands
+        ]
+
+    def _bound(self, bound: AffineMapAttr, operands: Sequence[SSAValue]) -> list[int]:
+        """The values of an affine.for bound's map (dims, then symbols)."""
+        values = [self._index(v) for v in operands]
+        dims = bound.data.num_dims
+        return list(bound.data.eval(values[:dims], values[dims:]))
+
+    def _branch(self, op: scf.IfOp) -> None:
+        """Runs the region the condition chooses."""
+        taken = (
+            op.true_region if bool(as_array(self._env[op.cond])) else op.false_region
+        )
+        if not taken.blocks:
+            return
+        values, shadows = self._carried(self._walk(taken.block).operands)
+        self._bind(op.results, values, shadows)
 
     # -- shadows ---------------------------------------------------------------
 
@@ -233,10 +352,17 @@ class Trace:
         shadow = self._shadows.get(v)
         return value if shadow is None else shadow
 
+    def _value(self, v: SSAValue) -> F64:
+        """The value of float value `v` in f64 (converted once: a value is
+        often both an op's exact input and its own shadow)."""
+        if v not in self._values:
+            self._values[v] = as_f64(self._env[v], v.type)
+        return self._values[v]
+
     def _f64(self, v: SSAValue) -> F64:
         """The shadow of float value `v` (its own value when it has none)."""
         shadow = self._shadows.get(v)
-        return as_f64(self._env[v], v.type) if shadow is None else shadow
+        return self._value(v) if shadow is None else shadow
 
     def _index(self, index: matrix.MixedIndex) -> int:
         if isinstance(index, int):
@@ -295,7 +421,7 @@ class Trace:
         name = float_name(op.results[0].type)
         if name in NARROW_FLOATS and not isinstance(op, _STRUCTURAL):
             value = as_f64(results[0], op.results[0].type)
-            exact = self._evaluate(op, lambda v: as_f64(self._env[v], v.type))
+            exact = self._evaluate(op, self._value)
             largest = float(
                 np.finfo(sem.element_dtype(element_type_of(op.results[0].type))).max
             )
@@ -314,7 +440,11 @@ class Trace:
                     return fn(f64(op.operands[0]), f64(op.operands[1]))
                 case matrix.NegOp() | arith.NegfOp():
                     return -f64(op.operands[0])
-                case matrix.FmaOp():
+                case _ if (unary := _MATH_UNARY.get(type(op))) is not None:
+                    return unary(f64(op.operands[0]))
+                case _ if (binary := _MATH_BINARY.get(type(op))) is not None:
+                    return binary(f64(op.operands[0]), f64(op.operands[1]))
+                case matrix.FmaOp() | math_dialect.FmaOp() | vector.FMAOp():
                     a, b, c = (f64(v) for v in op.operands)
                     return a * b + c
                 case matrix.MatmulOp():
@@ -374,7 +504,7 @@ class Trace:
 
     def _convert_to(self, op: arbfp.ConvertToOp, source: Any, bits: Any) -> None:
         fmt = op.float_format
-        x = as_f64(source, op.input.type)
+        x = self._value(op.input)
         value = decode(fmt, as_array(bits), np.float64)
         shadow = self._f64(op.input)
         record = self._record(op, 0, op.result.type)
@@ -407,7 +537,7 @@ class Trace:
         self, op: arbfp.ScaledConvertToOp, source: Any, results: list[Any]
     ) -> None:
         fmt, block = op.float_format, op.block_size
-        x = as_f64(source, op.input.type)
+        x = self._value(op.input)
         bits, scales = (as_array(r) for r in results)
         value = scaled_decode(
             fmt, op.scale_float_format, bits, scales, block, np.float64
@@ -499,11 +629,9 @@ class Trace:
         key = (memory, bits or 0)
         if key not in self._memories:
             runtime = self._env[memory]
-            size = (
-                runtime.size
-                if isinstance(runtime, np.ndarray | ShapedArray)
-                else len(runtime)
-            )
+            # an array or the interpreter's ShapedArray (its module is not
+            # imported here: it loads every interpreter of xDSL)
+            size = runtime.size if hasattr(runtime, "size") else len(runtime)
             self._memories[key] = np.full(size * 8 // bits if bits else size, np.nan)
         return self._memories[key]
 
@@ -586,7 +714,7 @@ class Trace:
                     value = decoded()
                     shadow = self._container_shadow(v, decoded)
                 else:
-                    value = as_f64(self._env[v], v.type)
+                    value = self._value(v)
                     shadow = self._shadow_or(v, value)
                 quality = measure(value, value if shadow is None else shadow)
             tallies.append(quality)

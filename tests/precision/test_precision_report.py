@@ -491,10 +491,11 @@ def test_json_table_and_errors() -> None:
         == 1
     )
     with pytest.raises(
-        mx.MXError, match=r"<string>:2:3: error: 'math.sqrt' op is not supported"
+        mx.MXError, match=r"<string>:3:3: error: 'math.fpowi' op is not supported"
     ):
         _jit(
-            "func.func @r(%x: f32) -> f32 {\n  %y = math.sqrt %x : f32\n  func.return %y : f32\n}\n",
+            "func.func @r(%x: f32) -> f32 {\n  %n = arith.constant 3 : i32\n"
+            "  %y = math.fpowi %x, %n : f32, i32\n  func.return %y : f32\n}\n",
             "r",
         ).precision_report(np.float32(2.0))
     with pytest.raises(ArgumentError):
@@ -504,12 +505,13 @@ def test_json_table_and_errors() -> None:
 
 
 def test_unsupported_programs_are_located_errors() -> None:
+    """Loops with bounds the compiled report cannot size its buffers by,
+    and region ops other than scf.for, affine.for and scf.if."""
     loop = (
-        "func.func @l(%x: f32) -> f32 {\n"
+        "func.func @l(%x: f32, %n: index) -> f32 {\n"
         "  %c0 = arith.constant 0 : index\n"
-        "  %c2 = arith.constant 2 : index\n"
         "  %c1 = arith.constant 1 : index\n"
-        "  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> (f32) {\n"
+        "  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) {\n"
         "    %s = arith.addf %a, %a : f32\n"
         "    scf.yield %s : f32\n"
         "  }\n"
@@ -518,9 +520,29 @@ def test_unsupported_programs_are_located_errors() -> None:
     )
     with pytest.raises(
         mx.MXError,
-        match=r"<string>:5:3: error: 'scf.for' op is not supported by the precision report: only straight-line",
+        match=r"<string>:4:3: error: 'scf.for' op is not supported by the precision report: the compiled report needs constant loop bounds",
     ):
-        _jit(loop, "l").precision_report(np.float32(1.0))
+        _jit(loop, "l").precision_report(np.float32(1.0), 2)
+    report = _interpreted(loop, "l", np.float32(1.5), 3)  # the interpreter runs it
+    assert report.values[-1]["op"] == "func.return"
+    assert report.results[0].value.data == 12.0  # 1.5 doubled 3 times
+    while_loop = (
+        "func.func @w(%x: f32) -> f32 {\n"
+        "  %r = scf.while (%a = %x) : (f32) -> f32 {\n"
+        "    %c = arith.constant true\n"
+        "    scf.condition(%c) %a : f32\n"
+        "  } do {\n"
+        "  ^bb0(%b: f32):\n"
+        "    scf.yield %b : f32\n"
+        "  }\n"
+        "  func.return %r : f32\n"
+        "}\n"
+    )
+    with pytest.raises(
+        mx.MXError,
+        match=r"<string>:2:3: error: 'scf.while' op is not supported by the precision report: only scf.for, affine.for and scf.if",
+    ):
+        _interpreted(while_loop, "w", np.float32(1.0))
 
 
 def test_memref_loads_count_as_exact() -> None:
@@ -574,7 +596,10 @@ def test_vector_programs_compiled_and_interpreted_agree() -> None:
     from pathlib import Path
 
     text = (
-        Path(__file__).parents[1] / "filecheck" / "interpreter" / "precision_report.mlir"
+        Path(__file__).parents[1]
+        / "filecheck"
+        / "interpreter"
+        / "precision_report.mlir"
     ).read_text()
     x = np.array([0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0], np.float32)
     for name in ("quantize", "mx"):
@@ -660,3 +685,356 @@ def test_bad_options_are_argument_errors() -> None:
     ):
         f.precision_report(x, target_sqnr_db="high")
     assert f.precision_report(x, target_sqnr_db=30).target_sqnr_db == 30.0
+
+
+ROWS = """
+func.func @rows(%w: !matrix.matrix<6x64xf32>, %x: vector<64xf32>, %v: vector<64xf32>) -> (vector<6xf32>, vector<64xi8>) {
+  %q, %s = arbfp.scaled_convert_to f4e2m1fn %w block 32 : !matrix.matrix<6x64xf32> to !matrix.matrix<6x64xi4>, !matrix.matrix<6x2xi8>
+  %d = arbfp.scaled_convert_from f4e2m1fn %q, %s block 32 : !matrix.matrix<6x64xi4>, !matrix.matrix<6x2xi8> to !matrix.matrix<6x64xf32>
+  %e = arbfp.convert_to f8e4m3fn %v saturate : vector<64xf32> to vector<64xi8>
+  %y = matrix.matvec %d, %x : !matrix.matrix<6x64xf32>, vector<64xf32> -> vector<6xf32>
+  func.return %y, %e : vector<6xf32>, vector<64xi8>
+}
+"""
+
+
+def test_conversions_run_by_row_kernels_without_an_instrumented_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A function of conversions and returned values is reported from its
+    own call (what it returns) and row kernels of its conversions: no
+    instrumented copy of the whole function is compiled, and the report
+    equals the interpreter's field for field (rows of every block)."""
+    import mx.precision
+
+    def no_copy(*_: object) -> None:
+        raise AssertionError("compiled an instrumented copy")
+
+    rng = np.random.default_rng(5)
+    w = _blocks_input(rng, 6, 64)
+    x = rng.standard_normal(64).astype(np.float32)
+    v = np.array([500.0, -1e-9, 3.0, math.nan] * 16, np.float32)
+    interpreted = _interpreted(ROWS, "rows", w, x, v)
+    monkeypatch.setattr(mx.precision, "instrument", no_copy)
+    compiled = _jit(ROWS, "rows").precision_report(w, x, v)
+    assert compiled.to_json() == interpreted.to_json()
+    assert [r["op"] for r in compiled.values][:3] == [
+        "arbfp.scaled_convert_to",
+        "arbfp.scaled_convert_from",
+        "arbfp.convert_to",
+    ]
+    assert compiled.values[2]["saturated"] == 16
+    y, e = _jit(ROWS, "rows")(w, x, v)
+    np.testing.assert_array_equal(compiled.results[0], y)
+    np.testing.assert_array_equal(compiled.results[1], e)
+
+
+MATH = """
+func.func @m(%x: vector<8xf16>, %a: vector<8xf16>, %b: vector<8xf16>) -> (vector<8xf16>, vector<8xf16>, vector<8xf16>, vector<8xf32>) {
+  %e = math.exp %x : vector<8xf16>
+  %r = math.sqrt %a : vector<8xf16>
+  %f = vector.fma %a, %b, %x : vector<8xf16>
+  %g = math.fma %a, %b, %f : vector<8xf16>
+  %w = arith.extf %g : vector<8xf16> to vector<8xf32>
+  %t = math.log %w : vector<8xf32>
+  func.return %e, %r, %f, %t : vector<8xf16>, vector<8xf16>, vector<8xf16>, vector<8xf32>
+}
+"""
+
+
+def test_math_and_fma_shadows_against_python_math_and_fractions() -> None:
+    """`math.exp`, `math.sqrt`, `vector.fma`, `math.fma` on f16 vectors: the
+    counts and errors of each against a shadow from Python's `math` (exp,
+    sqrt) and exact rationals (the fmas, whose f64 shadow is exact here);
+    exp(11.1) > 65504 saturates, exp(-18) < 2^-25 underflows. The compiled
+    report equals the interpreter's."""
+    from fractions import Fraction
+
+    x = np.array([0, 1, -1, 11.08, 11.1, -18, np.nan, 2.5], np.float16)
+    a = np.array([4, 2, -1, 0, 3, 1e-4, 65504, 7], np.float16)
+    b = np.array([0.5, 3, 2, 1, 1e4, 1e-4, 2, 3], np.float16)
+    compiled, interpreted = _both(MATH, "m", x, a, b)
+    assert compiled.to_json() == interpreted.to_json()
+    e, r, f, _ = (np.asarray(v, np.float64) for v in compiled.results)
+    xs, as_, bs = (v.astype(np.float64).tolist() for v in (x, a, b))
+    exp = np.array([math.exp(v) if v == v else math.nan for v in xs])
+    sqrt = np.array([math.sqrt(v) if v >= 0 else math.nan for v in as_])
+    fma = np.array(
+        [
+            float(Fraction(p) * Fraction(q) + Fraction(s)) if s == s else math.nan
+            for p, q, s in zip(as_, bs, xs, strict=True)
+        ]
+    )
+    records = {v["op"]: v for v in compiled.values}
+    _assert_errors(records["math.exp"], _errors(e, exp))
+    assert records["math.exp"]["saturated"] == 1  # exp(11.1) = 66171
+    assert records["math.exp"]["underflow"] == 1  # exp(-18) = 1.5e-8
+    assert records["math.exp"]["blame_db"] == math.inf
+    _assert_errors(records["math.sqrt"], _errors(r, sqrt))
+    assert records["math.sqrt"]["nan"] == 1  # sqrt(-1)
+    _assert_errors(records["vector.fma"], _errors(f, fma))
+    assert records["vector.fma"]["max_abs_err"] > 0  # 3 * 1e4 - 18 rounds
+
+
+def test_tanh_shadow_in_the_interpreter() -> None:
+    """`math.tanh` (run by the interpreter; the JIT does not lower it)
+    against Python's `math.tanh`: bf16 rounding of tanh near ±1."""
+    text = """
+func.func @t(%x: vector<6xbf16>) -> vector<6xbf16> {
+  %t = math.tanh %x : vector<6xbf16>
+  func.return %t : vector<6xbf16>
+}
+"""
+    x = np.array([0.5, -0.75, 3.0, 1e-3, -20.0, 0.0], ml_dtypes.bfloat16)
+    report = _interpreted(text, "t", x)
+    value = np.asarray(report.results[0]).astype(np.float64)
+    shadow = np.array([math.tanh(v) for v in x.astype(np.float64).tolist()])
+    tanh = report.values[0]
+    assert tanh["op"] == "math.tanh" and tanh["count"] == 6
+    _assert_errors(tanh, _errors(value, shadow))
+    assert tanh["sqnr_db"] < math.inf
+
+
+LAYERS = """
+func.func @decode(%w: memref<96xf32>, %x: vector<8xf32>) -> vector<8xf32> {
+  %c32 = arith.constant 32 : index
+  %r = affine.for %l = 0 to 3 iter_args(%h = %x) -> (vector<8xf32>) {
+    %base = arith.muli %l, %c32 : index
+    %wl = vector.load %w[%base] : memref<96xf32>, vector<8xf32>
+    %q = arbfp.convert_to f8e4m3fn %wl : vector<8xf32> to vector<8xi8>
+    %d = arbfp.convert_from f8e4m3fn %q : vector<8xi8> to vector<8xf32>
+    %a = arith.truncf %h : vector<8xf32> to vector<8xf16>
+    %b = arith.truncf %d : vector<8xf32> to vector<8xf16>
+    %p = arith.mulf %a, %b : vector<8xf16>
+    %e = arith.extf %p : vector<8xf16> to vector<8xf32>
+    %n = arith.addf %e, %h : vector<8xf32>
+    affine.yield %n : vector<8xf32>
+  }
+  func.return %r : vector<8xf32>
+}
+"""
+
+
+def test_layer_loop_aggregates_iterations_and_carries_shadows() -> None:
+    """A decode-style loop over 3 layers (index offsets into a memref,
+    the hidden vector carried through iter_args): one record per op site
+    over all iterations, as a batch adds up; the convert_to record against
+    ml_dtypes on the three weight slices; the result against the same loop
+    run in f64 by NumPy (the carried shadow). Compiled == interpreted."""
+    rng = np.random.default_rng(9)
+    w = (rng.standard_normal(96) * 3).astype(np.float32)
+    w[3] = 500.0  # above f8e4m3fn's 448: saturates (to NaN without saturate)
+    x = rng.standard_normal(8).astype(np.float32)
+    compiled, interpreted = _both(LAYERS, "decode", w, x)
+    assert compiled.to_json() == interpreted.to_json()
+    slices = np.concatenate([w[32 * i : 32 * i + 8] for i in range(3)])
+    quantized = slices.astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    convert = compiled.values[0]
+    assert convert["op"] == "arbfp.convert_to" and convert["count"] == 24
+    assert convert["saturated"] == 1 and convert["nan"] == 1
+    _assert_errors(convert, _errors(quantized, slices.astype(np.float64)))
+    shadow = x.astype(np.float64)
+    for i in range(3):
+        shadow = shadow * w[32 * i : 32 * i + 8].astype(np.float64) + shadow
+    result = np.asarray(compiled.results, np.float64)
+    returned = compiled.values[-1]
+    assert returned["op"] == "func.return" and returned["count"] == 8
+    _assert_errors(returned, _errors(result, shadow))
+    assert [v["count"] for v in compiled.values[1:-1]] == [24] * 4
+
+
+BRANCHES = """
+func.func @branches(%x: vector<8xf32>) -> vector<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c5 = arith.constant 5 : index
+  %r = scf.for %i = %c0 to %c5 step %c1 iter_args(%h = %x) -> (vector<8xf32>) {
+    %low = arith.cmpi ult, %i, %c2 : index
+    %y = scf.if %low -> (vector<8xf32>) {
+      %q = arbfp.convert_to f4e2m1fn %h : vector<8xf32> to vector<8xi4>
+      %d = arbfp.convert_from f4e2m1fn %q : vector<8xi4> to vector<8xf32>
+      scf.yield %d : vector<8xf32>
+    } else {
+      %q = arbfp.convert_to f8e5m2 %h : vector<8xf32> to vector<8xi8>
+      %d = arbfp.convert_from f8e5m2 %q : vector<8xi8> to vector<8xf32>
+      scf.yield %d : vector<8xf32>
+    }
+    scf.yield %y : vector<8xf32>
+  }
+  func.return %r : vector<8xf32>
+}
+"""
+
+
+def test_branches_in_a_loop_report_the_runs_of_each_site() -> None:
+    """scf.if in a 5-iteration scf.for: the then branch (FP4) runs twice,
+    the else branch (FP8 e5m2) three times; each convert_to's record sums its
+    runs, against ml_dtypes conversions of the values it received (the
+    carried vector) and the unquantized input as the shadow throughout."""
+    x = np.array([0.3, -1.7, 2.2, 5.0, -0.04, 7.5, 0.9, -3.1], np.float32)
+    compiled, interpreted = _both(BRANCHES, "branches", x)
+    assert compiled.to_json() == interpreted.to_json()
+    h, fp4, fp8 = x.astype(np.float64), [], []
+    for i in range(5):
+        dtype = ml_dtypes.float4_e2m1fn if i < 2 else ml_dtypes.float8_e5m2
+        (fp4 if i < 2 else fp8).append(h)
+        h = h.astype(np.float32).astype(dtype).astype(np.float64)
+    by_format = {
+        v["format"]: v for v in compiled.values if v["op"] == "arbfp.convert_to"
+    }
+    shadow = x.astype(np.float64)
+    for fmt, inputs, dtype in (
+        ("f4e2m1fn", fp4, ml_dtypes.float4_e2m1fn),
+        ("f8e5m2", fp8, ml_dtypes.float8_e5m2),
+    ):
+        record = by_format[fmt]
+        assert record["count"] == 8 * len(inputs)
+        values = np.concatenate(
+            [v.astype(np.float32).astype(dtype).astype(np.float64) for v in inputs]
+        )
+        _assert_errors(record, _errors(values, np.tile(shadow, len(inputs))))
+    np.testing.assert_array_equal(compiled.results, h.astype(np.float32))
+
+
+def _loop_program(trips: int, split: int, carried: str) -> str:
+    """A loop of `trips` iterations carrying a vector<8xf32>: iterations
+    below `split` quantize to FP4 (MXFP4 blocks of 4), the others to FP8 and
+    multiply in f16 by the loop's input; `carried` chooses scf.for or
+    affine.for."""
+    body = """
+    %low = arith.cmpi ult, %i, %split : index
+    %y = scf.if %low -> (vector<8xf32>) {
+      %q, %s = arbfp.scaled_convert_to f4e2m1fn %h block 4 : vector<8xf32> to vector<8xi4>, vector<2xi8>
+      %d = arbfp.scaled_convert_from f4e2m1fn %q, %s block 4 : vector<8xi4>, vector<2xi8> to vector<8xf32>
+      scf.yield %d : vector<8xf32>
+    } else {
+      %q = arbfp.convert_to f8e4m3fn %h : vector<8xf32> to vector<8xi8>
+      %d = arbfp.convert_from f8e4m3fn %q : vector<8xi8> to vector<8xf32>
+      %a = arith.truncf %d : vector<8xf32> to vector<8xf16>
+      %b = arith.truncf %x : vector<8xf32> to vector<8xf16>
+      %p = arith.mulf %a, %b : vector<8xf16>
+      %e = arith.extf %p : vector<8xf16> to vector<8xf32>
+      scf.yield %e : vector<8xf32>
+    }"""
+    if carried == "scf":
+        loop = (
+            f"  %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %x) -> (vector<8xf32>) {{{body}\n"
+            "    scf.yield %y : vector<8xf32>\n  }\n"
+        )
+    else:
+        loop = (
+            f"  %r = affine.for %i = 0 to {trips} iter_args(%h = %x) -> (vector<8xf32>) {{{body}\n"
+            "    affine.yield %y : vector<8xf32>\n  }\n"
+        )
+    return (
+        "func.func @loop(%x: vector<8xf32>) -> vector<8xf32> {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %c1 = arith.constant 1 : index\n"
+        f"  %n = arith.constant {trips} : index\n"
+        f"  %split = arith.constant {split} : index\n"
+        f"{loop}"
+        "  func.return %r : vector<8xf32>\n}\n"
+    )
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.integers(0, 3),
+    st.integers(0, 3),
+    st.sampled_from(["scf", "affine"]),
+    st.lists(_FLOATS, min_size=8, max_size=8),
+)
+def test_loops_and_branches_compiled_and_interpreted_agree(
+    trips: int, split: int, carried: str, values: list[float]
+) -> None:
+    """Property: for loops of 0 to 3 iterations over both branches of an
+    scf.if (block-scaled and plain conversions, f16 arithmetic), the report of
+    the compiled run equals the interpreter's field for field; each site's
+    count is its elements times its runs."""
+    text = _loop_program(trips, split, carried)
+    x = np.array(values, np.float32)
+    compiled, interpreted = _both(text, "loop", x)
+    assert compiled.to_json() == interpreted.to_json()
+    fp4_runs, fp8_runs = min(trips, split), trips - min(trips, split)
+    counts = {(v["op"], v.get("format")): v["count"] for v in compiled.values}
+    assert counts.get(("arbfp.scaled_convert_to", "f4e2m1fn"), 0) == 8 * fp4_runs
+    assert counts.get(("arbfp.convert_to", "f8e4m3fn"), 0) == 8 * fp8_runs
+    assert counts[("func.return", None)] == 8
+
+
+def test_batches_of_row_kernel_reports_add_up() -> None:
+    """The function-and-row-kernels path over a batch of 3: each record is
+    the sum of the three single reports (counts added, maxima of errors)."""
+    rng = np.random.default_rng(13)
+    w = np.stack([_blocks_input(rng, 6, 64) for _ in range(3)])
+    x = rng.standard_normal(64).astype(np.float32)
+    v = (rng.standard_normal((3, 64)) * 300).astype(np.float32)
+    f = _jit(ROWS, "rows")
+    batch = f.precision_report(w, x, v)
+    singles = [f.precision_report(w[i], x, v[i]) for i in range(3)]
+    np.testing.assert_array_equal(batch.results[0], f(w, x, v)[0])
+    for i, entry in enumerate(batch.values):
+        parts = [s.values[i] for s in singles]
+        for key in ("count", "saturated", "underflow", "nan", "inf"):
+            assert entry[key] == sum(p[key] for p in parts)
+        for key in ("max_abs_err", "max_rel_err"):
+            assert entry[key] == max(p[key] for p in parts)
+
+
+DECODE_LOOP = """
+func.func @decode(%w: memref<3072xf32>, %x: vector<32xf32>) -> vector<32xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %r = scf.for %l = %c0 to %c3 step %c1 iter_args(%h = %x) -> (vector<32xf32>) {
+    %base = arith.muli %l, %c1024 : index
+    %wl = matrix.row_major_load %w[%base] : memref<3072xf32> -> !matrix.matrix<32x32xf32>
+    %q, %s = arbfp.scaled_convert_to f4e2m1fn %wl block 32 : !matrix.matrix<32x32xf32> to !matrix.matrix<32x32xi4>, !matrix.matrix<32x1xi8>
+    %d = arbfp.scaled_convert_from f4e2m1fn %q, %s block 32 : !matrix.matrix<32x32xi4>, !matrix.matrix<32x1xi8> to !matrix.matrix<32x32xf32>
+    %y = matrix.matvec %d, %h : !matrix.matrix<32x32xf32>, vector<32xf32> -> vector<32xf32>
+    scf.yield %y : vector<32xf32>
+  }
+  func.return %r : vector<32xf32>
+}
+"""
+
+
+def test_decode_loop_over_mxfp4_layers() -> None:
+    """An LLM-style decode loop: each of 3 layers loads its 32×32 f32
+    weights at an offset into one memref, quantizes them to MXFP4 and
+    multiplies the carried hidden vector. The scaled_convert_to record (all
+    3 layers, both scale rules) against the OCP MX formulation in
+    NumPy/ml_dtypes of the 3 weight matrices stacked; the result against the
+    3 matvecs on the unquantized weights (f64 products, `math.fsum`).
+    Compiled == interpreted."""
+    rng = np.random.default_rng(17)
+    w = (rng.standard_normal(3072) * 0.2).astype(np.float32)
+    w[rng.random(3072) < 0.02] *= 30
+    x = rng.standard_normal(32).astype(np.float32)
+    compiled, interpreted = _both(DECODE_LOOP, "decode", w, x)
+    assert compiled.to_json() == interpreted.to_json()
+    entry = compiled.values[0]
+    assert entry["op"] == "arbfp.scaled_convert_to"
+    assert entry["count"] == 3072 and entry["blocks"] == 96
+    layers = w.reshape(96, 32)  # the 3 layers' rows, stacked
+    for rule in ("floor", "ceil"):
+        values, units = _ocp_reference(layers, "f4e2m1fn", 32, rule)
+        over = np.abs(units) > 6
+        counts = entry["rules"][rule]
+        assert counts["saturated"] == int(over.sum()), rule
+        assert counts["clipped_blocks"] == int(over.any(axis=1).sum()), rule
+        assert counts["underflow"] == int(((units != 0) & (values == 0)).sum()), rule
+        _assert_errors(counts, _errors(values.ravel(), w.astype(np.float64)))
+    shadow = x.astype(np.float64).tolist()
+    for layer in w.astype(np.float64).reshape(3, 32, 32).tolist():
+        shadow = [
+            math.fsum(a * b for a, b in zip(row, shadow, strict=True)) for row in layer
+        ]
+    returned = compiled.values[-1]
+    assert returned["op"] == "func.return"
+    _assert_errors(
+        returned, _errors(np.asarray(compiled.results, np.float64), np.array(shadow))
+    )
+    np.testing.assert_array_equal(compiled.results, _jit(DECODE_LOOP, "decode")(w, x))

@@ -52,8 +52,29 @@ func.func @mx(%x: vector<8xf32>) -> vector<8xf32> {
 // BLOCKS-NEXT: arbfp.scaled_convert_from {{.*}} vector<8xf32> {{ +}}8    1          2    0    0
 
 func.func @unsupported(%x: f32) -> f32 {
-  %y = math.sqrt %x : f32
+  %c = arith.constant true
+  %y = arith.select %c, %x, %x : f32
   func.return %y : f32
 }
-// NOSHADOW: precision_report.mlir:55:3: error: 'math.sqrt' op is not supported by the precision report: no f64 shadow for this op
+// NOSHADOW: precision_report.mlir:56:3: error: 'arith.select' op is not supported by the precision report: no f64 shadow for this op
 // USAGE: mx-run: error: --json needs --precision-report
+
+// A loop of 3 iterations: one record per op site, adding up its runs (3 x 8
+// elements), as a batch does. Iteration 1 quantizes x (as @quantize: 2
+// saturated, 4 underflow); iterations 2 and 3 quantize its FP4 values, which
+// convert exactly, while the shadow carried through iter_args stays x: each
+// run adds the same noise and signal (0.5621 dB over the three), and the
+// convert_to's input carries that error in runs 2 and 3 (blame 0 over all
+// runs). The convert_from counts on the shadow, x, in each run (3 x 2, 3 x 4).
+// RUN: mx-run %s --entry layers --arg '[0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0]' --precision-report | filecheck %s --check-prefix=LOOP
+func.func @layers(%x: vector<8xf32>) -> vector<8xf32> {
+  %r = affine.for %i = 0 to 3 iter_args(%h = %x) -> (vector<8xf32>) {
+    %b = arbfp.convert_to f4e2m1fn %h : vector<8xf32> to vector<8xi4>
+    %y = arbfp.convert_from f4e2m1fn %b : vector<8xi4> to vector<8xf32>
+    affine.yield %y : vector<8xf32>
+  }
+  func.return %r : vector<8xf32>
+}
+// LOOP:      arbfp.convert_to {{ +}}{{.*}}precision_report.mlir:72:5  vector<8xi4> {{ +}}24    2          4    0    0           94            1   0.5621         0
+// LOOP-NEXT: arbfp.convert_from {{ +}}{{.*}}:73:5  vector<8xf32> {{ +}}24    6         12    0    0           94            1   0.5621         0
+// LOOP-NEXT: func.return {{ +}}{{.*}}vector<8xf32> {{ +}}8    0          0    0    0           94            1   0.5621         -
