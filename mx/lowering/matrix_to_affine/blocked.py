@@ -44,6 +44,7 @@ times).
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from math import gcd
 
 from xdsl.dialects import affine, arith, memref, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
@@ -297,9 +298,11 @@ def _block(
             """Ap = rows ir*MR.. of the depth block, against every
             panel of Bp."""
             _pack_lhs(j, g, s, kernel.a_packed, ir, kb, rows)
-            _each(
+            _each_panel(
                 j,
-                (jb, s.nc, s.nc, s.full_cols),
+                s.column_split,
+                jb,
+                s.full_cols,
                 lambda m, jr: kernel.emit(m, kb, ib, ir, jb, jr, rows, PANEL_COLUMNS),
             )
             if s.rest_cols:
@@ -312,10 +315,8 @@ def _block(
                     ),
                 )
 
-        _each(
-            i,
-            (ib, s.mc, s.mc, s.full_rows),
-            lambda j, ir: panel_row(j, ir, s.mr),
+        _each_panel(
+            i, s.row_split, ib, s.full_rows, lambda j, ir: panel_row(j, ir, s.mr)
         )
         if s.rest_rows:
             _when(
@@ -343,6 +344,23 @@ def _each(
         _for(e, bounds, [], one)
 
 
+def _each_panel(
+    e: Emitter,
+    split: "_Split",
+    block: SSAValue,
+    limit: int,
+    body: Callable[[Emitter, SSAValue], None],
+) -> None:
+    """`body` for each whole panel (those below `limit`) of `block`."""
+
+    def one(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        body(f, i)
+        return []
+
+    upper = (split.end(_d(0)), AffineExpr.constant(limit))
+    _loop_of(e, block, split.start(_d(0)), upper, [], one)
+
+
 @dataclass(frozen=True)
 class _Sizes:
     """Panels and blocks of one product (module docs)."""
@@ -360,8 +378,18 @@ class _Sizes:
     full_cols: int
     rest_cols: int
     depth_blocks: int
-    row_blocks: int
-    column_blocks: int
+    row_split: "_Split"
+    """The panels of A in row blocks (of at most `mc`)."""
+    column_split: "_Split"
+    """The panels of B in column blocks (of at most `nc`)."""
+
+    @property
+    def row_blocks(self) -> int:
+        return self.row_split.blocks
+
+    @property
+    def column_blocks(self) -> int:
+        return self.column_split.blocks
 
     @staticmethod
     def of(g: Gemm, blocking: Blocking, parallel: bool = False) -> "_Sizes":
@@ -388,20 +416,24 @@ class _Sizes:
         def columns(mc: int) -> int:
             return min(col_panels, max(1, budget // (mc * mr + kc) // nr))
 
-        def packing(mc: int) -> int:
-            a = g.rows * g.depth * _ceil(col_panels, columns(mc))
-            return a + 3 * g.depth * g.cols * _ceil(row_panels, mc)
+        def blocks_packing(row_blocks: int, column_blocks: int) -> int:
+            return g.rows * g.depth * column_blocks + 3 * g.depth * g.cols * row_blocks
 
-        mc = min(range(most_rows, 0, -1), key=packing)
-        nc = columns(mc)
-        if parallel:  # narrower column blocks, for PARALLEL_BLOCKS blocks at least
-            per_row_block = _ceil(PARALLEL_BLOCKS, _ceil(row_panels, mc))
-            nc = min(nc, _ceil(col_panels, per_row_block))
-        # As many blocks, as even as they can be: threads given whole rows of
-        # blocks then get equal work (f32 1024^2: 2 row blocks of 35 and 29
-        # panels left one of 2 threads 55 % of the work).
-        mc = _ceil(row_panels, _ceil(row_panels, mc))
-        nc = _ceil(col_panels, _ceil(col_panels, nc))
+        def packing(mc: int) -> int:
+            return blocks_packing(_ceil(row_panels, mc), _ceil(col_panels, columns(mc)))
+
+        if parallel:
+            row_blocks, column_blocks = _parallel_blocks(
+                row_panels, col_panels, most_rows, columns, blocks_packing
+            )
+            mc, nc = _ceil(row_panels, row_blocks), _ceil(col_panels, column_blocks)
+        else:
+            mc = min(range(most_rows, 0, -1), key=packing)
+            nc = columns(mc)
+            # As many blocks, as even as they can be (the last one the
+            # smallest).
+            row_blocks, column_blocks = _ceil(row_panels, mc), _ceil(col_panels, nc)
+            mc, nc = _ceil(row_panels, row_blocks), _ceil(col_panels, column_blocks)
         return _Sizes(
             mr,
             kc,
@@ -412,9 +444,64 @@ class _Sizes:
             full_cols,
             rest_cols,
             depth_blocks,
-            _ceil(row_panels, mc),
-            _ceil(col_panels, nc),
+            _Split(row_panels, row_blocks, mc, parallel),
+            _Split(col_panels, column_blocks, nc, parallel),
         )
+
+
+def _parallel_blocks(
+    row_panels: int,
+    col_panels: int,
+    most_rows: int,
+    columns: Callable[[int], int],
+    packing: Callable[[int, int], int],
+) -> tuple[int, int]:
+    """Row and column blocks of a product run on threads: a multiple of
+    PARALLEL_BLOCKS blocks (as many as there are panels if fewer), each
+    within the cache budget (`most_rows` panels of rows, `columns(mc)` of
+    columns), with the least `packing`. Split evenly (`_Split`), 12 blocks
+    give 1, 2, 3, 4 or 6 threads equal work (f32 512^2 in 11 column blocks
+    gave one of 2 threads 18 of the 32 panels)."""
+    candidates: list[tuple[bool, int, int, int, int]] = []
+    for row_blocks in range(_ceil(row_panels, most_rows), row_panels + 1):
+        mc = _ceil(row_panels, row_blocks)
+        least = _ceil(col_panels, columns(mc))
+        step = PARALLEL_BLOCKS // gcd(PARALLEL_BLOCKS, row_blocks)
+        column_blocks = min(col_panels, _ceil(least, step) * step)
+        units = row_blocks * column_blocks
+        even = units % PARALLEL_BLOCKS == 0
+        cost = packing(row_blocks, column_blocks)
+        candidates.append(
+            (not even, 0 if even else -units, cost, row_blocks, column_blocks)
+        )
+    _, _, _, row_blocks, column_blocks = min(candidates)
+    return row_blocks, column_blocks
+
+
+@dataclass(frozen=True)
+class _Split:
+    """`panels` panels in `blocks` consecutive blocks of at most `size`:
+    `evenly`, block b starts at panel b*panels floordiv blocks (sizes differ
+    by one at most, so whole runs of blocks given to threads differ by one
+    panel per block at most), else at b*size (the last the smallest)."""
+
+    panels: int
+    blocks: int
+    size: int
+    evenly: bool
+
+    def start(self, block: AffineExpr) -> AffineExpr:
+        """The first panel of `block`."""
+        if self.evenly and self.panels % self.blocks:
+            return (block * self.panels) // self.blocks
+        return block * self.size
+
+    def end(self, block: AffineExpr) -> AffineExpr:
+        """The first panel after `block` (but for the last block's partial
+        panel, clamped by the loops)."""
+        if self.evenly and self.panels % self.blocks:
+            return (block * self.panels + self.panels) // self.blocks
+        return block * self.size + self.size
 
 
 @dataclass
@@ -458,7 +545,7 @@ class _MicroKernel:
         row_at = [_apply(f, _d(0) * s.mr + lane, [ir]) for lane, _ in vectors]
         col_at = [_apply(f, _d(0) * PANEL_COLUMNS + j, [jr]) for j in range(cols)]
         # The panel's first row in Bp.
-        b_base = _apply(f, (_d(0) - _d(1) * s.nc) * s.kc, [jr, jb])
+        b_base = _apply(f, (_d(0) - s.column_split.start(_d(1))) * s.kc, [jr, jb])
         targets = [
             (v, r, c) for c in col_at for v, r in zip(vectors, row_at, strict=True)
         ]
@@ -477,7 +564,12 @@ class _MicroKernel:
         if self.d_packed is not None:
             first_column = _apply(
                 f,
-                ((_d(0) - _d(2) * s.mc) * s.nc + _d(1) - _d(3) * s.nc) * PANEL_COLUMNS,
+                (
+                    (_d(0) - s.row_split.start(_d(2))) * s.nc
+                    + _d(1)
+                    - s.column_split.start(_d(3))
+                )
+                * PANEL_COLUMNS,
                 [ir, jr, ib, jb],
             )
             partial_sums = [
@@ -662,7 +754,7 @@ def _pack_rhs(
     for the rows left over) element by element."""
 
     def panel(f: Emitter, jr: SSAValue, cols: int) -> None:
-        base = _apply(f, (_d(0) - _d(1) * s.nc) * s.kc, [jr, jb])
+        base = _apply(f, (_d(0) - s.column_split.start(_d(1))) * s.kc, [jr, jb])
 
         def row(h: Emitter, kk: SSAValue, _: object) -> list[SSAValue]:
             k = _apply(h, _d(0) * s.kc + _d(1), [kb, kk])
@@ -698,7 +790,13 @@ def _pack_rhs(
         else:
             _depth_loop(f, s, g.depth, kb, [], row)
 
-    _each(e, (jb, s.nc, s.nc, s.full_cols), lambda f, jr: panel(f, jr, PANEL_COLUMNS))
+    _each_panel(
+        e,
+        s.column_split,
+        jb,
+        s.full_cols,
+        lambda f, jr: panel(f, jr, PANEL_COLUMNS),
+    )
     if s.rest_cols:
         _when(
             e,
