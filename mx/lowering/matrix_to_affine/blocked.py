@@ -10,7 +10,7 @@ and D): a panel of A stays in L1 and the panels of B stream past it.
         for pc in blocks of KC of the depth:
           pack Bp[jr][k][0..NR) = B[pc + k, jr*NR ..]   (each panel jr of jc)
           for ir in panels of MR rows of ic:
-            pack Ap[k][0..MR) = A[ir*MR .., pc + k]     (MR x KC, half of L1)
+            pack Ap[k][0..MR) = A[ir*MR .., pc + k]     (MR x KC, in L1)
             for jr in panels of NR columns of jc:
               micro-kernel: MR x NR sums held in MR/lanes x NR vector
               registers, k over the block: per k, MR/lanes contiguous vector
@@ -35,10 +35,11 @@ separate multiply and add, with it one `math.fma`. `reassoc` reorders
 nothing here: the vectors already run across rows.
 
 Block sizes (`_Sizes`, from the pass options' `Blocking`): KC so that
-MR x KC of Ap takes at most half of L1 (the depth split in equal blocks); MC
-and NC so that D's MC x NC and Bp's KC x NC take half of L2 and MC x K of A
-at most half of L3, with the least packing (A is packed C/NC times, B R/MC
-times).
+MR x KC of Ap and a KC x NR panel of Bp take at most 3/4 of L1 (the depth
+split in equal blocks); MC and NC so that D's MC x NC and Bp's KC x NC take
+at most L2 and MC x K of A at most half of L3, with the least packing (A is
+packed C/NC times, B R/MC times). Run on threads, D is split into a
+multiple of PARALLEL_BLOCKS blocks, their panels split evenly (`_Split`).
 """
 
 from collections.abc import Callable, Sequence
@@ -85,6 +86,20 @@ PARALLEL_BLOCKS = 12
 """Blocks of D a product run on threads has at least (narrower column blocks
 if need be): 12 blocks share evenly among 1, 2, 3, 4 or 6 threads, and
 closely among more."""
+
+L1_SHARE = 0.75
+"""Of L1, what Ap (MR x KC) and the panel of Bp (KC x NR) a kernel call reads
+may take; the rest holds the tile of D and the lines prefetched. With Ap
+alone in half of L1 (KC = 256 on a 32 KiB L1), Ap and a panel of Bp filled
+all of it: on the Zen 4, f32 1024^3 ran 1.15x slower than with KC = 192 or
+128, f64 1.07x slower than with KC = 128 (one thread, loaded machine,
+bench/results/gemm.md)."""
+
+L2_SHARE = 1.0
+"""Of L2, what D's MC x NC block and Bp's KC x NC may take. Half of L2 (the
+rule before) made narrower column blocks, so A was packed more often: on the
+Zen 4 (1 MiB L2), f64 1024^3 ran 1.07x and f32 2048^3 1.06x slower, f32
+1024^3 and f64 512^3 the same (one thread, loaded machine)."""
 
 PACK_PREFETCH_COLUMNS = 8
 """How many columns of A ahead the packing of a panel prefetches."""
@@ -398,17 +413,19 @@ class _Sizes:
         full_rows, rest_rows = divmod(g.rows, mr)
         full_cols, rest_cols = divmod(g.cols, nr)
         row_panels, col_panels = _ceil(g.rows, mr), _ceil(g.cols, nr)
-        # Depth blocks of equal size, at most what half of L1 holds of Ap.
-        depth_blocks = _ceil(g.depth, max(1, blocking.l1_bytes // 2 // (mr * size)))
+        # Depth blocks of equal size: Ap and the panel of Bp a kernel call
+        # reads take at most L1_SHARE of L1.
+        l1_depth = int(blocking.l1_bytes * L1_SHARE) // ((mr + nr) * size)
+        depth_blocks = _ceil(g.depth, max(1, l1_depth))
         kc = _ceil(g.depth, depth_blocks)
         if depth_blocks > 1:  # whole tiles of `lanes` rows of B per block
             kc = _ceil(kc, g.lanes) * g.lanes
             depth_blocks = _ceil(g.depth, kc)
-        # D's MC x NC block and Bp's KC x NC take half of L2; MC x K of A at
+        # D's MC x NC block and Bp's KC x NC take L2_SHARE of L2; MC x K of A at
         # most half of L3. A is packed once per column block, B once per row
         # block: the sizes with the least packing, B's counted thrice (its
         # panels are gathered across columns, A's copied in vectors).
-        budget = blocking.l2_bytes // 2 // size
+        budget = int(blocking.l2_bytes * L2_SHARE) // size
         most_rows = min(
             row_panels, max(1, blocking.l3_bytes // 2 // (g.depth * size * mr))
         )
