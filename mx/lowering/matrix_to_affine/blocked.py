@@ -83,9 +83,10 @@ already fill: a 4 x 6 tile (6 broadcasts per 24 multiply-adds) ran its
 kernel at 0.8x the speed of this one, f32 1024^3 1.2x slower."""
 
 PARALLEL_BLOCKS = 12
-"""Blocks of D a product run on threads has at least (narrower column blocks
-if need be): 12 blocks share evenly among 1, 2, 3, 4 or 6 threads, and
-closely among more."""
+"""A cache-blocked product run on threads splits D into a multiple of this
+many blocks (`_parallel_blocks`), a matvec its rows into this many at least:
+12 blocks share evenly among 1, 2, 3, 4 or 6 threads, and closely among
+more."""
 
 L1_SHARE = 0.75
 """Of L1, what Ap (MR x KC) and the panel of Bp (KC x NR) a kernel call reads
