@@ -10,7 +10,7 @@ and D): a panel of A stays in L1 and the panels of B stream past it.
         for pc in blocks of KC of the depth:
           pack Bp[jr][k][0..NR) = B[pc + k, jr*NR ..]   (each panel jr of jc)
           for ir in panels of MR rows of ic:
-            pack Ap[k][0..MR) = A[ir*MR .., pc + k]     (MR x KC, half of L1)
+            pack Ap[k][0..MR) = A[ir*MR .., pc + k]     (MR x KC, in L1)
             for jr in panels of NR columns of jc:
               micro-kernel: MR x NR sums held in MR/lanes x NR vector
               registers, k over the block: per k, MR/lanes contiguous vector
@@ -35,15 +35,17 @@ separate multiply and add, with it one `math.fma`. `reassoc` reorders
 nothing here: the vectors already run across rows.
 
 Block sizes (`_Sizes`, from the pass options' `Blocking`): KC so that
-MR x KC of Ap takes at most half of L1 (the depth split in equal blocks); MC
-and NC so that D's MC x NC and Bp's KC x NC take half of L2 and MC x K of A
-at most half of L3, with the least packing (A is packed C/NC times, B R/MC
-times).
+MR x KC of Ap and a KC x NR panel of Bp take at most 3/4 of L1 (the depth
+split in equal blocks); MC and NC so that D's MC x NC and Bp's KC x NC take
+at most L2 and MC x K of A at most half of L3, with the least packing (A is
+packed C/NC times, B R/MC times). Run on threads, D is split into a
+multiple of PARALLEL_BLOCKS blocks, their panels split evenly (`_Split`).
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from math import gcd
 
 from xdsl.dialects import affine, arith, memref, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
@@ -81,9 +83,24 @@ already fill: a 4 x 6 tile (6 broadcasts per 24 multiply-adds) ran its
 kernel at 0.8x the speed of this one, f32 1024^3 1.2x slower."""
 
 PARALLEL_BLOCKS = 12
-"""Blocks of D a product run on threads has at least (narrower column blocks
-if need be): 12 blocks share evenly among 1, 2, 3, 4 or 6 threads, and
-closely among more."""
+"""A cache-blocked product run on threads splits D into a multiple of this
+many blocks (`_parallel_blocks`), a matvec its rows into this many at least:
+12 blocks share evenly among 1, 2, 3, 4 or 6 threads, and closely among
+more."""
+
+L1_SHARE = 0.75
+"""Of L1, what Ap (MR x KC) and the panel of Bp (KC x NR) a kernel call reads
+may take; the rest holds the tile of D and the lines prefetched. With Ap
+alone in half of L1 (KC = 256 on a 32 KiB L1), Ap and a panel of Bp filled
+all of it: on the Zen 4, f32 1024^3 ran 1.15x slower than with KC = 192 or
+128, f64 1.07x slower than with KC = 128 (one thread, loaded machine,
+bench/results/gemm.md)."""
+
+L2_SHARE = 1.0
+"""Of L2, what D's MC x NC block and Bp's KC x NC may take. Half of L2 (the
+rule before) made narrower column blocks, so A was packed more often: on the
+Zen 4 (1 MiB L2), f64 1024^3 ran 1.07x and f32 2048^3 1.06x slower, f32
+1024^3 and f64 512^3 the same (one thread, loaded machine)."""
 
 PACK_PREFETCH_COLUMNS = 8
 """How many columns of A ahead the packing of a panel prefetches."""
@@ -297,9 +314,11 @@ def _block(
             """Ap = rows ir*MR.. of the depth block, against every
             panel of Bp."""
             _pack_lhs(j, g, s, kernel.a_packed, ir, kb, rows)
-            _each(
+            _each_panel(
                 j,
-                (jb, s.nc, s.nc, s.full_cols),
+                s.column_split,
+                jb,
+                s.full_cols,
                 lambda m, jr: kernel.emit(m, kb, ib, ir, jb, jr, rows, PANEL_COLUMNS),
             )
             if s.rest_cols:
@@ -312,10 +331,8 @@ def _block(
                     ),
                 )
 
-        _each(
-            i,
-            (ib, s.mc, s.mc, s.full_rows),
-            lambda j, ir: panel_row(j, ir, s.mr),
+        _each_panel(
+            i, s.row_split, ib, s.full_rows, lambda j, ir: panel_row(j, ir, s.mr)
         )
         if s.rest_rows:
             _when(
@@ -343,6 +360,23 @@ def _each(
         _for(e, bounds, [], one)
 
 
+def _each_panel(
+    e: Emitter,
+    split: "_Split",
+    block: SSAValue,
+    limit: int,
+    body: Callable[[Emitter, SSAValue], None],
+) -> None:
+    """`body` for each whole panel (those below `limit`) of `block`."""
+
+    def one(f: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+        body(f, i)
+        return []
+
+    upper = (split.end(_d(0)), AffineExpr.constant(limit))
+    _loop_of(e, block, split.start(_d(0)), upper, [], one)
+
+
 @dataclass(frozen=True)
 class _Sizes:
     """Panels and blocks of one product (module docs)."""
@@ -360,8 +394,18 @@ class _Sizes:
     full_cols: int
     rest_cols: int
     depth_blocks: int
-    row_blocks: int
-    column_blocks: int
+    row_split: "_Split"
+    """The panels of A in row blocks (of at most `mc`)."""
+    column_split: "_Split"
+    """The panels of B in column blocks (of at most `nc`)."""
+
+    @property
+    def row_blocks(self) -> int:
+        return self.row_split.blocks
+
+    @property
+    def column_blocks(self) -> int:
+        return self.column_split.blocks
 
     @staticmethod
     def of(g: Gemm, blocking: Blocking, parallel: bool = False) -> "_Sizes":
@@ -370,17 +414,19 @@ class _Sizes:
         full_rows, rest_rows = divmod(g.rows, mr)
         full_cols, rest_cols = divmod(g.cols, nr)
         row_panels, col_panels = _ceil(g.rows, mr), _ceil(g.cols, nr)
-        # Depth blocks of equal size, at most what half of L1 holds of Ap.
-        depth_blocks = _ceil(g.depth, max(1, blocking.l1_bytes // 2 // (mr * size)))
+        # Depth blocks of equal size: Ap and the panel of Bp a kernel call
+        # reads take at most L1_SHARE of L1.
+        l1_depth = int(blocking.l1_bytes * L1_SHARE) // ((mr + nr) * size)
+        depth_blocks = _ceil(g.depth, max(1, l1_depth))
         kc = _ceil(g.depth, depth_blocks)
         if depth_blocks > 1:  # whole tiles of `lanes` rows of B per block
             kc = _ceil(kc, g.lanes) * g.lanes
             depth_blocks = _ceil(g.depth, kc)
-        # D's MC x NC block and Bp's KC x NC take half of L2; MC x K of A at
+        # D's MC x NC block and Bp's KC x NC take L2_SHARE of L2; MC x K of A at
         # most half of L3. A is packed once per column block, B once per row
         # block: the sizes with the least packing, B's counted thrice (its
         # panels are gathered across columns, A's copied in vectors).
-        budget = blocking.l2_bytes // 2 // size
+        budget = int(blocking.l2_bytes * L2_SHARE) // size
         most_rows = min(
             row_panels, max(1, blocking.l3_bytes // 2 // (g.depth * size * mr))
         )
@@ -388,20 +434,24 @@ class _Sizes:
         def columns(mc: int) -> int:
             return min(col_panels, max(1, budget // (mc * mr + kc) // nr))
 
-        def packing(mc: int) -> int:
-            a = g.rows * g.depth * _ceil(col_panels, columns(mc))
-            return a + 3 * g.depth * g.cols * _ceil(row_panels, mc)
+        def blocks_packing(row_blocks: int, column_blocks: int) -> int:
+            return g.rows * g.depth * column_blocks + 3 * g.depth * g.cols * row_blocks
 
-        mc = min(range(most_rows, 0, -1), key=packing)
-        nc = columns(mc)
-        if parallel:  # narrower column blocks, for PARALLEL_BLOCKS blocks at least
-            per_row_block = _ceil(PARALLEL_BLOCKS, _ceil(row_panels, mc))
-            nc = min(nc, _ceil(col_panels, per_row_block))
-        # As many blocks, as even as they can be: threads given whole rows of
-        # blocks then get equal work (f32 1024^2: 2 row blocks of 35 and 29
-        # panels left one of 2 threads 55 % of the work).
-        mc = _ceil(row_panels, _ceil(row_panels, mc))
-        nc = _ceil(col_panels, _ceil(col_panels, nc))
+        def packing(mc: int) -> int:
+            return blocks_packing(_ceil(row_panels, mc), _ceil(col_panels, columns(mc)))
+
+        if parallel:
+            row_blocks, column_blocks = _parallel_blocks(
+                row_panels, col_panels, most_rows, columns, blocks_packing
+            )
+            mc, nc = _ceil(row_panels, row_blocks), _ceil(col_panels, column_blocks)
+        else:
+            mc = min(range(most_rows, 0, -1), key=packing)
+            nc = columns(mc)
+            # As many blocks, as even as they can be (the last one the
+            # smallest).
+            row_blocks, column_blocks = _ceil(row_panels, mc), _ceil(col_panels, nc)
+            mc, nc = _ceil(row_panels, row_blocks), _ceil(col_panels, column_blocks)
         return _Sizes(
             mr,
             kc,
@@ -412,9 +462,64 @@ class _Sizes:
             full_cols,
             rest_cols,
             depth_blocks,
-            _ceil(row_panels, mc),
-            _ceil(col_panels, nc),
+            _Split(row_panels, row_blocks, mc, parallel),
+            _Split(col_panels, column_blocks, nc, parallel),
         )
+
+
+def _parallel_blocks(
+    row_panels: int,
+    col_panels: int,
+    most_rows: int,
+    columns: Callable[[int], int],
+    packing: Callable[[int, int], int],
+) -> tuple[int, int]:
+    """Row and column blocks of a product run on threads: a multiple of
+    PARALLEL_BLOCKS blocks (as many as there are panels if fewer), each
+    within the cache budget (`most_rows` panels of rows, `columns(mc)` of
+    columns), with the least `packing`. Split evenly (`_Split`), 12 blocks
+    give 1, 2, 3, 4 or 6 threads equal work (f32 512^2 in 11 column blocks
+    gave one of 2 threads 18 of the 32 panels)."""
+    candidates: list[tuple[bool, int, int, int, int]] = []
+    for row_blocks in range(_ceil(row_panels, most_rows), row_panels + 1):
+        mc = _ceil(row_panels, row_blocks)
+        least = _ceil(col_panels, columns(mc))
+        step = PARALLEL_BLOCKS // gcd(PARALLEL_BLOCKS, row_blocks)
+        column_blocks = min(col_panels, _ceil(least, step) * step)
+        units = row_blocks * column_blocks
+        even = units % PARALLEL_BLOCKS == 0
+        cost = packing(row_blocks, column_blocks)
+        candidates.append(
+            (not even, 0 if even else -units, cost, row_blocks, column_blocks)
+        )
+    _, _, _, row_blocks, column_blocks = min(candidates)
+    return row_blocks, column_blocks
+
+
+@dataclass(frozen=True)
+class _Split:
+    """`panels` panels in `blocks` consecutive blocks of at most `size`:
+    `evenly`, block b starts at panel b*panels floordiv blocks (sizes differ
+    by one at most, so whole runs of blocks given to threads differ by one
+    panel per block at most), else at b*size (the last the smallest)."""
+
+    panels: int
+    blocks: int
+    size: int
+    evenly: bool
+
+    def start(self, block: AffineExpr) -> AffineExpr:
+        """The first panel of `block`."""
+        if self.evenly and self.panels % self.blocks:
+            return (block * self.panels) // self.blocks
+        return block * self.size
+
+    def end(self, block: AffineExpr) -> AffineExpr:
+        """The first panel after `block` (but for the last block's partial
+        panel, clamped by the loops)."""
+        if self.evenly and self.panels % self.blocks:
+            return (block * self.panels + self.panels) // self.blocks
+        return block * self.size + self.size
 
 
 @dataclass
@@ -458,7 +563,7 @@ class _MicroKernel:
         row_at = [_apply(f, _d(0) * s.mr + lane, [ir]) for lane, _ in vectors]
         col_at = [_apply(f, _d(0) * PANEL_COLUMNS + j, [jr]) for j in range(cols)]
         # The panel's first row in Bp.
-        b_base = _apply(f, (_d(0) - _d(1) * s.nc) * s.kc, [jr, jb])
+        b_base = _apply(f, (_d(0) - s.column_split.start(_d(1))) * s.kc, [jr, jb])
         targets = [
             (v, r, c) for c in col_at for v, r in zip(vectors, row_at, strict=True)
         ]
@@ -477,7 +582,12 @@ class _MicroKernel:
         if self.d_packed is not None:
             first_column = _apply(
                 f,
-                ((_d(0) - _d(2) * s.mc) * s.nc + _d(1) - _d(3) * s.nc) * PANEL_COLUMNS,
+                (
+                    (_d(0) - s.row_split.start(_d(2))) * s.nc
+                    + _d(1)
+                    - s.column_split.start(_d(3))
+                )
+                * PANEL_COLUMNS,
                 [ir, jr, ib, jb],
             )
             partial_sums = [
@@ -662,7 +772,7 @@ def _pack_rhs(
     for the rows left over) element by element."""
 
     def panel(f: Emitter, jr: SSAValue, cols: int) -> None:
-        base = _apply(f, (_d(0) - _d(1) * s.nc) * s.kc, [jr, jb])
+        base = _apply(f, (_d(0) - s.column_split.start(_d(1))) * s.kc, [jr, jb])
 
         def row(h: Emitter, kk: SSAValue, _: object) -> list[SSAValue]:
             k = _apply(h, _d(0) * s.kc + _d(1), [kb, kk])
@@ -698,7 +808,13 @@ def _pack_rhs(
         else:
             _depth_loop(f, s, g.depth, kb, [], row)
 
-    _each(e, (jb, s.nc, s.nc, s.full_cols), lambda f, jr: panel(f, jr, PANEL_COLUMNS))
+    _each_panel(
+        e,
+        s.column_split,
+        jb,
+        s.full_cols,
+        lambda f, jr: panel(f, jr, PANEL_COLUMNS),
+    )
     if s.rest_cols:
         _when(
             e,

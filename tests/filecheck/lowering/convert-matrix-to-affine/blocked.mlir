@@ -1,12 +1,12 @@
-// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=8192 l3-bytes=6400 blocked-min-bytes=0}" | filecheck %s
+// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=4096 l3-bytes=6400 blocked-min-bytes=0}" | filecheck %s
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s --check-prefix=DEFAULT
 
 // The cache-blocked product. Panels of A: MR = 1 vector of 16 rows (40
 // rows: two full panels and one of 8); panels of B: NR = 16 columns (40
 // columns: two full panels and one of 8). With these cache sizes, f32: depth
-// blocks at most 2048/2/(16*4) = 16 deep, in whole tiles of 16 rows of B: 4
-// blocks of KC = 16 (the last of 2); row blocks of MC = 6400/2/(50*4*16) = 1
-// panel; column blocks of NC = 8192/2/4/((16 + 16)*16) = 2 panels. A row block of fewer rows than D
+// blocks at most 2048*3/4/((16+16)*4) = 12 deep (5 blocks of 10), rounded up
+// to whole tiles of 16 rows of B: 4 blocks of KC = 16 (the last of 2); row blocks of MC = 6400/2/(50*4*16) = 1
+// panel; column blocks of NC = 4096/4/((16 + 16)*16) = 2 panels. A row block of fewer rows than D
 // is not contiguous in D: the partial sums wait between depth blocks in DP,
 // tile after tile (1 panel of rows x 2 panels of 16 columns: 32 columns).
 // CHECK-LABEL: func.func @blocked
