@@ -409,6 +409,8 @@ class ConstantOp(MatrixOp):
     def _stored_values(self) -> tuple[int | float, ...]:
         return cast(tuple[int | float, ...], tuple(self.value.get_values()))
 
+    # Hand-written: the literal's body is read as the element type of the
+    # matrix type written after it, which the assembly format cannot express.
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         parser.parse_keyword("dense")

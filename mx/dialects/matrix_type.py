@@ -98,6 +98,8 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
     def transposed(self) -> MatrixType:
         return MatrixType(self.cols, self.rows, self.element_type)
 
+    # Hand-written: `RxCxT` is MLIR's shape syntax (a dimension list run into
+    # a type), which an attribute's assembly format cannot express.
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
