@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation
+from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from mx.dialects.arbfp import Arbfp
 from mx.dialects.matrix import (
@@ -23,7 +25,8 @@ from mx.dialects.matrix import (
     Matrix,
     MemoryAccessOp,
 )
-from mx.frontend import FrontendError, parse_and_verify
+from mx.frontend import FrontendError, mx_context, parse_and_verify
+from mx.xdsl_compat import patches as fixes
 
 HAND_WRITTEN = {ConstantOp}
 """Ops whose syntax the assembly format cannot express (each says why)."""
@@ -192,3 +195,34 @@ def test_a_type_that_is_not_a_matrix_is_an_error_at_the_type(
         rf"t\.mlir:2:{column}: error: expected a matrix type, got '{re.escape(bad)}'",
         first,
     ), first
+
+
+@pytest.mark.parametrize(
+    ("arguments", "line", "message"),
+    [
+        (
+            "%mem: memref<?xf32>",
+            "%r = matrix.column_major_load %mem[0] : f32 -> !matrix.matrix<2x2xf32>",
+            "f32 should be of base attribute memref",
+        ),
+        (
+            "%a: vector<4xf32>",
+            "%r = matrix.cast %a : vector<4xf32> to !matrix.matrix<2x2xf32>",
+            "vector<4xf32> should be of base attribute matrix.matrix",
+        ),
+        ("%a: f32", "%r = arith.addi %a, %a : f32", "f32"),
+    ],
+)
+def test_fix_a_type_against_its_constraint_is_an_error_at_the_type(
+    arguments: str, line: str, message: str
+) -> None:
+    """A `type($x)` of a declarative format that breaks its constraint: stock
+    xDSL raises a bare VerifyException after the op; with the fix, a parse
+    error at the type (the first one the line writes after its colon)."""
+    text = f"func.func @f({arguments}) {{\n  {line}\n  func.return\n}}\n"
+    with fixes.stock_xdsl(), pytest.raises(VerifyException):
+        Parser(mx_context(), text).parse_module()
+    with pytest.raises(ParseError) as caught:
+        Parser(mx_context(), text).parse_module()
+    assert caught.value.span.start == text.index(" : ") + 3
+    assert message in caught.value.msg
