@@ -1,4 +1,9 @@
-"""The `matrix` dialect: fixed-size matrices as SSA values (Clang MatrixTypes, HLSL 0035)."""
+"""The `matrix` dialect: fixed-size matrices as SSA values (Clang MatrixTypes, HLSL 0035).
+
+The ops, their verifiers and their syntax (`assembly_format`s, with the custom
+directives of `mx.dialects.directives`). The type is in `mx.dialects.matrix_type`,
+mixed literal/SSA index lists in `mx.dialects.mixed_index`; their names are
+importable from here too."""
 
 from __future__ import annotations
 
@@ -109,15 +114,14 @@ from mx.xdsl_compat.parser import (
     resume_from,
 )
 
+# ---------------------------------------------------------------------------
+# Shared verification helpers
+# ---------------------------------------------------------------------------
+
 
 def _static_index_error(what: str, value: MixedIndex, bound: int) -> None:
     if isinstance(value, int) and not 0 <= value < bound:
         raise VerifyException(f"{what} {value} is outside [0, {bound})")
-
-
-# ---------------------------------------------------------------------------
-# Shared verification and syntax helpers
-# ---------------------------------------------------------------------------
 
 
 def _matrix_type(value: SSAValue, role: str) -> MatrixType:
