@@ -8,7 +8,7 @@ Operands are scalars, vectors or matrices; the conversion is elementwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Self, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialect_interfaces.constant_materialization import (
@@ -46,9 +46,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.parser import Parser
 from xdsl.pattern_rewriter import RewritePattern
-from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -344,7 +342,7 @@ def _scales_type(elements: Attribute, block: int) -> Attribute:
 
 
 class ScaledConvertOp(IRDLOperation, HasFolderInterface):
-    """Shared structure, syntax and checks of the two block-scaled conversions:
+    """Shared structure and checks of the two block-scaled conversions, whose syntax is
     `FMT %operands block N [scale SFMT] [rounding MODE] [scale_rule R] : types`."""
 
     DECODES: ClassVar[bool]
@@ -435,31 +433,6 @@ class ScaledConvertOp(IRDLOperation, HasFolderInterface):
             )
         verify_container("scale", _shape_and_element(scales)[2], scale_fmt)
 
-    # -- syntax --------------------------------------------------------------
-
-    @classmethod
-    def _parse_options(cls, parser: Parser) -> dict[str, Attribute]:
-        """`block N [scale SFMT] [rounding MODE] [scale_rule R]` as properties."""
-        parser.parse_keyword("block")
-        properties: dict[str, Attribute] = {
-            "block": IntegerAttr(parser.parse_integer(allow_negative=False), i64)
-        }
-        if parser.parse_optional_keyword("scale"):
-            keyword = parser.parse_str_enum(FormatKeyword)
-            properties["scale_format"] = FormatAttr(keyword)
-        if not cls.DECODES:
-            if parser.parse_optional_keyword("rounding"):
-                properties["rounding"] = RoundingAttr(parser.parse_str_enum(Rounding))
-            if parser.parse_optional_keyword("scale_rule"):
-                rule = parser.parse_str_enum(ScaleRule)
-                properties["scale_rule"] = ScaleRuleAttr(rule)
-        return properties
-
-    def _print_options(self, printer: Printer) -> None:
-        printer.print_string(f" block {self.block_size}")
-        if self.scale_float_format.keyword != DEFAULT_SCALE_FORMAT:
-            printer.print_string(f" scale {self.scale_float_format.keyword}")
-
     # -- numerics --------------------------------------------------------------
 
     def _fold_operands(self) -> list[np.ndarray] | None:
@@ -502,6 +475,11 @@ class ScaledConvertFromOp(ScaledConvertOp):
     scales = operand_def(AnyAttr())
     result = result_def(AnyAttr())
 
+    assembly_format = (
+        "$format $input `,` $scales `block` $block (`scale` $scale_format^)? "
+        "attr-dict `:` type($input) `,` type($scales) `to` type($result)"
+    )
+
     def __init__(
         self,
         fmt: str,
@@ -529,44 +507,6 @@ class ScaledConvertFromOp(ScaledConvertOp):
 
     def floats_value(self) -> SSAValue:
         return self.result
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        fmt = parser.parse_str_enum(FormatKeyword)
-        elements = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        scales = parser.parse_unresolved_operand()
-        properties = {"format": FormatAttr(fmt), **cls._parse_options(parser)}
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        elements_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        scales_type = parser.parse_type()
-        parser.parse_keyword("to")
-        result_type = parser.parse_type()
-        return cls.build(
-            operands=[
-                parser.resolve_operand(elements, elements_type),
-                parser.resolve_operand(scales, scales_type),
-            ],
-            result_types=[result_type],
-            properties=properties,
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.float_format.keyword} ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        printer.print_operand(self.scales)
-        self._print_options(printer)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.scales.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.result.type)
 
     def evaluate(self, elements: np.ndarray, scales: np.ndarray) -> np.ndarray:
         """The op's result for its operands' values (containers of any integer
@@ -602,6 +542,12 @@ class ScaledConvertToOp(ScaledConvertOp):
     scales = result_def(AnyAttr())
     rounding = prop_def(RoundingAttr, default_value=RoundingAttr(Rounding.NEAREST_EVEN))
     scale_rule = prop_def(ScaleRuleAttr, default_value=ScaleRuleAttr(ScaleRule.FLOOR))
+
+    assembly_format = (
+        "$format $input `block` $block (`scale` $scale_format^)? "
+        "(`rounding` $rounding^)? (`scale_rule` $scale_rule^)? "
+        "attr-dict `:` type($input) `to` type($result) `,` type($scales)"
+    )
 
     def __init__(
         self,
@@ -640,41 +586,6 @@ class ScaledConvertToOp(ScaledConvertOp):
 
     def floats_value(self) -> SSAValue:
         return self.input
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        fmt = parser.parse_str_enum(FormatKeyword)
-        value = parser.parse_unresolved_operand()
-        properties = {"format": FormatAttr(fmt), **cls._parse_options(parser)}
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value_type = parser.parse_type()
-        parser.parse_keyword("to")
-        result_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        scales_type = parser.parse_type()
-        return cls.build(
-            operands=[parser.resolve_operand(value, value_type)],
-            result_types=[result_type, scales_type],
-            properties=properties,
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.float_format.keyword} ")
-        printer.print_operand(self.input)
-        self._print_options(printer)
-        if self.rounding_mode is not Rounding.NEAREST_EVEN:
-            printer.print_string(f" rounding {self.rounding_mode.value}")
-        if self.rule is not ScaleRule.FLOOR:
-            printer.print_string(f" scale_rule {self.rule.value}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.result.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.scales.type)
 
     def evaluate(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(elements, scales) for float values (blocks along the last axis)."""

@@ -1,4 +1,9 @@
-"""The `matrix` dialect: fixed-size matrices as SSA values (Clang MatrixTypes, HLSL 0035)."""
+"""The `matrix` dialect: fixed-size matrices as SSA values (Clang MatrixTypes, HLSL 0035).
+
+The ops, their verifiers and their syntax (`assembly_format`s, with the custom
+directives of `mx.dialects.directives`). The type is in `mx.dialects.matrix_type`,
+mixed literal/SSA index lists in `mx.dialects.mixed_index`; their names are
+importable from here too."""
 
 from __future__ import annotations
 
@@ -23,7 +28,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
-    IntAttr,
     IntegerType,
     MemRefType,
     NoneAttr,
@@ -38,16 +42,13 @@ from xdsl.ir import (
     Attribute,
     Dialect,
     Operation,
-    ParametrizedAttribute,
     SSAValue,
-    TypeAttribute,
 )
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
-    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -57,7 +58,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, MemoryReadEffect, MemoryWriteEffect, Pure
@@ -66,6 +67,7 @@ from xdsl.utils.hints import isa
 from xdsl.utils.lexer import Position
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from mx.dialects import directives
 from mx.dialects.dense_literal import (
     Element,
     element_bits,
@@ -73,227 +75,53 @@ from mx.dialects.dense_literal import (
     parse_optional_hex_string,
     print_float_bits,
 )
+from mx.dialects.matrix_type import (
+    ARITHMETIC_INT_WIDTHS as ARITHMETIC_INT_WIDTHS,
+)
+from mx.dialects.matrix_type import (
+    CONTAINER_INT_WIDTHS,
+    MatrixType,
+    is_arithmetic_element,
+    is_float_element,
+)
+from mx.dialects.matrix_type import (
+    MAX_DIM as MAX_DIM,
+)
+from mx.dialects.matrix_type import (
+    FloatElement as FloatElement,
+)
+from mx.dialects.matrix_type import (
+    dimension_error as dimension_error,
+)
+from mx.dialects.matrix_type import (
+    is_valid_element as is_valid_element,
+)
+from mx.dialects.mixed_index import (
+    DYNAMIC as DYNAMIC,
+)
+from mx.dialects.mixed_index import (
+    MixedIndex,
+    build_mixed,
+    join_mixed,
+    verify_mixed,
+)
+from mx.dialects.mixed_index import (
+    is_literal_index as is_literal_index,
+)
 from mx.xdsl_compat.parser import (
     at_token,
-    parse_optional_shape_delimiter,
     parse_tensor_literal,
     resume_from,
 )
 
-MAX_DIM = 1048575
-"""Clang's limit on the number of rows and of columns of a matrix type."""
-
-ARITHMETIC_INT_WIDTHS = (8, 16, 32, 64)
-"""Integer element widths that support arithmetic."""
-
-CONTAINER_INT_WIDTHS = (4, 6)
-"""Sub-byte integer containers: storage for FP4/FP6 encodings, no arithmetic."""
-
-FloatElement = Float16Type | BFloat16Type | Float32Type | Float64Type
-
-
-def is_float_element(t: Attribute) -> bool:
-    return isinstance(t, FloatElement)
-
-
-def is_arithmetic_element(t: Attribute) -> bool:
-    """True for the element types on which matrix arithmetic is defined."""
-    return is_float_element(t) or (
-        isinstance(t, IntegerType)
-        and t.signedness.data == Signedness.SIGNLESS
-        and t.width.data in ARITHMETIC_INT_WIDTHS
-    )
-
-
-def is_valid_element(t: Attribute) -> bool:
-    """True for every element type a matrix may hold (arithmetic or container)."""
-    return is_arithmetic_element(t) or (
-        isinstance(t, IntegerType)
-        and t.signedness.data == Signedness.SIGNLESS
-        and t.width.data in CONTAINER_INT_WIDTHS
-    )
-
-
-def dimension_error(what: str, value: int) -> str | None:
-    """The diagnostic for a bad row/column count, or None if it is valid."""
-    if 1 <= value <= MAX_DIM:
-        return None
-    return f"matrix {what} count {value} is outside [1, {MAX_DIM}]"
-
-
-@irdl_attr_definition
-class MatrixType(ParametrizedAttribute, TypeAttribute):
-    """A fixed-size R x C matrix value of element type T: `!matrix.matrix<RxCxT>`."""
-
-    name = "matrix.matrix"
-
-    rows_attr: IntAttr
-    cols_attr: IntAttr
-    element_type: Attribute
-
-    def __init__(self, rows: int, cols: int, element_type: Attribute):
-        super().__init__(IntAttr(rows), IntAttr(cols), element_type)
-
-    @property
-    def rows(self) -> int:
-        return self.rows_attr.data
-
-    @property
-    def cols(self) -> int:
-        return self.cols_attr.data
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.rows, self.cols)
-
-    @property
-    def num_elements(self) -> int:
-        return self.rows * self.cols
-
-    def with_element_type(self, element_type: Attribute) -> MatrixType:
-        return MatrixType(self.rows, self.cols, element_type)
-
-    def transposed(self) -> MatrixType:
-        return MatrixType(self.cols, self.rows, self.element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            dims_pos = parser.pos
-            dims = parser.parse_dimension_list()
-            if len(dims) == 1:
-                # xDSL leaves the `x` after the last dimension it read.
-                parse_optional_shape_delimiter(parser)
-            if len(dims) < 2 and at_token(parser, MLIRTokenKind.MINUS):
-                # `-1x4`, `4x-1`: a negative count ends xDSL's dimension list.
-                what = ("row", "column")[len(dims)]
-                start = parser.pos
-                value = parser.parse_integer(allow_boolean=False)
-                message = dimension_error(what, value)
-                assert message is not None
-                parser.raise_error(message, start, parser.pos)
-            if len(dims) != 2:
-                parser.raise_error(
-                    "expected a matrix shape of two dimensions 'RxC' "
-                    f"(got {len(dims)})",
-                    dims_pos,
-                    parser.pos,
-                )
-            for what, value in zip(("row", "column"), dims, strict=True):
-                if value < 0:
-                    parser.raise_error(
-                        f"matrix {what} count must be static", dims_pos, parser.pos
-                    )
-                if (message := dimension_error(what, value)) is not None:
-                    parser.raise_error(message, dims_pos, parser.pos)
-            parser.parse_shape_delimiter()
-            type_pos = parser.pos
-            element_type = parser.parse_type()
-            if not is_valid_element(element_type):
-                parser.raise_error(
-                    f"invalid matrix element type '{element_type}'",
-                    type_pos,
-                    parser.pos,
-                )
-        return (IntAttr(dims[0]), IntAttr(dims[1]), element_type)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string(f"{self.rows}x{self.cols}x")
-            printer.print_attribute(self.element_type)
-
-    def verify(self) -> None:
-        for what, value in (("row", self.rows), ("column", self.cols)):
-            if (message := dimension_error(what, value)) is not None:
-                raise VerifyException(message)
-        if not is_valid_element(self.element_type):
-            raise VerifyException(f"invalid matrix element type '{self.element_type}'")
-
-
 # ---------------------------------------------------------------------------
-# Static/dynamic index operands
+# Shared verification helpers
 # ---------------------------------------------------------------------------
-
-DYNAMIC = DYNAMIC_INDEX
-"""Sentinel in a `static_*` array for a position given by an `index` operand."""
-
-MixedIndex = int | SSAValue
-"""An index, offset or stride: an integer literal or an `index` SSA value."""
-
-
-def is_literal_index(value: int) -> bool:
-    """Whether `value` can be a static index, offset or stride: an i64 other
-    than `DYNAMIC` (i64's least value)."""
-    return DYNAMIC < value < 2**63
-
-
-def parse_mixed_index(parser: Parser) -> int | UnresolvedOperand:
-    """Parse an integer literal (static, must fit in i64) or an SSA value."""
-    if (operand := parser.parse_optional_unresolved_operand()) is not None:
-        return operand
-    pos = parser.pos
-    value = parser.parse_integer(allow_boolean=False)
-    if not is_literal_index(value):
-        parser.raise_error(f"integer {value} does not fit in 64 bits", pos, parser.pos)
-    return value
-
-
-def split_mixed(
-    parser: Parser, values: Sequence[int | UnresolvedOperand]
-) -> tuple[DenseArrayBase[I64], list[SSAValue]]:
-    """Resolve the SSA values as `index` operands; the rest become literals."""
-    static = [DYNAMIC if isinstance(v, UnresolvedOperand) else v for v in values]
-    dynamic: list[SSAValue] = [
-        parser.resolve_operand(v, IndexType())
-        for v in values
-        if isinstance(v, UnresolvedOperand)
-    ]
-    return DenseArrayBase.from_list(i64, static), dynamic
-
-
-def join_mixed(
-    static: DenseArrayBase[I64], dynamic: Sequence[SSAValue]
-) -> list[MixedIndex]:
-    """Merge a `static_*` array and its dynamic operands back into one list."""
-    operands = iter(dynamic)
-    return [next(operands) if s == DYNAMIC else s for s in static.get_values()]
-
-
-def build_mixed(
-    values: Sequence[MixedIndex],
-) -> tuple[DenseArrayBase[I64], list[SSAValue]]:
-    static = [DYNAMIC if isinstance(v, SSAValue) else v for v in values]
-    dynamic = [v for v in values if isinstance(v, SSAValue)]
-    return DenseArrayBase.from_list(i64, static), dynamic
-
-
-def print_mixed(printer: Printer, value: MixedIndex) -> None:
-    if isinstance(value, SSAValue):
-        printer.print_operand(value)
-    else:
-        printer.print_string(str(value))
-
-
-def verify_mixed(
-    static: DenseArrayBase[I64], dynamic: Sequence[SSAValue], count: int
-) -> None:
-    values = static.get_values()
-    if len(values) != count:
-        raise VerifyException(f"expected {count} static positions, got {len(values)}")
-    if (expected := values.count(DYNAMIC)) != len(dynamic):
-        raise VerifyException(
-            f"expected {expected} dynamic index operands, got {len(dynamic)}"
-        )
 
 
 def _static_index_error(what: str, value: MixedIndex, bound: int) -> None:
     if isinstance(value, int) and not 0 <= value < bound:
         raise VerifyException(f"{what} {value} is outside [0, {bound})")
-
-
-# ---------------------------------------------------------------------------
-# Shared verification and syntax helpers
-# ---------------------------------------------------------------------------
 
 
 def _matrix_type(value: SSAValue, role: str) -> MatrixType:
@@ -347,36 +175,6 @@ def _verify_fastmath(fastmath: FastMathFlagsAttr, element_type: Attribute) -> No
         )
 
 
-def _parse_fastmath(parser: Parser) -> FastMathFlagsAttr:
-    if parser.parse_optional_keyword("fastmath") is None:
-        return FastMathFlagsAttr("none")
-    return FastMathFlagsAttr(FastMathFlagsAttr.parse_parameter(parser))
-
-
-def _print_fastmath(printer: Printer, fastmath: FastMathFlagsAttr) -> None:
-    if fastmath != FastMathFlagsAttr("none"):
-        printer.print_string(" fastmath")
-        fastmath.print_parameter(printer)
-
-
-UNIT_PROPERTIES = ("unsigned",)
-"""Unit properties written in the attribute dictionary (`{unsigned}`)."""
-
-
-def _parse_attr_dict(
-    parser: Parser,
-) -> tuple[dict[str, Attribute], dict[str, Attribute]]:
-    """Parse an optional attr-dict; split the unit properties out of it."""
-    attributes = parser.parse_optional_attr_dict()
-    properties = {k: attributes.pop(k) for k in UNIT_PROPERTIES if k in attributes}
-    return attributes, properties
-
-
-def _print_attr_dict(printer: Printer, op: IRDLOperation) -> None:
-    units = {k: v for k, v in op.properties.items() if k in UNIT_PROPERTIES}
-    printer.print_op_attributes({**units, **op.attributes})
-
-
 class MatrixOp(
     IRDLOperation, HasFolderInterface, HasCanonicalizationPatternsInterface, ABC
 ):
@@ -406,6 +204,13 @@ class MatrixOp(
 # ---------------------------------------------------------------------------
 
 
+SAME_TYPE_SUFFIX = (
+    "(`fastmath` `` $fastmath^)? attr-dict `:` custom<MatrixType>(type($result)) "
+    "custom<SameType>(type(operands), ref(type($result)))"
+)
+"""The syntax after the operands of the elementwise ops: one type for all."""
+
+
 class SameTypeOp(MatrixOp, ABC):
     """`%r = matrix.<op> %a, ... [fastmath<...>] [{unsigned}] : T`."""
 
@@ -415,6 +220,8 @@ class SameTypeOp(MatrixOp, ABC):
     result = result_def(MatrixType)
     fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    custom_directives = (directives.MatrixType, directives.SameType)
 
     def __init__(
         self,
@@ -428,33 +235,6 @@ class SameTypeOp(MatrixOp, ABC):
         super().__init__(
             operands=list(operands), result_types=[operands[0].type], properties=props
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        unresolved = [parser.parse_unresolved_operand()]
-        for _ in range(cls.ARITY - 1):
-            parser.parse_punctuation(",")
-            unresolved.append(parser.parse_unresolved_operand())
-        fastmath = _parse_fastmath(parser)
-        attributes, properties = _parse_attr_dict(parser)
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        operands = [parser.resolve_operand(u, t) for u in unresolved]
-        op = cls.create(
-            operands=operands,
-            result_types=[t],
-            properties={**properties, "fastmath": fastmath},
-            attributes=attributes,
-        )
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.operands, printer.print_operand)
-        _print_fastmath(printer, self.fastmath)
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         roles = (
@@ -481,6 +261,7 @@ class BinaryOp(SameTypeOp, ABC):
     ARITY: ClassVar[int] = 2
     lhs = operand_def(MatrixType)
     rhs = operand_def(MatrixType)
+    assembly_format = "$lhs `,` $rhs " + SAME_TYPE_SUFFIX
 
 
 @irdl_op_definition
@@ -527,6 +308,7 @@ class NegOp(SameTypeOp):
     ARITY: ClassVar[int] = 1
     FLOAT_ONLY: ClassVar[bool] = True
     input = operand_def(MatrixType)
+    assembly_format = "$input " + SAME_TYPE_SUFFIX
 
 
 @irdl_op_definition
@@ -539,6 +321,7 @@ class FmaOp(SameTypeOp):
     a = operand_def(MatrixType)
     b = operand_def(MatrixType)
     c = operand_def(MatrixType)
+    assembly_format = "$a `,` $b `,` $c " + SAME_TYPE_SUFFIX
 
 
 # ---------------------------------------------------------------------------
@@ -554,31 +337,14 @@ class SplatOp(MatrixOp):
     input = operand_def()
     result = result_def(MatrixType)
     traits = traits_def(Pure())
+    custom_directives = (directives.MatrixType, directives.ElementType)
+    assembly_format = (
+        "$input attr-dict `:` custom<MatrixType>(type($result)) "
+        "custom<ElementType>(type($input), ref(type($result)))"
+    )
 
     def __init__(self, input: SSAValue, result_type: MatrixType):
         super().__init__(operands=[input], result_types=[result_type])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        unresolved = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        t = parser.parse_type()
-        if not isinstance(t, MatrixType):
-            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
-        return cls.create(
-            operands=[parser.resolve_operand(unresolved, t.element_type)],
-            result_types=[t],
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         t = _matrix_type(self.result, "result")
@@ -647,6 +413,8 @@ class ConstantOp(MatrixOp):
     def _stored_values(self) -> tuple[int | float, ...]:
         return cast(tuple[int | float, ...], tuple(self.value.get_values()))
 
+    # Hand-written: the literal's body is read as the element type of the
+    # matrix type written after it, which the assembly format cannot express.
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         parser.parse_keyword("dense")
@@ -754,6 +522,13 @@ class IndexedOp(MatrixOp, ABC):
 
     static_indices = prop_def(DenseArrayBase.constr(i64))
     dynamic_indices = var_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    custom_directives = (
+        directives.IndexPair,
+        directives.MatrixType,
+        directives.SameType,
+        directives.ElementType,
+    )
 
     def indices(self) -> list[MixedIndex]:
         return join_mixed(self.static_indices, self.dynamic_indices)
@@ -765,33 +540,19 @@ class IndexedOp(MatrixOp, ABC):
         _static_index_error("column index", col, t.cols)
 
 
-def _parse_index_pair(parser: Parser) -> list[int | UnresolvedOperand]:
-    pos = parser.pos
-    indices = parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parse_mixed_index(parser)
-    )
-    if len(indices) != 2:
-        parser.raise_error(
-            f"expected two indices [row, column], got {len(indices)}", pos, parser.pos
-        )
-    return indices
-
-
-def _print_index_list(printer: Printer, values: Sequence[MixedIndex]) -> None:
-    printer.print_string("[")
-    printer.print_list(values, lambda v: print_mixed(printer, v))
-    printer.print_string("]")
-
-
 @irdl_op_definition
 class ExtractOp(IndexedOp):
     """The element at row %i, column %j: `%e = matrix.extract %m[%i, %j] : T`."""
 
     name = "matrix.extract"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     matrix = operand_def(MatrixType)
     result = result_def()
     traits = traits_def(Pure())
+    assembly_format = (
+        "$matrix custom<IndexPair>($dynamic_indices, $static_indices) attr-dict "
+        "`:` custom<MatrixType>(type($matrix)) "
+        "custom<ElementType>(type($result), ref(type($matrix)))"
+    )
 
     def __init__(self, matrix: SSAValue, indices: Sequence[MixedIndex]):
         static, dynamic = build_mixed(indices)
@@ -802,32 +563,6 @@ class ExtractOp(IndexedOp):
             result_types=[t.element_type],
             properties={"static_indices": static},
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        matrix = parser.parse_unresolved_operand()
-        indices = _parse_index_pair(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        t = parser.parse_type()
-        if not isinstance(t, MatrixType):
-            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
-        static, dynamic = split_mixed(parser, indices)
-        return cls.build(
-            operands=[parser.resolve_operand(matrix, t), dynamic],
-            result_types=[t.element_type],
-            properties={"static_indices": static},
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.matrix)
-        _print_index_list(printer, self.indices())
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.matrix.type)
 
     def verify_(self) -> None:
         t = _matrix_type(self.matrix, "operand")
@@ -844,11 +579,16 @@ class InsertOp(IndexedOp):
     """A new matrix equal to %m except at (%i, %j): `matrix.insert %e, %m[%i, %j] : T`."""
 
     name = "matrix.insert"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     element = operand_def()
     matrix = operand_def(MatrixType)
     result = result_def(MatrixType)
     traits = traits_def(Pure())
+    assembly_format = (
+        "$element `,` $matrix custom<IndexPair>($dynamic_indices, $static_indices) "
+        "attr-dict `:` custom<MatrixType>(type($result)) "
+        "custom<SameType>(type($matrix), ref(type($result))) "
+        "custom<ElementType>(type($element), ref(type($result)))"
+    )
 
     def __init__(
         self, element: SSAValue, matrix: SSAValue, indices: Sequence[MixedIndex]
@@ -859,40 +599,6 @@ class InsertOp(IndexedOp):
             result_types=[matrix.type],
             properties={"static_indices": static},
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        element = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        matrix = parser.parse_unresolved_operand()
-        indices = _parse_index_pair(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        t = parser.parse_type()
-        if not isinstance(t, MatrixType):
-            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
-        static, dynamic = split_mixed(parser, indices)
-        return cls.build(
-            operands=[
-                parser.resolve_operand(element, t.element_type),
-                parser.resolve_operand(matrix, t),
-                dynamic,
-            ],
-            result_types=[t],
-            properties={"static_indices": static},
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.element)
-        printer.print_string(", ")
-        printer.print_operand(self.matrix)
-        _print_index_list(printer, self.indices())
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         t = _matrix_type(self.matrix, "operand")
@@ -1296,6 +1002,12 @@ class MemoryAccessOp(MatrixOp, ABC):
     dynamic_layout = var_operand_def(IndexType)
     packed = opt_prop_def(UnitAttr)
     """Sub-byte elements packed in an `i8` bit stream (`packed_element_bits`)."""
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    custom_directives = (
+        directives.Layout,
+        directives.MatrixType,
+        directives.DefaultStride,
+    )
 
     def accessed_type(self) -> Attribute:
         raise NotImplementedError
@@ -1398,42 +1110,6 @@ class MemoryAccessOp(MatrixOp, ABC):
             return (width * (last + 1) - 1) // 8 + 1
         return last + 1
 
-    def _print_layout(self, printer: Printer, t: MatrixType) -> None:
-        printer.print_operand(self.memory())
-        _print_index_list(printer, [self.offset()])
-        stride = self.stride()
-        if stride != self.default_stride(t):
-            printer.print_string(" stride ")
-            print_mixed(printer, stride)
-        if self.is_packed:
-            printer.print_string(" packed")
-
-    @classmethod
-    def _parse_layout(
-        cls, parser: Parser
-    ) -> tuple[
-        UnresolvedOperand,
-        int | UnresolvedOperand,
-        int | UnresolvedOperand | None,
-        dict[str, Attribute],
-    ]:
-        """`%mem[%off] [stride %s] [packed]`; the last item holds the
-        `packed` property if the keyword is present."""
-        memory = parser.parse_unresolved_operand()
-        pos = parser.pos
-        offset = parser.parse_comma_separated_list(
-            parser.Delimiter.SQUARE, lambda: parse_mixed_index(parser)
-        )
-        if len(offset) != 1:
-            parser.raise_error("expected one offset `[%off]`", pos, parser.pos)
-        stride = (
-            parse_mixed_index(parser)
-            if parser.parse_optional_keyword("stride")
-            else None
-        )
-        packed = parser.parse_optional_keyword("packed") is not None
-        return memory, offset[0], stride, {"packed": UnitAttr()} if packed else {}
-
 
 def packed_element_bits(element_type: Attribute) -> int | None:
     """Bits per element of a packed access (4 or 6), None for other types."""
@@ -1462,10 +1138,15 @@ def _matrix_type_of(t: Attribute) -> MatrixType:
 
 
 class LoadOp(MemoryAccessOp, ABC):
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     memref = operand_def(MemRefType)
     result = result_def(MatrixType)
     traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$memref custom<Layout>($dynamic_layout, $static_layout, ref(type($result))) "
+        "(`packed` $packed^)? attr-dict `:` type($memref) `->` "
+        "custom<MatrixType>(type($result)) "
+        "custom<DefaultStride>(ref($static_layout), ref(type($result)))"
+    )
 
     def __init__(
         self,
@@ -1489,46 +1170,20 @@ class LoadOp(MemoryAccessOp, ABC):
     def memory(self) -> SSAValue:
         return self.memref
 
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        memory, offset, stride, packed = cls._parse_layout(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        mem_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        pos = parser.pos
-        t = parser.parse_type()
-        if not isinstance(t, MatrixType):
-            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
-        static, dynamic = split_mixed(
-            parser, [offset, cls.default_stride(t) if stride is None else stride]
-        )
-        return cls.build(
-            operands=[parser.resolve_operand(memory, mem_type), dynamic],
-            result_types=[t],
-            properties={"static_layout": static, **packed},
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        t = _matrix_type_of(self.result.type)
-        printer.print_string(" ")
-        self._print_layout(printer, t)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.memref.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(t)
-
     def verify_(self) -> None:
         self._verify_layout()
 
 
 class StoreOp(MemoryAccessOp, ABC):
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     value = operand_def(MatrixType)
     memref = operand_def(MemRefType)
     traits = traits_def(MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $memref "
+        "custom<Layout>($dynamic_layout, $static_layout, ref(type($value))) "
+        "(`packed` $packed^)? attr-dict `:` custom<MatrixType>(type($value)) `,` "
+        "type($memref) custom<DefaultStride>(ref($static_layout), ref(type($value)))"
+    )
 
     def __init__(
         self,
@@ -1552,44 +1207,6 @@ class StoreOp(MemoryAccessOp, ABC):
 
     def memory(self) -> SSAValue:
         return self.memref
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        value = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        memory, offset, stride, packed = cls._parse_layout(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        t = parser.parse_type()
-        if not isinstance(t, MatrixType):
-            parser.raise_error(f"expected a matrix type, got '{t}'", pos, parser.pos)
-        parser.parse_punctuation(",")
-        mem_type = parser.parse_type()
-        static, dynamic = split_mixed(
-            parser, [offset, cls.default_stride(t) if stride is None else stride]
-        )
-        return cls.build(
-            operands=[
-                parser.resolve_operand(value, t),
-                parser.resolve_operand(memory, mem_type),
-                dynamic,
-            ],
-            properties={"static_layout": static, **packed},
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        t = _matrix_type_of(self.value.type)
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        printer.print_string(", ")
-        self._print_layout(printer, t)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(t)
-        printer.print_string(", ")
-        printer.print_attribute(self.memref.type)
 
     def verify_(self) -> None:
         self._verify_layout()

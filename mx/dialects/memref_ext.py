@@ -86,6 +86,9 @@ class PrefetchOp(IRDLOperation):
         if not 0 <= self.locality <= 3:
             raise VerifyException(f"locality must be 0..3, got {self.locality}")
 
+    # Hand-written, as MLIR's own: each boolean is spelled by a pair of
+    # keywords (`read`/`write`, `data`/`instr`), which the assembly format
+    # could only say with a custom directive per property.
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.memref)

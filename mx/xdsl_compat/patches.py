@@ -24,7 +24,13 @@ from xdsl.dialects.builtin import (
     StructPackableType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, RegionBlocks
-from xdsl.irdl import OpDef
+from xdsl.irdl import OpDef, VerificationContext
+from xdsl.irdl.declarative_assembly_format import (
+    OperandVariable,
+    ParsingState,
+    ResultVariable,
+    TypeDirective,
+)
 from xdsl.parser import Parser
 from xdsl.traits import (
     MemoryAllocEffect,
@@ -37,7 +43,7 @@ from xdsl.traits import (
     SameOperandsAndResultType,
 )
 from xdsl.transforms import dead_code_elimination
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
@@ -424,6 +430,42 @@ def _parse_block(self: Parser) -> Block:
     return _xdsl_parse_block(self)
 
 
+# A type written in a declarative assembly format (`type($x)`) is checked
+# against its value's IRDL constraint only once the whole op is read
+# (`FormatProgram.resolve_constraint_variables`), which raises a bare
+# `VerifyException`: stock xdsl-opt prints a traceback, and mx's parser can
+# only place the error after the op (`memref.load %m[%i] : f32`). The type is
+# checked where it is written, with xDSL's message, against its constraint
+# alone (no type variable bound yet): it rejects only types that the check
+# after the op rejects too.
+_xdsl_parse_type_directive = TypeDirective.parse
+
+
+def _parse_type_directive(
+    self: TypeDirective, parser: Parser, state: ParsingState
+) -> None:
+    start = parser.pos
+    _xdsl_parse_type_directive(self, parser, state)
+    inner = self.inner
+    op_def = state.op_type.get_irdl_definition()
+    if isinstance(inner, OperandVariable):
+        types, constraint = state.operand_types, op_def.operands[inner.index][1].constr
+    elif isinstance(inner, ResultVariable):
+        types, constraint = state.result_types, op_def.results[inner.index][1].constr
+    else:
+        return
+    parsed = types[inner.index]
+    if parsed is None:
+        return
+    try:
+        constraint.verify(parsed, VerificationContext())
+    except VerifyException as e:
+        message = str(e)
+    else:
+        return
+    parser.raise_error(message, start, parser.pos)
+
+
 PATCHES: tuple[tuple[object, str, object], ...] = (
     (MLIRLexer, "_unescaped_characters_regex", _STRING_LITERAL),
     (Operation, "verify", _verify),
@@ -437,6 +479,7 @@ PATCHES: tuple[tuple[object, str, object], ...] = (
     *_EXACT_NAN_CONVERSIONS,
     (IntegerAttr, "__init__", _integer_attr_init),
     (Parser, "_parse_block", _parse_block),
+    (TypeDirective, "parse", _parse_type_directive),
 )
 """(owner, name, fix): each fix replaces `owner.name`."""
 
