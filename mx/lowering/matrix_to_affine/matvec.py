@@ -1,22 +1,29 @@
 """`convert-matrix-to-affine`: matrix.matvec."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from xdsl.dialects import vector
+from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import VectorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
-from mx.dialects.matrix import MatrixType, MatvecOp, element_type_of
-from mx.lowering.matrix_to_affine.blocked import Gemv, blocked_matvec
+from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp, element_type_of
+from mx.lowering.matrix_to_affine.blocked import CACHE_LINE, Gemv, blocked_matvec
+from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.decoded_matvec import (
     Weights,
     decoded_matvec,
     fused_kernel,
     match_weights,
 )
-from mx.lowering.matrix_to_affine.elements import Emitter, Index, narrow, widen
+from mx.lowering.matrix_to_affine.elements import (
+    Emitter,
+    Index,
+    buffer_of,
+    narrow,
+    widen,
+)
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     ELEMENT_BY_ELEMENT,
@@ -33,6 +40,43 @@ from mx.lowering.matrix_to_affine.products import (
 )
 from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
 from mx.lowering.matrix_to_affine.vectors import read_block, readable, write_block
+
+
+def _read_memory(matrix: SSAValue, fused: set[Operation]) -> tuple[int, LoadOp | None]:
+    """Bytes per element of the narrowest memory the lowered `matrix` is
+    read from (the fused ops' matrix operands, down to buffers and loads),
+    and the load reading it, if one does."""
+    pending, narrowest = [matrix], (8, None)
+    while pending:
+        value = pending.pop()
+        op = value.owner
+        if (
+            buffer_of(value) is None
+            and isinstance(op, Operation)
+            and op in fused
+            and not isinstance(op, LoadOp)
+        ):
+            pending += [x for x in op.operands if isinstance(x.type, MatrixType)]
+            continue
+        size = element_bytes(element_type_of(value.type))
+        if size <= narrowest[0]:
+            narrowest = (size, op if isinstance(op, LoadOp) else None)
+    return narrowest
+
+
+def _line_start(load: LoadOp, size: int) -> Callable[[Emitter, Index], SSAValue]:
+    """The first column of row r of the row-major `load` (elements of `size`
+    bytes) whose address is a multiple of CACHE_LINE."""
+
+    def first(e: Emitter, r: Index) -> SSAValue:
+        base = e.emit(memref.ExtractAlignedPointerAsIndexOp.get(load.memref))
+        at = e.emit(arith.MuliOp(e.index(e.position(load, r, 0)), e.index(size)))
+        address = e.emit(arith.AddiOp(base, at))
+        ahead = e.emit(arith.SubiOp(e.index(0), address))
+        in_line = e.emit(arith.AndIOp(ahead, e.index(CACHE_LINE - 1)))
+        return e.emit(arith.DivUIOp(in_line, e.index(size)))
+
+    return first
 
 
 @dataclass
@@ -180,6 +224,7 @@ class LowerMatvec(MatrixPattern):
         )
         result = op.result_element
         unsigned = op.unsigned is not None
+        size, load = _read_memory(matrix, fused)
         gemv = Gemv(
             m.rows,
             m.cols,
@@ -190,6 +235,10 @@ class LowerMatvec(MatrixPattern):
             op.fastmath,
             lanes,
             lambda f, x: widen(f, x, result, unsigned),
+            size,
+            None
+            if along_rows or load is None or load.COLUMN_MAJOR or load.is_packed
+            else _line_start(load, size),
         )
         return blocked_matvec(
             self.state.emitter(op),
