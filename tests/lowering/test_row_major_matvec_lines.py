@@ -4,7 +4,8 @@ i8: four), then narrower steps and element by element for the columns left
 over: the JIT equals the interpreter bit for bit (each row summed in k
 order) for every mix of whole lines, narrow steps and single columns, rows
 past the last full tile, with literal and `index` offsets and in a loop over
-layers."""
+layers, and at every start of the weights in a cache line (the steps start
+at the first column at a line's start, the address of the weights)."""
 
 from typing import Any
 
@@ -124,3 +125,30 @@ def test_row_major_matvec_equals_the_interpreter(
         cols,
         spelling,
     )
+
+
+def _shifted(w: Array, by: int) -> Array:
+    """`w` copied to `by` bytes past a 64-byte boundary."""
+    raw = np.zeros(w.nbytes + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + by
+    view = raw[start : start + w.nbytes].view(w.dtype)
+    view[:] = w
+    return view
+
+
+@pytest.mark.parametrize("t, cols", [("f16", 117), ("i8", 200), ("f32", 53)], ids=str)
+def test_every_start_in_a_line_equals_the_interpreter(t: str, cols: int) -> None:
+    """The same weights at each element offset in a cache line: the first
+    and last masked steps take every number of columns, the sums the same
+    bits."""
+    rows = 37
+    text = _source(t, rows, cols, "literal")
+    f = compile_module(text)["f"]
+    want = _operands(t, rows, cols, "literal")
+    run_function(Parser(mx_context(), text).parse_module(), "f", *want)
+    w, x, y = _operands(t, rows, cols, "literal")
+    size = w.itemsize
+    for by in range(0, 64, size):
+        y[:] = 0
+        f(_shifted(w, by), x, y)
+        assert y.tobytes() == np.asarray(want[2]).tobytes(), (t, by)
