@@ -141,7 +141,9 @@ def test_the_sample_has_every_op_on_every_element_type() -> None:
         for op in ("convert_from", "convert_to", "convert_vector")
     ]
     expected += ["scaled_matvec_", "nvfp4_", "quantize_"]
-    expected += ["row_major_matvec_f16_", "row_major_matvec_bf16_"]
+    expected += [
+        f"row_major_matvec_{t}_" for t in ("f16", "bf16", "f8e4m3fn", "f8e5m2")
+    ]
     expected += [
         f"decode_{fmt}_{layout}_"
         for fmt in ("f4e2m1fn", "f8e4m3fn", "f8e5m2")

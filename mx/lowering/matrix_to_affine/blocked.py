@@ -59,7 +59,7 @@ from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from mx.dialects.matrix import MatrixType, element_type_of
+from mx.dialects.matrix import LoadOp, MatrixType, element_type_of
 from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering import build
 from mx.lowering.matrix_to_affine.buffers import element_bytes, heap_buffer
@@ -912,6 +912,18 @@ def _matvec_by_columns(
 
 CACHE_LINE = 64
 """Bytes of a cache line."""
+
+
+def line_start(e: Emitter, r: Index, *, load: LoadOp, size: int) -> SSAValue:
+    """The first column of row r of the row-major `load` (elements of `size`
+    bytes) whose address is a multiple of CACHE_LINE (less than a line
+    ahead)."""
+    base = e.emit(memref.ExtractAlignedPointerAsIndexOp.get(load.memref))
+    at = e.emit(arith.MuliOp(e.index(e.position(load, r, 0)), e.index(size)))
+    address = e.emit(arith.AddiOp(base, at))
+    ahead = e.emit(arith.SubiOp(e.index(0), address))
+    in_line = e.emit(arith.AndIOp(ahead, e.index(CACHE_LINE - 1)))
+    return e.emit(arith.DivUIOp(in_line, e.index(size)))
 
 
 def _lanes_of(e: Emitter, v: SSAValue, first: int, count: int) -> SSAValue:

@@ -1,15 +1,16 @@
 """`convert-matrix-to-affine`: matrix.matvec."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
-from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp, element_type_of
-from mx.lowering.matrix_to_affine.blocked import CACHE_LINE, Gemv, blocked_matvec
+from mx.lowering.matrix_to_affine.blocked import Gemv, blocked_matvec, line_start
 from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.decoded_matvec import (
     Weights,
@@ -62,21 +63,6 @@ def _read_memory(matrix: SSAValue, fused: set[Operation]) -> tuple[int, LoadOp |
         if size <= narrowest[0]:
             narrowest = (size, op if isinstance(op, LoadOp) else None)
     return narrowest
-
-
-def _line_start(load: LoadOp, size: int) -> Callable[[Emitter, Index], SSAValue]:
-    """The first column of row r of the row-major `load` (elements of `size`
-    bytes) whose address is a multiple of CACHE_LINE."""
-
-    def first(e: Emitter, r: Index) -> SSAValue:
-        base = e.emit(memref.ExtractAlignedPointerAsIndexOp.get(load.memref))
-        at = e.emit(arith.MuliOp(e.index(e.position(load, r, 0)), e.index(size)))
-        address = e.emit(arith.AddiOp(base, at))
-        ahead = e.emit(arith.SubiOp(e.index(0), address))
-        in_line = e.emit(arith.AndIOp(ahead, e.index(CACHE_LINE - 1)))
-        return e.emit(arith.DivUIOp(in_line, e.index(size)))
-
-    return first
 
 
 @dataclass
@@ -238,7 +224,7 @@ class LowerMatvec(MatrixPattern):
             size,
             None
             if along_rows or load is None or load.COLUMN_MAJOR or load.is_packed
-            else _line_start(load, size),
+            else partial(line_start, load=load, size=size),
         )
         return blocked_matvec(
             self.state.emitter(op),
