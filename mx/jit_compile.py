@@ -49,6 +49,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException
 
+from mx.compile_memos import forgetting_compile_memos
 from mx.compiler import lower_for_llvm_ir
 from mx.diagnostics import Diag, OpDiagnostic, Source, op_diag
 from mx.dialects.matrix import LoadOp as MatrixLoadOp
@@ -705,6 +706,7 @@ def _located_parse(text: str, name: str, ctx: Context) -> tuple[ModuleOp, Source
         raise CompileError([source.render(d) for d in err.diags]) from None
 
 
+@forgetting_compile_memos()
 def lower_to_llvm_ir(
     source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE
 ) -> tuple[str, ModuleOp, dict[str, FunctionType]]:
@@ -858,6 +860,7 @@ class _Compiled:
     remarks: dict[str, tuple[str, ...]]
 
 
+@forgetting_compile_memos()  # the module is dropped when compiled
 def _compile(
     text: str, pipeline: str, requests: dict[str, Layouts] | None = None
 ) -> _Compiled:
