@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import llvmlite.binding as binding
 import ml_dtypes
 import numpy as np
 import pytest
@@ -258,6 +259,32 @@ def test_generated_programs_compiled_and_dropped_leave_no_ir_alive(
     before = compile_and_drop(range(6, 12))
     after = compile_and_drop(range(12, 18))
     assert after - before == collections.Counter()
+
+
+def test_each_compile_parses_its_llvm_ir_into_a_context_of_its_own(
+    no_cache: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LLVM's global context keeps the constants and distinct metadata of every
+    module parsed into it for the life of the process (~0.5 KB a kernel of a
+    few distinct constants): the JIT parses each module's LLVM IR into a
+    context of its own, disposed when the object code is out."""
+    parse = binding.parse_assembly
+    contexts: list[object] = []
+
+    def parse_recorded(
+        text: str, context: binding.ContextRef | None = None
+    ) -> binding.ModuleRef:
+        if text:  # not the execution engine's empty module
+            contexts.append(context)
+        return parse(text, context=context)
+
+    monkeypatch.setattr(binding, "parse_assembly", parse_recorded)
+    compile_module(_kernel(40))
+    assert contexts
+    for context in contexts:
+        assert isinstance(context, binding.ContextRef), context
+        assert not isinstance(context, binding.GlobalContextRef)
+        assert context.closed
 
 
 # -- calling conventions: out=, C/F orders, batches of one ---------------------
