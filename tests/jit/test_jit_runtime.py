@@ -177,8 +177,8 @@ print(json.dumps({"resident": resident, "cache": jit.cache_info()._asdict()}))
 def test_many_kernels_compiled_and_dropped_keep_memory_bounded() -> None:
     """Kernels compiled one after another and dropped, with an 8 MiB cache:
     memory grows until the cache is full, then by a few KB per compile only
-    (measured ~9 KB: LLVM's pass instrumentation, which llvmlite's pass
-    builder leaks, and the allocator's fragmentation)."""
+    (llvmlite's pass builder keeps ~1.5 KB of native memory per compile, the
+    allocator fragments; docs/long-runs.md#the-jit-soak)."""
     full = SOAK_KERNELS // 2  # the cache is full after ~125 such kernels
     env = {**os.environ, "MX_JIT_CACHE_BYTES": str(SOAK_CACHE_BYTES)}
     run = subprocess.run(
