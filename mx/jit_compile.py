@@ -49,6 +49,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException
 
+from mx.compile_memos import forgetting_compile_memos
 from mx.compiler import lower_for_llvm_ir
 from mx.diagnostics import Diag, OpDiagnostic, Source, op_diag
 from mx.dialects.matrix import LoadOp as MatrixLoadOp
@@ -533,11 +534,32 @@ def _machine_code(llvm_ir: str, symbols: Sequence[str]) -> NativeCode:
 def _emit_object(llvm_ir: str) -> bytes:
     """What the JIT asks of LLVM for `llvm_ir`: parsing, verification,
     optimization (-O3) and the object code for the host CPU. Callers hold
-    the LLVM lock, or are the compile guard's child."""
-    module = binding.parse_assembly(llvm_ir)
+    the LLVM lock, or are the compile guard's child. The module is parsed
+    into an LLVM context of its own, disposed after it: LLVM's global context
+    keeps the constants and distinct metadata of every module parsed into it
+    for the life of the process (~0.5 KB for a few distinct constants)."""
+    context = binding.create_context()
+    try:
+        module = binding.parse_assembly(llvm_ir, context=context)
+        try:
+            return _optimized_object(module)
+        finally:
+            module.close()
+    finally:
+        context.close()
+
+
+def _optimized_object(module: binding.ModuleRef) -> bytes:
+    """The object code of `module` for the host CPU, verified and optimized
+    at -O3."""
     module.verify()
     machine = _target_machine()
     tuning = binding.create_pipeline_tuning_options(speed_level=3)
+    # llvmlite 0.50's pass builder never deletes the instrumentation callbacks
+    # it creates, nor what each run registers in them: ~2.1 KB of native memory
+    # per compile (docs/xdsl-upstream.md#llvmlite). A builder shared by compiles
+    # is no way out: each run registers callbacks into it pointing at objects
+    # that die with the run, and the next run would call them.
     builder = binding.create_pass_builder(machine, tuning)
     passes = builder.getModulePassManager()
     passes.run(module, builder)
@@ -546,9 +568,7 @@ def _emit_object(llvm_ir: str) -> bytes:
     # state: ~120 KB per compile.
     NewPassManager._dispose(passes)  # pyright: ignore[reportPrivateUsage]
     passes.detach()
-    obj = machine.emit_object(module)
-    module.close()
-    return obj
+    return machine.emit_object(module)
 
 
 _NARROW_FLOAT_VECTOR = re.compile(r" x (half|bfloat)>")
@@ -705,6 +725,7 @@ def _located_parse(text: str, name: str, ctx: Context) -> tuple[ModuleOp, Source
         raise CompileError([source.render(d) for d in err.diags]) from None
 
 
+@forgetting_compile_memos()
 def lower_to_llvm_ir(
     source: str | ModuleOp, pipeline: str = DEFAULT_PIPELINE
 ) -> tuple[str, ModuleOp, dict[str, FunctionType]]:
@@ -858,6 +879,7 @@ class _Compiled:
     remarks: dict[str, tuple[str, ...]]
 
 
+@forgetting_compile_memos()  # the module is dropped when compiled
 def _compile(
     text: str, pipeline: str, requests: dict[str, Layouts] | None = None
 ) -> _Compiled:

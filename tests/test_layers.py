@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "mx.semantics",
         "mx.runtime",
         "mx.xdsl_compat",
+        "mx.compile_memos",
     ),
     # dialects: the IR
     ("mx.dialects",),

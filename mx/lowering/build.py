@@ -10,7 +10,6 @@ compares each with its constructor (and `mx.lowering.llvm.build`'s).
 """
 
 from collections.abc import Sequence
-from functools import cache
 
 from xdsl.dialects import affine, arith, math, memref, vector
 from xdsl.dialects.builtin import (
@@ -26,6 +25,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from mx.compile_memos import compile_memo
+
 _INDEX = IndexType()
 
 
@@ -34,7 +35,7 @@ def cast(value: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
     return UnrealizedConversionCastOp.create(operands=[value], result_types=[type_])
 
 
-@cache
+@compile_memo
 def segment_sizes(*sizes: int) -> DenseArrayBase[IntegerType]:
     """The `operandSegmentSizes` of an op with variadic operand groups (one
     attribute per list of sizes)."""
@@ -49,7 +50,7 @@ def stack_buffer(type_: MemRefType, alignment: IntegerAttr) -> memref.AllocaOp:
     )
 
 
-@cache
+@compile_memo
 def _constant_map(value: int) -> AffineMapAttr:
     return AffineMapAttr(AffineMap(0, 0, (AffineExpr.constant(value),)))
 

@@ -42,6 +42,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from mx.compile_memos import forget_with_compiles
 from mx.dialects import llvm_ext
 from mx.runtime.parallel_for import define_trampolines
 
@@ -72,6 +73,7 @@ _type_strs: dict[int, tuple[Attribute, str]] = {}
 """`type_str` by the `id` of the type, with the type (kept alive, so that its
 id is not reused): a lowered module spells a few type objects thousands of
 times."""
+forget_with_compiles(_type_strs.clear)
 
 
 def type_str(type_: Attribute) -> str:

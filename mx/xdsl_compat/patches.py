@@ -47,6 +47,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
+from mx.compile_memos import forget_with_compiles
 from mx.semantics.index import wrap_index
 from mx.semantics.nan_bits import FRACTION_BITS, nan_bits, nan_to_double
 
@@ -91,6 +92,11 @@ shared ones that pay are back after their next verification."""
 MAX_VERIFIED_SIGNATURES = 1 << 16
 """Beyond this many, the remembered signatures are forgotten (a bound on the
 memory they keep alive in a long-lived process)."""
+# A remembered signature keeps its attributes alive, and ops with attributes of
+# their own (a constant's value, a symbol name) have signatures of their own: a
+# process compiling kernel after kernel kept ~3 KB of each kernel's attributes
+# until the bound was reached (65536 signatures, ~60 MB): the JIT forgets them
+# at the end of each compile (`mx.compile_memos`).
 SIGNATURE_TRAITS: tuple[type[OpTrait], ...] = (SameOperandsAndResultType,)
 """Traits whose check depends on the op's signature alone."""
 
@@ -168,6 +174,14 @@ def _op_def_verify(self: OpDef, op: Operation) -> None:
     for trait in self.traits:
         if not isinstance(trait, SIGNATURE_TRAITS):
             trait.verify(op)
+
+
+def _forget_verified_signatures() -> None:
+    _verified_identities.clear()
+    _verified_signatures.clear()
+
+
+forget_with_compiles(_forget_verified_signatures)
 
 
 # `Block.split_before` finds its block's index in the region and inserts the new

@@ -3,6 +3,7 @@ machine code of a function lives exactly as long as something can call it,
 many kernels compiled and dropped keep memory bounded, and `import mx.jit`
 loads no compiler."""
 
+import collections
 import contextlib
 import gc
 import json
@@ -13,13 +14,16 @@ import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import llvmlite.binding as binding
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.ir import Attribute, Operation
 
 from mx import jit
 from mx.errors import ArgumentError
 from mx.jit import cache_info, compile_module, set_cache_limit
+from mx.testing.matrix_dags import ProgramGenerator
 
 SOAK_KERNELS = int(os.environ.get("MX_JIT_SOAK_KERNELS", "300"))
 """Kernels the soak test compiles and drops (a long run: 10000)."""
@@ -173,8 +177,8 @@ print(json.dumps({"resident": resident, "cache": jit.cache_info()._asdict()}))
 def test_many_kernels_compiled_and_dropped_keep_memory_bounded() -> None:
     """Kernels compiled one after another and dropped, with an 8 MiB cache:
     memory grows until the cache is full, then by a few KB per compile only
-    (measured ~9 KB: LLVM's pass instrumentation, which llvmlite's pass
-    builder leaks, and the allocator's fragmentation)."""
+    (llvmlite's pass builder keeps ~1.5 KB of native memory per compile, the
+    allocator fragments; docs/long-runs.md#the-jit-soak)."""
     full = SOAK_KERNELS // 2  # the cache is full after ~125 such kernels
     env = {**os.environ, "MX_JIT_CACHE_BYTES": str(SOAK_CACHE_BYTES)}
     run = subprocess.run(
@@ -194,6 +198,93 @@ def test_many_kernels_compiled_and_dropped_keep_memory_bounded() -> None:
     assert growth <= 60e6 + 12e3 * max(0, SOAK_KERNELS - 600), growth  # 600: 60 MB
     assert late <= 12e3 * (SOAK_KERNELS - full) + 2e6, late
     assert report["cache"]["engines"] == report["cache"]["modules"]
+
+
+def _ir_objects() -> collections.Counter[str]:
+    """The live xDSL attributes and operations, by class."""
+    gc.collect()
+    return collections.Counter(
+        type(o).__qualname__
+        for o in gc.get_objects()
+        if isinstance(o, Attribute | Operation)
+    )
+
+
+def test_kernels_compiled_and_dropped_leave_no_ir_alive(no_cache: object) -> None:
+    """Nothing keeps a dropped kernel's IR: after a first kernel (which fills
+    the caches of what every kernel shares), compiling, calling (in both
+    matrix orders) and dropping kernels of other constants and shapes leaves
+    as many attributes and operations alive as before. The verifier's
+    remembered signatures kept each kernel's constants and types (~3 KB a
+    kernel, up to ~60 MB), the LLVM IR writer's type spellings its types."""
+
+    def compile_and_drop(scale: float, cols: int) -> None:
+        m = f"!matrix.matrix<2x{cols}xf32>"
+        f = jit.jit(
+            f"func.func @k(%a: {m}) -> {m} {{\n"
+            f"  %c = arith.constant {scale} : f32\n"
+            f"  %s = matrix.splat %c : {m}\n"
+            f"  %r = matrix.mul %a, %s : {m}\n"
+            f"  func.return %r : {m}\n}}\n",
+            "k",
+        )
+        a = np.arange(2 * cols, dtype=np.float32).reshape(2, cols)
+        np.testing.assert_array_equal(f(a), a * np.float32(scale))
+        np.testing.assert_array_equal(f(np.asfortranarray(a)), a * np.float32(scale))
+
+    compile_and_drop(0.5, 2)
+    before = _ir_objects()
+    for i in range(1, 7):
+        compile_and_drop(i + 0.5, 2 + i % 2 * i)  # shapes 2x2 and new ones
+    after = _ir_objects()
+    assert after - before == collections.Counter()
+
+
+def test_generated_programs_compiled_and_dropped_leave_no_ir_alive(
+    no_cache: object,
+) -> None:
+    """The same for random programs of every matrix op, element type and
+    control flow (`mx.testing.matrix_dags`, seeds 0..17): once a first round
+    has met what they share, a round of new programs leaves as many
+    attributes and operations alive as the round before it."""
+
+    def compile_and_drop(seeds: range) -> collections.Counter[str]:
+        for seed in seeds:
+            module, arguments = ProgramGenerator(seed).build()
+            jit.jit(module, "f")(*arguments)
+            del module  # the program's own IR
+        return _ir_objects()
+
+    compile_and_drop(range(6))
+    before = compile_and_drop(range(6, 12))
+    after = compile_and_drop(range(12, 18))
+    assert after - before == collections.Counter()
+
+
+def test_each_compile_parses_its_llvm_ir_into_a_context_of_its_own(
+    no_cache: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LLVM's global context keeps the constants and distinct metadata of every
+    module parsed into it for the life of the process (~0.5 KB a kernel of a
+    few distinct constants): the JIT parses each module's LLVM IR into a
+    context of its own, disposed when the object code is out."""
+    parse = binding.parse_assembly
+    contexts: list[object] = []
+
+    def parse_recorded(
+        text: str, context: binding.ContextRef | None = None
+    ) -> binding.ModuleRef:
+        if text:  # not the execution engine's empty module
+            contexts.append(context)
+        return parse(text, context=context)
+
+    monkeypatch.setattr(binding, "parse_assembly", parse_recorded)
+    compile_module(_kernel(40))
+    assert contexts
+    for context in contexts:
+        assert isinstance(context, binding.ContextRef), context
+        assert not isinstance(context, binding.GlobalContextRef)
+        assert context.closed
 
 
 # -- calling conventions: out=, C/F orders, batches of one ---------------------

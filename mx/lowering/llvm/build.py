@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from mx.compile_memos import compile_memo
 from mx.lowering.build import segment_sizes
 
 POINTER = llvm.LLVMPointerType()
@@ -89,7 +90,7 @@ def shuffle_vector(
     )
 
 
-@cache
+@compile_memo
 def _alignment(bytes_: int) -> IntegerAttr[IntegerType]:
     return IntegerAttr(bytes_, 64)
 

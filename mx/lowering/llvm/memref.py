@@ -9,7 +9,6 @@ of the lowering goes through `load_value`/`store_value`.
 """
 
 from collections.abc import Sequence
-from functools import cache
 from typing import cast
 
 from xdsl.dialects import arith, llvm, memref
@@ -41,6 +40,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+from mx.compile_memos import compile_memo
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.memref_ext import PrefetchOp, is_row_major
 from mx.lowering.llvm import build
@@ -186,12 +186,12 @@ def _gep(
     return rewriter.insert(gep).result
 
 
-@cache
+@compile_memo
 def _raw_indices(raw: tuple[int, ...]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i32, raw)
 
 
-@cache
+@compile_memo
 def _array_type(dims: tuple[int, ...], element: Attribute) -> Attribute:
     """`element` nested in arrays of `dims` (outermost first)."""
     for size in reversed(dims):
@@ -207,7 +207,7 @@ _INBOUNDS = UnitAttr()
 _NOT_ATOMIC = IntegerAttr(0, i64)
 
 
-@cache
+@compile_memo
 def _alignment(bytes_: int) -> IntegerAttr[IntegerType]:
     return IntegerAttr(bytes_, i64)
 

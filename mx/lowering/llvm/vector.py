@@ -1,7 +1,6 @@
 """`vector` (1-D, fixed size) -> `llvm` vector instructions."""
 
 from collections.abc import Sequence
-from functools import cache
 from typing import cast
 
 from xdsl.dialects import llvm, vector
@@ -24,6 +23,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from mx.compile_memos import compile_memo
 from mx.dialects.llvm_ext import ExtractElementOp
 from mx.lowering.llvm.arith import llvm_fastmath
 from mx.lowering.llvm.build import insert_element, shuffle_vector
@@ -59,7 +59,7 @@ def _position(
     return integer_constant(positions[0], i64, rewriter)
 
 
-@cache
+@compile_memo
 def lane_mask(lanes: tuple[int, ...]) -> DenseArrayBase[IntegerType]:
     """The `llvm.shufflevector` mask picking `lanes` (one attribute per mask:
     the bench module's shuffles use a handful of masks thousands of times)."""

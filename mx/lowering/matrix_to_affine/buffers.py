@@ -22,7 +22,6 @@ the largest move to the heap until the rest fits.
 
 import heapq
 from dataclasses import dataclass, field
-from functools import cache
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -37,6 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from mx.compile_memos import compile_memo
 from mx.diagnostics import OpDiagnostic
 from mx.dialects.matrix import MatrixType
 from mx.lowering import build
@@ -49,7 +49,7 @@ HEAP_LIMIT_BYTES = 1 << 32
 """Largest buffer placed on the heap; larger matrices are rejected."""
 
 
-@cache
+@compile_memo
 def buffer_type(t: MatrixType) -> MemRefType:
     """`memref<CxRxT>`: the column-major buffer of a matrix type (built once:
     xDSL verifies every type it builds)."""

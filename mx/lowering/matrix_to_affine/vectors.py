@@ -19,7 +19,6 @@ scalar element. The `i4`/`i6` containers keep the scalar loop nests.
 """
 
 from collections.abc import Callable
-from functools import cache
 from typing import overload
 
 from xdsl.dialects import arith, llvm, vector
@@ -32,6 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
+from mx.compile_memos import compile_memo
 from mx.dialects import arbfp
 from mx.dialects.arbfp import ScaledConvertFromOp
 from mx.dialects.matrix import (
@@ -188,7 +188,7 @@ def for_each_block(
     e.loop(0, major, [], line)
 
 
-@cache
+@compile_memo
 def _vector_of(t: Attribute, width: int) -> VectorType:
     """`vector<width x t>`, built once (xDSL verifies every type it builds)."""
     return VectorType(t, [width])
