@@ -1,5 +1,6 @@
-"""`mx-opt` and `mx-run` import ml_dtypes only for a bf16 value: its import
-costs ~0.6 s of CPU, more than the rest of their start-up, and the test suite
+"""`mx-opt` and `mx-run` import what their input needs: ml_dtypes only for a
+bf16 value (its import costs ~0.6 s of CPU, more than the rest of their
+start-up), the LLVM lowering only for `-t llvm` (~0.3 s). The test suite
 starts them hundreds of times (lit, the bench build, the fuzzer's sample)."""
 
 import json
@@ -35,22 +36,22 @@ func.func @g() -> bf16 {
 """A fold that makes a bf16 value."""
 
 
-def _run_tool(tool: str, args: list[str]) -> tuple[int, str, bool]:
-    """Runs `tool`'s main in a fresh interpreter: (status, stdout, whether
-    ml_dtypes was imported)."""
+def _run_tool(tool: str, args: list[str]) -> tuple[int, str, list[str]]:
+    """Runs `tool`'s main in a fresh interpreter: (status, stdout, the
+    modules imported)."""
     code = (
         "import contextlib, io, json, sys\n"
         f"from mx.tools.{tool} import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    status = main({args!r})\n"
-        "print(json.dumps([status, out.getvalue(), 'ml_dtypes' in sys.modules]))\n"
+        "print(json.dumps([status, out.getvalue(), sorted(sys.modules)]))\n"
     )
     run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    status, out, loaded = json.loads(run.stdout)
-    return status, out, loaded
+    status, out, modules = json.loads(run.stdout)
+    return status, out, modules
 
 
 @pytest.mark.parametrize(
@@ -68,27 +69,41 @@ def test_mx_opt_without_bf16_does_not_import_ml_dtypes(
 ) -> None:
     path = tmp_path / "f32.mlir"
     path.write_text(F32)
-    status, out, loaded = _run_tool("mx_opt", [str(path), *args])
+    status, out, modules = _run_tool("mx_opt", [str(path), *args])
     assert status == 0
     assert all(text in out for text in expected), out
-    assert not loaded
+    assert "ml_dtypes" not in modules
+
+
+@pytest.mark.parametrize("target", ["mlir", "mlir16"])
+def test_mx_opt_without_llvm_target_does_not_import_the_llvm_lowering(
+    tmp_path: Path, target: str
+) -> None:
+    path = tmp_path / "f32.mlir"
+    path.write_text(F32)
+    status, out, modules = _run_tool(
+        "mx_opt", [str(path), "-p", "matrix-fold-transposes", "-t", target]
+    )
+    assert status == 0 and "matrix.add" in out
+    assert "mx.passes.mx_lower_to_llvm" not in modules
+    assert not [m for m in modules if m.startswith("mx.lowering")]
 
 
 def test_mx_run_without_bf16_does_not_import_ml_dtypes(tmp_path: Path) -> None:
     path = tmp_path / "f32.mlir"
     path.write_text(F32)
-    status, out, loaded = _run_tool(
+    status, out, modules = _run_tool(
         "mx_run", [str(path), "--entry", "f", "--arg", "[[1.0, 2.0], [3.0, 4.0]]"]
     )
     assert status == 0
     assert "4.5" in out and "1.0" in out  # 1 + 3.5; the FP8 value 56 is 1.0
-    assert not loaded
+    assert "ml_dtypes" not in modules
 
 
 def test_a_bf16_fold_imports_ml_dtypes(tmp_path: Path) -> None:
     path = tmp_path / "bf16.mlir"
     path.write_text(BF16)
-    status, out, loaded = _run_tool("mx_opt", [str(path), "-p", "canonicalize"])
+    status, out, modules = _run_tool("mx_opt", [str(path), "-p", "canonicalize"])
     # f6e2m3fn 33 = 0b100001: sign set, exponent 0, mantissa 1: -1/8 (subnormal).
     assert status == 0 and "arith.constant -1.250000e-01 : bf16" in out
-    assert loaded
+    assert "ml_dtypes" in modules
