@@ -7,6 +7,7 @@ new examples on every run and keeps failing ones in Hypothesis' example
 database (docs/long-runs.md)."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,3 +23,34 @@ def rng() -> np.random.Generator:
     """A generator seeded for this test alone: what a test draws does not
     depend on which tests ran before it in the same worker."""
     return np.random.default_rng(20240601)
+
+
+SLOW_FIRST = (
+    "tests/test_bench_kernels.py",  # its first test builds every kernel (~50 s)
+    "tests/passes/test_outline_contractions.py",
+    "tests/jit/test_jit_runtime.py",
+    "tests/passes/test_fold_differential.py",
+    "tests/test_examples.py",
+    "tests/passes/test_pass_equivalence.py",
+    "tests/interpreters/test_interpreter_lowered.py",
+    "tests/targets/test_direct_llvm_ir.py",
+    "tests/targets/test_cpu_targets.py",
+    "tests/lowering/test_decoded_matvec.py",
+    "tests/test_lit.py",
+)
+"""Files holding the longest tests (10-50 s each in a `--durations` run)."""
+
+
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Runs the files of `SLOW_FIRST` first, in that order, then the rest in
+    collection order: pytest-xdist hands tests to its workers in this order,
+    so no long test starts last while the other workers have run out of work."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    root = Path(config.rootpath)
+    items.sort(
+        key=lambda item: rank.get(
+            item.path.relative_to(root).as_posix(), len(SLOW_FIRST)
+        )
+    )

@@ -77,3 +77,11 @@ def test_property_tests_leave_randomization_to_the_profile() -> None:
         for line in _explicit_derandomize(ast.parse(path.read_text()))
     ]
     assert not found, f"derandomize set by a test, not by the profile: {found}"
+
+
+def test_slow_first_names_existing_files() -> None:
+    """tests/conftest.py's scheduling list follows moves and renames."""
+    from tests.conftest import SLOW_FIRST
+
+    missing = [name for name in SLOW_FIRST if not (ROOT / name).is_file()]
+    assert not missing, f"SLOW_FIRST names files that do not exist: {missing}"

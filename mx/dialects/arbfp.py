@@ -59,7 +59,7 @@ from mx.dialects.matrix import (
 )
 from mx.dialects.matrix import ConstantOp as MatrixConstantOp
 from mx.semantics.arbfp import (
-    FLOAT_DTYPES,
+    FLOAT_TYPES,
     FORMATS,
     SCALE_FORMATS,
     FloatFormat,
@@ -67,6 +67,7 @@ from mx.semantics.arbfp import (
     ScaleRule,
     decode,
     encode,
+    float_dtype,
     scaled_decode,
     scaled_encode,
 )
@@ -100,7 +101,7 @@ def float_type_name(t: Attribute) -> str | None:
     if not isinstance(t, FloatElement):
         return None
     name = str(t)
-    return name if name in FLOAT_DTYPES else None
+    return name if name in FLOAT_TYPES else None
 
 
 def verify_container(role: str, container: Attribute, fmt: FloatFormat) -> None:
@@ -255,7 +256,7 @@ class ConvertFromOp(ConvertOp):
     def evaluate(self, values: np.ndarray) -> np.ndarray:
         name = float_type_name(self.float_type)
         assert name is not None
-        return decode(self.float_format, values, FLOAT_DTYPES[name])
+        return decode(self.float_format, values, float_dtype(name))
 
 
 @irdl_op_definition
@@ -303,7 +304,7 @@ class ConvertToOp(ConvertOp):
     def evaluate(self, values: np.ndarray) -> np.ndarray:
         name = float_type_name(self.float_type)
         assert name is not None
-        source = np.asarray(values).astype(FLOAT_DTYPES[name])
+        source = np.asarray(values).astype(float_dtype(name))
         bits = encode(self.float_format, source, self.rounding_mode, self.saturating)
         return _as_container(self.float_format, bits)
 
@@ -519,7 +520,7 @@ class ScaledConvertFromOp(ScaledConvertOp):
             elements,
             scales,
             self.block_size,
-            FLOAT_DTYPES[name],
+            float_dtype(name),
         )
 
     def fold(self) -> Sequence[SSAValue | Attribute] | None:
@@ -592,7 +593,7 @@ class ScaledConvertToOp(ScaledConvertOp):
         name = float_type_name(self.float_type)
         assert name is not None
         with np.errstate(invalid="ignore"):  # ml_dtypes warns on casting a bf16 NaN
-            source = np.asarray(values).astype(FLOAT_DTYPES[name])
+            source = np.asarray(values).astype(float_dtype(name))
         bits, scales = scaled_encode(
             self.float_format, source, self.block_size, self.rounding_mode, self.rule
         )

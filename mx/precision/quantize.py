@@ -17,12 +17,13 @@ import numpy.typing as npt
 
 from mx.precision.stats import F64
 from mx.semantics.arbfp import (
-    FLOAT_DTYPES,
+    FLOAT_TYPES,
     FORMATS,
     Rounding,
     ScaleRule,
     decode,
     encode,
+    float_dtype,
     scaled_decode,
     scaled_encode,
 )
@@ -104,7 +105,7 @@ class Conversion:
 
 
 def _element_type(dtype: np.dtype[np.generic]) -> str:
-    for name, d in FLOAT_DTYPES.items():
-        if d == dtype:
+    for name in FLOAT_TYPES:
+        if float_dtype(name) == dtype:
             return name
     raise TypeError(f"no float type for {dtype}")

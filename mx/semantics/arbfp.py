@@ -14,10 +14,11 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 from xdsl.utils.str_enum import StrEnum
+
+from mx.semantics.bfloat16 import bf16_dtype, is_bf16
 
 
 class NanEncoding(Enum):
@@ -145,13 +146,15 @@ class Rounding(StrEnum):
     DOWNWARD = "downward"
 
 
-FLOAT_DTYPES: dict[str, Any] = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-}
-"""NumPy dtype of each float type convert_from/convert_to supports, by MLIR spelling."""
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+"""The float types convert_from/convert_to support, by MLIR spelling."""
+
+
+def float_dtype(name: str) -> np.dtype[Any]:
+    """The NumPy dtype of one of `FLOAT_TYPES` (bf16 loads ml_dtypes)."""
+    if name == "bf16":
+        return bf16_dtype()
+    return np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[name])
 
 
 def _magnitude_value(fmt: FloatFormat, magnitude: int) -> float:
@@ -332,7 +335,7 @@ def scaled_decode(
         product = _blocks(elements, block) * scales[..., None]
     product = product.reshape(elements.shape)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is intended
-        if np.dtype(dtype) == FLOAT_DTYPES["bf16"]:
+        if is_bf16(dtype):
             return product.astype(np.float32).astype(dtype)
         return product.astype(dtype, copy=False)
 

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 from xdsl.dialects.builtin import (
@@ -36,11 +35,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
+from mx.semantics.bfloat16 import bf16_dtype, is_bf16
 from mx.semantics.nan_bits import nan_bits
 
 Array = npt.NDArray[Any]
-
-BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 class UndefinedBehaviorError(Exception):
@@ -67,7 +65,7 @@ def element_dtype(element_type: Attribute) -> np.dtype[Any]:
         case Float16Type():
             return np.dtype(np.float16)
         case BFloat16Type():
-            return BF16
+            return bf16_dtype()
         case Float32Type():
             return np.dtype(np.float32)
         case Float64Type():
@@ -89,7 +87,7 @@ def container_bits(element_type: Attribute) -> int | None:
 
 def is_float_dtype(dtype: npt.DTypeLike) -> bool:
     dtype = np.dtype(dtype)
-    return dtype == BF16 or np.issubdtype(dtype, np.floating)
+    return is_bf16(dtype) or np.issubdtype(dtype, np.floating)
 
 
 def _unsigned_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
@@ -98,7 +96,12 @@ def _unsigned_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
 
 def _float_format(dtype: np.dtype[Any]) -> tuple[int, int, int]:
     """(precision incl. the implicit bit, emin, emax) of a float dtype."""
-    info = ml_dtypes.finfo(dtype) if dtype == BF16 else np.finfo(dtype)
+    if is_bf16(dtype):
+        import ml_dtypes  # loaded already: `dtype` is one of its types
+
+        info = ml_dtypes.finfo(dtype)
+    else:
+        info = np.finfo(dtype)
     return int(info.nmant) + 1, int(info.minexp), int(info.maxexp) - 1
 
 
@@ -172,8 +175,8 @@ def round_f64(x: npt.NDArray[np.float64], dtype: npt.DTypeLike) -> Array:
     f32 (double rounding), so bf16 goes through a round-to-odd f32."""
     dtype = np.dtype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):
-        if dtype == BF16:
-            return _round_to_odd_f32(x).astype(BF16)
+        if is_bf16(dtype):
+            return _round_to_odd_f32(x).astype(dtype)
         return x.astype(dtype)
 
 

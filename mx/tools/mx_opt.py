@@ -49,7 +49,6 @@ from mx.frontend import (
     mx_context,
     parse_source,
 )
-from mx.targets.mlir16 import MLIR16Target
 from mx.tools.exit_status import ArgumentParser, run_tool
 from mx.tools.pipeline import (
     PipelineError,
@@ -228,6 +227,12 @@ def _llvm_target() -> type[Target]:
     return LLVMIRTarget
 
 
+def _mlir16_target() -> type[Target]:
+    from mx.targets.mlir16 import MLIR16Target
+
+    return MLIR16Target
+
+
 _Convertible = TypeVar("_Convertible", bound=ArgSpecConvertible)
 
 
@@ -315,7 +320,7 @@ class MxOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         super().register_all_targets()
         self.available_targets["llvm"] = _llvm_target
-        self.available_targets["mlir16"] = lambda: MLIR16Target
+        self.available_targets["mlir16"] = _mlir16_target
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -488,16 +493,18 @@ class MxOptMain(xDSLOptMain):
     def _lowers_to_llvm_ir(self) -> bool:
         """Whether the run is `-p mx-lower-to-llvm -t llvm`, the steps neither
         printed nor timed: the pass's route leads to LLVM IR (`mx.compiler`)."""
+        passes = self.pipeline.passes
+        if (
+            parse_spec(self.args.target).name != "llvm"
+            or self.args.print_between_passes
+            or self.args.time_passes
+            or not passes
+        ):
+            return False
+        # Imported only now: the lowering's modules are a third of the start-up.
         from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
-        passes = self.pipeline.passes
-        return (
-            parse_spec(self.args.target).name == "llvm"
-            and not self.args.print_between_passes
-            and not self.args.time_passes
-            and bool(passes)
-            and all(isinstance(p, MxLowerToLLVMPass) for p in passes)
-        )
+        return all(isinstance(p, MxLowerToLLVMPass) for p in passes)
 
     def _lowers_each_function(self, module: ModuleOp) -> bool:
         """Whether `-t llvm` can lower and translate `module` one function at
@@ -505,11 +512,11 @@ class MxOptMain(xDSLOptMain):
         definitions that refer to no symbol (no calls), none named like a C
         function the lowering declares; and no remarks (they come in the order
         of the whole module's steps)."""
+        if not self._lowers_to_llvm_ir() or module.attributes or module.properties:
+            return False
         from mx.lowering.llvm.memref import EXTERNAL_FUNCTIONS
         from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
-        if not self._lowers_to_llvm_ir() or module.attributes or module.properties:
-            return False
         if any(
             isinstance(p, MxLowerToLLVMPass) and p.remarks for p in self.pipeline.passes
         ):

@@ -46,8 +46,8 @@ from mx.frontend import (
 from mx.interpreters import CurrentOp, make_interpreter, to_runtime
 from mx.interpreters.limits import OUT_OF_MEMORY, InterpreterLimitError
 from mx.interpreters.matrix import memory_view, scalar_value
+from mx.semantics.bfloat16 import is_bf16
 from mx.semantics.matrix import (
-    BF16,
     UndefinedBehaviorError,
     container_bits,
     element_dtype,
@@ -137,7 +137,7 @@ def format_element(value: Any, element_type: Attribute) -> str:
             return str(bits)
         return str(bits - ((bits >> (width - 1)) << width))
     dtype = element_dtype(element_type)
-    if dtype == BF16:
+    if is_bf16(dtype):
         dtype = np.dtype(np.float32)
     with np.errstate(invalid="ignore"):  # a signalling NaN is printed as nan
         element = cast(np.floating[Any], np.asarray(value).astype(dtype)[()])

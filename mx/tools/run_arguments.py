@@ -33,6 +33,7 @@ from mx.dialects.dense_literal import NEGATIVE_HEX_FLOAT
 from mx.dialects.matrix import MatrixType, is_float_element
 from mx.interpreters.vector import lane_dtype
 from mx.semantics import matrix as sem
+from mx.semantics.bfloat16 import is_bf16
 
 
 class ArgumentError(Exception):
@@ -160,7 +161,7 @@ def _exact_array(
             "(the imaginary parts would be lost)"
         )
     if is_float_element(element_type):
-        if not (np.issubdtype(array.dtype, np.number) or array.dtype == sem.BF16):
+        if not (np.issubdtype(array.dtype, np.number) or is_bf16(array.dtype)):
             raise ArgumentError(f"{name} holds {array.dtype}, not numbers")
         with np.errstate(all="ignore"):
             converted = array.astype(dtype)

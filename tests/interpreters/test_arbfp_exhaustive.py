@@ -35,7 +35,7 @@ from mx.dialects.matrix import ConstantOp as MatrixConstantOp
 from mx.dialects.matrix import MatrixType
 from mx.frontend import mx_context
 from mx.interpreters.arbfp import ArbfpFunctions
-from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding
+from mx.semantics.arbfp import FLOAT_TYPES, FORMATS, Rounding
 from tests.reference import arbfp_inputs as inputs
 from tests.reference import exact_fp as ref
 
@@ -67,7 +67,7 @@ def _check_decoded(name: str, float_type: str, got: list[int | float]) -> None:
         assert ref.exact(float(value)) == want, (name, float_type, hex(bits), value)
 
 
-@pytest.mark.parametrize("float_type", FLOAT_DTYPES)
+@pytest.mark.parametrize("float_type", FLOAT_TYPES)
 @pytest.mark.parametrize("name", FORMATS)
 def test_fold_every_encoding(name: str, float_type: str) -> None:
     """Every encoding folded as a vector constant and as a matrix constant."""
@@ -107,7 +107,7 @@ def _check_encoded(
         assert agrees.all(), (x[~agrees][:6], got[~agrees][:6])
 
 
-@pytest.mark.parametrize("source", FLOAT_DTYPES)
+@pytest.mark.parametrize("source", FLOAT_TYPES)
 @pytest.mark.parametrize("name", FORMATS)
 def test_interpret_convert_to(name: str, source: str) -> None:
     """The whole input set as one vector, every mode, with and without saturation."""
@@ -135,7 +135,7 @@ def test_interpret_convert_to(name: str, source: str) -> None:
         _check_encoded(name, x, mode, saturate, _encodings(name, out))
 
 
-@pytest.mark.parametrize("source", FLOAT_DTYPES)
+@pytest.mark.parametrize("source", FLOAT_TYPES)
 @pytest.mark.parametrize("name", FORMATS)
 def test_fold_convert_to(name: str, source: str) -> None:
     """Folded from a vector constant, every mode, with and without saturation."""

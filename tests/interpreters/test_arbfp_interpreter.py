@@ -23,10 +23,10 @@ from xdsl.parser import Parser
 from mx.dialects.arbfp import ConvertFromOp, ConvertToOp
 from mx.frontend import mx_context
 from mx.interpreters.arbfp import ArbfpFunctions
-from mx.semantics.arbfp import FLOAT_DTYPES, FORMATS, Rounding
+from mx.semantics.arbfp import FLOAT_TYPES, FORMATS, Rounding, float_dtype
 from tests.reference import exact_fp as ref
 
-FLOATS = list(FLOAT_DTYPES)
+FLOATS = list(FLOAT_TYPES)
 
 
 def _run(source: str, *args: object) -> tuple[object, ...]:
@@ -65,7 +65,7 @@ func.func @f(%q: !matrix.matrix<{rows}x16x{c}>) -> ({results}) {{
     outputs = _run(source, bits)
     for t, out in zip(FLOATS, outputs, strict=True):
         assert isinstance(out, np.ndarray)
-        assert out.dtype == FLOAT_DTYPES[t] and out.shape == (rows, 16)
+        assert out.dtype == float_dtype(t) and out.shape == (rows, 16)
         for b, value in enumerate(out.astype(np.float64).ravel().tolist()):
             want = ref.decode(name, b)
             if t == "f16":
@@ -109,7 +109,7 @@ def test_scalars_interpreted_and_folded(
     c = _container(fmt.bits)
     t = Parser(mx_context(), float_type).parse_type()
     with np.errstate(over="ignore"):  # 1e30 is inf in f16, as intended
-        x = float(np.array([value]).astype(FLOAT_DTYPES[float_type])[0])
+        x = float(np.array([value]).astype(float_dtype(float_type))[0])
     is_nan = x != x
     for mode in Rounding:
         for saturate in (False, True):
