@@ -49,19 +49,12 @@ from math import gcd
 
 from xdsl.dialects import affine, arith, memref, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
-from xdsl.dialects.builtin import (
-    AffineMapAttr,
-    DenseArrayBase,
-    IndexType,
-    IntegerType,
-    VectorType,
-    i64,
-)
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerType, VectorType
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from mx.dialects.matrix import LoadOp, MatrixType, element_type_of
+from mx.dialects.matrix import MatrixType, element_type_of
 from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering import build
 from mx.lowering.matrix_to_affine.buffers import element_bytes, heap_buffer
@@ -69,7 +62,6 @@ from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
 from mx.lowering.matrix_to_affine.products import dot
 from mx.lowering.matrix_to_affine.vectors import (
     for_each_segment,
-    offset,
     prefetch_block,
     read_block,
     segments,
@@ -896,14 +888,6 @@ class Gemv:
     lanes: int
     widen: Callable[[Emitter, SSAValue], SSAValue]
     """A factor (scalar or vector) widened exactly to `element_type`."""
-    stored_bytes: int = 4
-    """Bytes an element of M takes in the memory it is read from (the
-    narrowest, if several): a row-major M is read a cache line of each row
-    at a time."""
-    line_start: Callable[[Emitter, Index], SSAValue] | None = None
-    """The first column of row r (an index) at the start of a cache line,
-    less than a line ahead, if the row-major memory M is read from has
-    addresses (None: unknown, the steps start at column 0)."""
 
 
 def blocked_matvec(
@@ -1026,53 +1010,13 @@ def _matvec_by_columns(
         columns(e, tail)
 
 
-CACHE_LINE = 64
-"""Bytes of a cache line."""
-
-
-def line_start(e: Emitter, r: Index, *, load: LoadOp, size: int) -> SSAValue:
-    """The first column of row r of the row-major `load` (elements of `size`
-    bytes) whose address is a multiple of CACHE_LINE (less than a line
-    ahead)."""
-    base = e.emit(memref.ExtractAlignedPointerAsIndexOp.get(load.memref))
-    at = e.emit(arith.MuliOp(e.index(e.position(load, r, 0)), e.index(size)))
-    address = e.emit(arith.AddiOp(base, at))
-    ahead = e.emit(arith.SubiOp(e.index(0), address))
-    in_line = e.emit(arith.AndIOp(ahead, e.index(CACHE_LINE - 1)))
-    return e.emit(arith.DivUIOp(in_line, e.index(size)))
-
-
-def _lanes_of(e: Emitter, v: SSAValue, first: int, count: int) -> SSAValue:
-    """Lanes first .. first+count-1 of the vector `v`."""
-    t = v.type
-    assert isinstance(t, VectorType)
-    mask = DenseArrayBase.from_list(i64, list(range(first, first + count)))
-    part = VectorType(t.element_type, [count])
-    return e.emit(vector.ShuffleOp(v, v, mask, result_type=part))
-
-
-_Keep = Callable[[Emitter, int], SSAValue]
-"""Whether column j of a masked step is added (an i1)."""
-
-
 def _matvec_by_tiles(
     e: Emitter, g: Gemv, x: SSAValue, y: SSAValue, parallel: bool
 ) -> None:
-    """Tiles of `lanes` rows: each step reads a cache line of every row (one
-    load a row) from the first column at a line's start on (`line_start`),
-    splits it in square tiles, transposes each in registers and adds its
-    columns in k order. The rows of a tile map to the same L1 set when they
-    are a multiple of 4 KiB apart: a line read in two steps came from L2
-    twice (f16 1.7x slower per weight at K = 4096 than at 4064). The columns
-    before the first line and after the last whole one take a step of the
-    first and of the last columns whose other columns are masked (the sums
-    keep their k order); without `line_start` or a whole step of columns,
-    steps from column 0, then narrower steps, then element by element."""
     t, lanes = g.element_type, g.lanes
     vt = VectorType(t, [lanes])
     full_tiles, rest_rows = divmod(g.rows, lanes)
-    span = lanes * max(1, CACHE_LINE // (lanes * g.stored_bytes))
-    """Columns of a step: a cache line of each row."""
+    full_steps, last = divmod(g.cols, lanes)
 
     def tile_rows(f: Emitter, it: SSAValue, _: object) -> list[SSAValue]:
         if parallel:
@@ -1081,29 +1025,17 @@ def _matvec_by_tiles(
         r0 = _apply(f, _d(0) * lanes, [it])
         rows = [_apply(f, _d(0) * lanes + i, [it]) for i in range(lanes)]
 
-        def add_columns(
-            h: Emitter, k0: Index, width: int, acc: SSAValue, keep: _Keep | None = None
-        ) -> SSAValue:
-            """acc plus columns k0 + j for j below `width` (a multiple of
-            `lanes`; with `keep`, only where `keep(j)` holds), one load of
-            each row."""
-            blocks = [read_block(h, g.matrix, r, k0, width, False) for r in rows]
-            for part in range(0, width, lanes):
-                lines = [
-                    b if width == lanes else _lanes_of(h, b, part, lanes)
-                    for b in blocks
-                ]
-                for j, narrow in enumerate(transpose_tile(h, lines)):
-                    column = g.widen(h, narrow)
-                    k = offset(h, k0, part + j)
-                    xk = _broadcast_x(h, g, x, k, vt)
-                    added = _step(h, g.flags, column, xk, acc)
-                    acc = (
-                        added
-                        if keep is None
-                        else h.emit(arith.SelectOp(keep(h, part + j), added, acc))
-                    )
-            return acc
+        def step(
+            h: Emitter, s: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            k0 = _apply(h, _d(0) * lanes, [s])
+            lines = [read_block(h, g.matrix, r, k0, lanes, False) for r in rows]
+            acc = carried[0]
+            for j, narrow in enumerate(transpose_tile(h, lines)):
+                column = g.widen(h, narrow)
+                k = _apply(h, _d(0) * lanes + j, [s])
+                acc = _step(h, g.flags, column, _broadcast_x(h, g, x, k, vt), acc)
+            return [acc]
 
         def gathered(
             h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
@@ -1116,47 +1048,11 @@ def _matvec_by_tiles(
                 column = h.emit(vector.InsertOp(value, column, [i]))
             return [_step(h, g.flags, column, _broadcast_x(h, g, x, k, vt), carried[0])]
 
-        def below(h: Emitter, a: Index, b: SSAValue) -> SSAValue:
-            return h.emit(arith.CmpiOp(h.index(a), b, "ult"))
-
         acc = f.emit(vector.BroadcastOp(_identity(f, t), vt))
-        if g.line_start is not None and g.cols >= span:
-            first = g.line_start(f, r0)
-            acc = add_columns(f, 0, span, acc, lambda h, j: below(h, j, first))
-            steps = (AffineExpr.constant(g.cols) - _d(0)) // span
-
-            def line(
-                h: Emitter, s: SSAValue, carried: Sequence[SSAValue]
-            ) -> list[SSAValue]:
-                k0 = _apply(h, _d(0) * span + _d(1), [s, first])
-                return [add_columns(h, k0, span, carried[0])]
-
-            acc = _loop_of(f, first, AffineExpr.constant(0), (steps,), [acc], line)[0]
-            done = _apply(f, _d(0) + steps * span, [first])
-            last = g.cols - span
-            acc = add_columns(
-                f,
-                last,
-                span,
-                acc,
-                lambda h, j: h.emit(arith.CmpiOp(h.index(last + j), done, "uge")),
-            )
-            f.builder.insert(vector.StoreOp(acc, y, [f.index(0), r0]))
-            return []
-
-        def step(
-            h: Emitter, s: SSAValue, carried: Sequence[SSAValue]
-        ) -> list[SSAValue]:
-            return [add_columns(h, _apply(h, _d(0) * span, [s]), span, carried[0])]
-
-        full_steps, rest = divmod(g.cols, span)
         if full_steps:
             acc = f.loop(0, full_steps, [acc], step)[0]
-        narrow_end = full_steps * span + rest // lanes * lanes
-        for k0 in range(full_steps * span, narrow_end, lanes):
-            acc = add_columns(f, k0, lanes, acc)
-        if narrow_end < g.cols:
-            acc = f.loop(narrow_end, g.cols, [acc], gathered)[0]
+        if last:
+            acc = f.loop(full_steps * lanes, g.cols, [acc], gathered)[0]
         f.builder.insert(vector.StoreOp(acc, y, [f.index(0), r0]))
         return []
 
