@@ -1,57 +1,64 @@
-"""Spellings of one weight-times-vector: the same MX matvec written the ways a user
-writes it, timed per weight relative to the fastest spelling of the same format (every
-ratio should be at most 1.15×), with the kernel the lowering reports for it.
+"""Spellings of one weight-times-vector: the same decode matvec written the ways a user
+writes it, timed per weight relative to the fastest spelling of the same format and
+layout (every ratio should be at most 1.15×), with the kernel the lowering reports for it.
 
-usage: python -m bench.spellings [--quick] [--out DIR]
+usage: python -m bench.spellings [--quick] [--only NAME ...] [--out DIR]
 
-Weights R×K in MXFP4 (f4e2m1fn packed two per byte) or MXFP8 (f8e4m3fn), one f8e8m0fnu
-scale per 32 elements of a row, column- or row-major; x and y f32; strict (no
-`contract`). Spellings:
-- `literal`: offsets `[0]`;
+Weights R×K, x and y f32, strict (no `contract`), column- or row-major, in the formats of
+bench/decode.py: MXFP4 (f4e2m1fn packed two per byte), MXFP8 (f8e4m3fn, f8e5m2) with one
+f8e8m0fnu scale per 32 elements of a row (`scaled_convert_from`); FP8 (f8e4m3fn, f8e5m2)
+times a per-tensor f32 scale argument (`convert_from`, `matrix.splat`, `matrix.mul`);
+f16 and bf16 (`matrix.cast`). Spellings:
+- `literal`: offsets `[0]`, K = 4096 (a power of two: rows 2, 4 or 8 KB apart);
 - `index`: offsets are `index` arguments (0 at run time);
-- `layers`: a `scf.for` over 4 layers, weights and scales of layer i at offsets `i·size`
-  (the time is per layer: 4× the weights);
-- `odd K`: K − 32 columns (not a multiple of the kernel's 64-column chunk), literal offsets;
-- `matrix args`: codes and scales as `!matrix.matrix` arguments (one byte per code;
-  F-ordered arrays for column-major weights, C-ordered for row-major ones, the
-  scales in the same order: row-major scales are copied into columns per call).
+- `layers`: a `scf.for` over 4 layers, weights (and scales) of layer i at offsets
+  `i·size` (the time is per layer: 4× the weights);
+- `odd K`: K − 32 columns (4064: not a power of two, nor a multiple of the kernels'
+  64-column chunks), literal offsets;
+- `matrix args`: the codes (FP4 one a byte), f16/bf16 weights and the scales as
+  `!matrix.matrix` arguments (F-ordered arrays for column-major weights, C-ordered for
+  row-major ones, the scales in the same order: row-major scales are copied into columns
+  per call).
 Like with like: every spelling reads the same bytes of weights per round — `layers`
 its 4 layers in one call, the others one layer a call from 4 copies of the weights
 in turn — so no spelling runs from a warmer cache than another.
-Thread CPU time, median of 5 reps of ≥ 30 ms, the spellings of a format interleaved
-(`bench.timing.time_interleaved`); results checked bit for bit against the `literal`
-spelling (the same k order).
+One thread (`MX_NUM_THREADS=1`), thread CPU time, median of 5 reps of ≥ 30 ms, the
+spellings of a format and layout interleaved (`bench.timing.time_interleaved`); results
+checked bit for bit against the `literal` spelling (the same k order).
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
-from bench.blas_peer import cpu_name, load_average, script_main
+from bench.blas_peer import cpu_name, load_average
+from bench.decode import FORMATS, Format
 from bench.timing import time_interleaved
 
+ROOT = Path(__file__).resolve().parent.parent
 BLOCK = 32
 LAYERS = 4
+SCALE = 0.75
+"""The per-tensor scale of the FP8 rows."""
 SPELLINGS = ("literal", "index", "layers", "odd K", "matrix args")
-NAMES = {"f4e2m1fn": "MXFP4", "f8e4m3fn": "MXFP8"}
 
 
 @dataclass(frozen=True)
 class Case:
-    format: str
+    format: Format
     layout: str
     spelling: str
     rows: int
     depth: int
-
-    @property
-    def packed(self) -> bool:
-        return self.format == "f4e2m1fn"
 
     @property
     def cols(self) -> int:
@@ -67,36 +74,48 @@ class Case:
         return self.layers * self.rows * self.cols
 
 
-def _types(c: Case) -> tuple[str, str, str]:
-    element = "i4" if c.packed else "i8"
-    return (
-        f"!matrix.matrix<{c.rows}x{c.cols}x{element}>",
-        f"!matrix.matrix<{c.rows}x{c.cols // BLOCK}xi8>",
-        f"!matrix.matrix<{c.rows}x{c.cols}xf32>",
-    )
+def _decoded(c: Case, q: str, s: str, w: str) -> str:
+    """The ops from the codes `%q` (type `q`; scales `%sc` of type `s`) to the
+    f32 weights `%m` (type `w`)."""
+    f = c.format
+    if f.kind == "mx":
+        return f"%m = arbfp.scaled_convert_from {f.element} %q, %sc block {BLOCK} : {q}, {s} to {w}"
+    if f.kind == "fp8":
+        return f"""%d = arbfp.convert_from {f.element} %q : {q} to {w}
+    %k = matrix.splat %scale : {w}
+    %m = matrix.mul %d, %k : {w}"""
+    return f"%m = matrix.cast %q : {q} to {w}"
 
 
 def source(c: Case) -> str:
-    q, s, w = _types(c)
-    r, k = c.rows, c.cols
-    packed = " packed" if c.packed else ""
-    convert = f"""%m = arbfp.scaled_convert_from {c.format} %q, %sc block {BLOCK} : {q}, {s} to {w}
+    f, r, k = c.format, c.rows, c.cols
+    code = "i4" if f.packed else f.element if f.kind == "float" else "i8"
+    q = f"!matrix.matrix<{r}x{k}x{code}>"
+    s = f"!matrix.matrix<{r}x{k // BLOCK}xi8>"
+    w = f"!matrix.matrix<{r}x{k}xf32>"
+    memref = f"memref<?x{f.element}>" if f.kind == "float" else "memref<?xi8>"
+    scale_arg = {"mx": "%s: memref<?xi8>, ", "fp8": "%scale: f32, "}.get(f.kind, "")
+    product = f"""{_decoded(c, q, s, w)}
     %r = matrix.matvec %m, %v : {w}, vector<{k}xf32> -> vector<{r}xf32>"""
     if c.spelling == "matrix args":  # (the comment: a module of its own per layout)
+        scale_arg = {"mx": f"%sc: {s}, ", "fp8": "%scale: f32, "}.get(f.kind, "")
         return f"""// {c.layout} arguments
-func.func @f(%q: {q}, %sc: {s}, %x: memref<?xf32>, %y: memref<?xf32>) {{
+func.func @f(%q: {q}, {scale_arg}%x: memref<?xf32>, %y: memref<?xf32>) {{
   %c0 = arith.constant 0 : index
   %v = vector.load %x[%c0] : memref<?xf32>, vector<{k}xf32>
-    {convert}
+    {product}
   vector.store %r, %y[%c0] : memref<?xf32>, vector<{r}xf32>
   func.return
 }}"""
-    loads = f"""%q = matrix.{c.layout}_load %w[OFFSET]{packed} : memref<?xi8> -> {q}
-    %sc = matrix.column_major_load %s[SCALES] : memref<?xi8> -> {s}
-    {convert}"""
+    packed = " packed" if f.packed else ""
+    loads = f"%q = matrix.{c.layout}_load %w[OFFSET]{packed} : {memref} -> {q}"
+    if f.kind == "mx":
+        loads += f"""
+    %sc = matrix.column_major_load %s[SCALES] : memref<?xi8> -> {s}"""
+    loads += f"\n    {product}"
     if c.spelling == "layers":
         body = loads.replace("OFFSET", "%o").replace("SCALES", "%so")
-        return f"""func.func @f(%w: memref<?xi8>, %s: memref<?xi8>, %x: memref<?xf32>, %y: memref<?xf32>) {{
+        return f"""func.func @f(%w: {memref}, {scale_arg}%x: memref<?xf32>, %y: memref<?xf32>) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = arith.constant {c.layers} : index
@@ -117,7 +136,7 @@ func.func @f(%q: {q}, %sc: {s}, %x: memref<?xf32>, %y: memref<?xf32>) {{
     body = loads.replace("OFFSET", "%o" if index else "0")
     body = body.replace("SCALES", "%so" if index else "0")
     extra = ", %o: index, %so: index" if index else ""
-    return f"""func.func @f(%w: memref<?xi8>, %s: memref<?xi8>, %x: memref<?xf32>, %y: memref<?xf32>{extra}) {{
+    return f"""func.func @f(%w: {memref}, {scale_arg}%x: memref<?xf32>, %y: memref<?xf32>{extra}) {{
   %c0 = arith.constant 0 : index
   %v = vector.load %x[%c0] : memref<?xf32>, vector<{k}xf32>
     {body}
@@ -126,45 +145,59 @@ func.func @f(%q: {q}, %sc: {s}, %x: memref<?xf32>, %y: memref<?xf32>) {{
 }}"""
 
 
+def _codes(f: Format, count: int, rng: np.random.Generator) -> np.ndarray:
+    """`count` random weights' codes (f16/bf16: values of their dtype)."""
+    if f.kind == "float":
+        dtype = np.float16 if f.element == "f16" else ml_dtypes.bfloat16
+        return rng.standard_normal(count).astype(dtype)
+    codes = rng.integers(0, 16 if f.packed else 256, count, dtype=np.uint8)
+    if f.element == "f8e4m3fn":
+        codes[(codes & 0x7F) == 0x7F] = 0x38  # NaN codes: 1.0
+    elif f.element == "f8e5m2":
+        codes[(codes & 0x7C) == 0x7C] = 0x3C  # inf and NaN codes: 1.0
+    return codes
+
+
 def operands(c: Case) -> tuple[list[Any], np.ndarray]:
-    """The call's arguments (y last but for `index`'s offsets) and y."""
+    """The call's arguments and y."""
+    f = c.format
     rng = np.random.default_rng(0)
     count = c.weights
-    codes = rng.integers(0, 256, count // 2 if c.packed else count, dtype=np.uint8)
-    if not c.packed:
-        codes[(codes & 0x7F) == 0x7F] = 0x38  # NaN codes: 1.0
+    codes = _codes(f, count, rng)
     scales = rng.integers(124, 131, count // BLOCK, dtype=np.uint8)
     x = rng.standard_normal(c.cols).astype(np.float32)
     y = np.zeros(c.layers * c.rows, np.float32)
+    middle: list[Any] = {"mx": [scales], "fp8": [np.float32(SCALE)]}.get(f.kind, [])
     if c.spelling == "matrix args":
-        if c.packed:
-            nibbles = np.empty(count, np.uint8)
-            nibbles[0::2], nibbles[1::2] = codes & 15, codes >> 4
-            codes = nibbles
         if c.layout == "column_major":  # (R, K) F-ordered arrays
             q = codes.reshape(c.cols, c.rows).T
             s = scales.reshape(c.cols // BLOCK, c.rows).T
         else:  # C-ordered
             q = codes.reshape(c.rows, c.cols)
             s = np.ascontiguousarray(scales.reshape(c.cols // BLOCK, c.rows).T)
-        return [q, s, x, y], y
-    args: list[Any] = [codes, scales, x, y]
+        if f.kind == "mx":
+            middle = [s]
+        return [q, *middle, x, y], y
+    if f.packed:
+        codes = codes[0::2] | (codes[1::2] << 4)
+    args: list[Any] = [codes, *middle, x, y]
     if c.spelling == "index":
         args += [0, 0]
     return args, y
 
 
-def cases(quick: bool) -> list[Case]:
+def cases(quick: bool, only: list[str] | None = None) -> list[Case]:
     rows, depth = (512, 1024) if quick else (2048, 4096)
     return [
-        Case(fmt, layout, spelling, rows, depth)
-        for fmt in NAMES
+        Case(f, layout, spelling, rows, depth)
+        for f in FORMATS
+        if not only or f.name in only
         for layout in ("column_major", "row_major")
         for spelling in SPELLINGS
     ]
 
 
-def measure(out: Path, quick: bool = False) -> str:
+def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> str:
     """Times every spelling; writes `spellings.md` into `out` and returns it."""
     from mx.jit import compile_module
     from mx.lowering.matrix_to_affine.kernel_remarks import recording
@@ -172,10 +205,10 @@ def measure(out: Path, quick: bool = False) -> str:
     load = load_average()
     rows: list[str] = []
     groups: dict[tuple[str, str], list[Case]] = {}
-    for c in cases(quick):
-        groups.setdefault((c.format, c.layout), []).append(c)
-    for (fmt, layout), group in groups.items():
-        print(f"spellings: {NAMES[fmt]} {layout} ...", flush=True)
+    for c in cases(quick, only):
+        groups.setdefault((c.format.name, c.layout), []).append(c)
+    for (name, layout), group in groups.items():
+        print(f"spellings: {name} {layout} ...", flush=True)
         calls: dict[str, Any] = {}
         remarks: dict[str, str] = {}
         reference: np.ndarray | None = None
@@ -203,17 +236,19 @@ def measure(out: Path, quick: bool = False) -> str:
             ratio = ps / best
             flag = "" if ratio <= 1.15 else " ✗"
             rows.append(
-                f"| {NAMES[fmt]} | {layout.replace('_', '-')} | {c.spelling} "
+                f"| {name} | {layout.replace('_', '-')} | {c.spelling} "
                 f"| {c.rows}×{c.cols}{' ×4' if c.layers > 1 else ''} "
                 f"| {ps:.0f} ps | **{ratio:.2f}×**{flag} | {remarks[c.spelling]} |"
             )
     text = "\n".join(
         [
-            "### Spellings of an MX matvec (time per weight, thread CPU time, median of 5 reps)",
+            "### Spellings of a decode matvec (time per weight, one thread, thread CPU "
+            "time, median of 5 reps)",
             "",
             f"CPU: {cpu_name()}; 1-minute load average {load} at the start, "
             f"{load_average()} at the end (other processes share the machine: ratios "
-            "within one format are measured interleaved, absolute times are noisy).",
+            "within one format and layout are measured interleaved, absolute times "
+            "are noisy).",
             "",
             "| weights | layout | spelling | shape | per weight | vs fastest | kernel (remark) |",
             "|---|---|---|---|---|---|---|",
@@ -221,9 +256,32 @@ def measure(out: Path, quick: bool = False) -> str:
             "",
         ]
     )
+    out.mkdir(parents=True, exist_ok=True)
     (out / "spellings.md").write_text(text)
     return text
 
 
+def main() -> None:
+    # thread CPU time counts one thread: mx's OpenMP loops must not start others
+    if os.environ.get("MX_NUM_THREADS") != "1":
+        env = {**os.environ, "MX_NUM_THREADS": "1"}
+        argv = [sys.executable, "-m", "bench.spellings", *sys.argv[1:]]
+        os.execve(sys.executable, argv, env)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        choices=[f.name for f in FORMATS],
+        help="formats to time (default: all)",
+    )
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    args = ap.parse_args()
+    print(measure(args.out, args.quick, args.only))
+
+
 if __name__ == "__main__":
-    script_main(__doc__, measure, lambda quick: {})
+    main()
