@@ -192,7 +192,9 @@ class WeightSet:
     scales_row_major: Array | None
 
 
-def _random_codes(f: Format, shape: tuple[int, ...], rng: np.random.Generator) -> Array:
+def random_codes(f: Format, shape: tuple[int, ...], rng: np.random.Generator) -> Array:
+    """Random weights' codes (f16/bf16: values of their dtype), NaN and inf
+    codes replaced by 1.0."""
     if f.kind == "float":
         return rng.standard_normal(shape).astype(_DTYPES[f.element])
     codes = rng.integers(0, 16 if f.packed else 256, shape, dtype=np.uint8)
@@ -205,7 +207,7 @@ def _random_codes(f: Format, shape: tuple[int, ...], rng: np.random.Generator) -
 
 def weight_set(c: Case, rng: np.random.Generator) -> WeightSet:
     f, shape = c.format, (LAYERS, c.rows, c.cols)
-    codes = _random_codes(f, shape, rng)
+    codes = random_codes(f, shape, rng)
     if f.packed:
         packed = (codes[..., 0::2] | (codes[..., 1::2] << 4)).ravel()
     else:

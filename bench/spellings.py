@@ -37,11 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from bench.blas_peer import cpu_name, load_average
-from bench.decode import FORMATS, Format
+from bench.decode import FORMATS, Format, random_codes
 from bench.timing import time_interleaved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,25 +144,12 @@ func.func @f(%q: {q}, {scale_arg}%x: memref<?xf32>, %y: memref<?xf32>) {{
 }}"""
 
 
-def _codes(f: Format, count: int, rng: np.random.Generator) -> np.ndarray:
-    """`count` random weights' codes (f16/bf16: values of their dtype)."""
-    if f.kind == "float":
-        dtype = np.float16 if f.element == "f16" else ml_dtypes.bfloat16
-        return rng.standard_normal(count).astype(dtype)
-    codes = rng.integers(0, 16 if f.packed else 256, count, dtype=np.uint8)
-    if f.element == "f8e4m3fn":
-        codes[(codes & 0x7F) == 0x7F] = 0x38  # NaN codes: 1.0
-    elif f.element == "f8e5m2":
-        codes[(codes & 0x7C) == 0x7C] = 0x3C  # inf and NaN codes: 1.0
-    return codes
-
-
 def operands(c: Case) -> tuple[list[Any], np.ndarray]:
     """The call's arguments and y."""
     f = c.format
     rng = np.random.default_rng(0)
     count = c.weights
-    codes = _codes(f, count, rng)
+    codes = random_codes(f, (count,), rng)
     scales = rng.integers(124, 131, count // BLOCK, dtype=np.uint8)
     x = rng.standard_normal(c.cols).astype(np.float32)
     y = np.zeros(c.layers * c.rows, np.float32)
