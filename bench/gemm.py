@@ -42,7 +42,7 @@ from threadpoolctl import (  # pyright: ignore[reportMissingTypeStubs]
 )
 
 import mx
-from bench.threads import gemm
+from bench.threads import calls_taking, gemm
 
 BENCH = Path(__file__).resolve().parent
 PEAK_SOURCE = BENCH / "kernels" / "peak_fma.c"
@@ -88,19 +88,6 @@ def peak_gflops() -> tuple[float, float] | None:
     return rates[0], rates[1]
 
 
-def _calls(call: Callable[[], object]) -> int:
-    """How many calls take at least LEAST_SECONDS (wall)."""
-    call()
-    count = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(count):
-            call()
-        if time.perf_counter() - start >= LEAST_SECONDS:
-            return count
-        count *= 2
-
-
 Run = tuple[Callable[[], object], Callable[[], float], Callable[[], Any]]
 """A call, the clock to time it with, and the context to run it in."""
 
@@ -114,7 +101,7 @@ def interleaved(
     counts: dict[str, int] = {}
     for name, (call, _, context) in runs.items():
         with context():
-            counts[name] = _calls(call)
+            counts[name] = calls_taking(call, LEAST_SECONDS)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, (call, clock, context) in runs.items():

@@ -57,10 +57,9 @@ from mx.runtime import threads
 Array = np.ndarray[Any, Any]
 
 
-def best_seconds(
-    call: Callable[[], object], reps: int = 7, least: float = 0.02
-) -> float:
-    """Best wall time of one call over `reps` runs of >= `least` seconds each."""
+def calls_taking(call: Callable[[], object], least: float) -> int:
+    """How many calls (a power of two) take at least `least` seconds (wall),
+    after one call to warm up."""
     call()
     count = 1
     while True:
@@ -68,8 +67,15 @@ def best_seconds(
         for _ in range(count):
             call()
         if time.perf_counter() - start >= least:
-            break
+            return count
         count *= 2
+
+
+def best_seconds(
+    call: Callable[[], object], reps: int = 7, least: float = 0.02
+) -> float:
+    """Best wall time of one call over `reps` runs of >= `least` seconds each."""
+    count = calls_taking(call, least)
     best = float("inf")
     for _ in range(reps):
         start = time.perf_counter()
