@@ -450,8 +450,8 @@ def fast_entry(
     signature: tuple[str, Sequence[str]],
     params: Sequence[Operand],
     results: Sequence[Operand],
-    layouts: int = 0,
-    batch: tuple[str, int] | None = None,
+    layouts: int,
+    batch: tuple[str, int],
 ) -> str:
     """The METH_FASTCALL entry `name`: the tuple of the arguments, then
     either nothing (the entry allocates the results and returns them) or the
@@ -461,8 +461,7 @@ def fast_entry(
     functions by order of the matrices with a layout bit (entry 0, all
     C-ordered, is `callee` itself; a null entry is not compiled yet).
     `batch`: the name of `batch_entry` for `callee` in the same module and
-    its `parallel_min_count`, whose loop runs batches of C-ordered values;
-    without it, only batches of one are handled."""
+    its `parallel_min_count`, whose loop runs batches of C-ordered values."""
     api = numpy_api()
     assert api is not None
     w = _Writer()
@@ -514,8 +513,6 @@ def fast_entry(
             vector_data.append((len(values), p, array.data))
         values.append(array.data)
     leading = shape.leading(w, "%dims")
-    if batch is None:  # batches of one only
-        w.check(w.emit(f"icmp eq i64 {w.emit(f'load i64, ptr {shape.count}')}, 1"))
     given, allocation, checked = (
         w.fresh(n).lstrip("%") for n in ("given", "allocation", "checked")
     )
@@ -559,19 +556,18 @@ def fast_entry(
         w.check(w.emit(f"icmp ne ptr {callee}, null"), "unhandled")
     addresses = [w.emit(f"load ptr, ptr %address{j}") for j in range(len(results))]
     called = w.fresh("called").lstrip("%")
-    if batch is not None:
-        one, several = w.fresh("one").lstrip("%"), w.fresh("several").lstrip("%")
-        count = w.emit(f"load i64, ptr {shape.count}")
-        w.raw(
-            f"  br i1 {w.emit(f'icmp eq i64 {count}, 1')}, label %{one}, label %{several}"
-        )
-        w.raw(f"{several}:")
-        if layout_bits:  # the loop calls the all-C-ordered function
-            w.check(w.emit(f"icmp eq i64 {_or_all(w, layout_bits)}, 0"), "unhandled")
-        operands = _batch_operands(w, params, values, arrays, results, addresses)
-        _run_loop(w, *batch, count, operands)
-        w.raw(f"  br label %{called}")
-        w.raw(f"{one}:")
+    one, several = w.fresh("one").lstrip("%"), w.fresh("several").lstrip("%")
+    count = w.emit(f"load i64, ptr {shape.count}")
+    w.raw(
+        f"  br i1 {w.emit(f'icmp eq i64 {count}, 1')}, label %{one}, label %{several}"
+    )
+    w.raw(f"{several}:")
+    if layout_bits:  # the loop calls the all-C-ordered function
+        w.check(w.emit(f"icmp eq i64 {_or_all(w, layout_bits)}, 0"), "unhandled")
+    operands = _batch_operands(w, params, values, arrays, results, addresses)
+    _run_loop(w, *batch, count, operands)
+    w.raw(f"  br label %{called}")
+    w.raw(f"{one}:")
     for index, p, data in vector_data:
         values[index] = w.emit(f"load {type_str(p.value_type)}, ptr {data}, align 1")
     matrix_outs = [
