@@ -37,12 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import (  # pyright: ignore[reportMissingTypeStubs]
-    threadpool_limits,
-)
 
 import mx
-from bench.threads import calls_taking, gemm
+from bench.threads import blas_threads, calls_taking, gemm
 
 BENCH = Path(__file__).resolve().parent
 PEAK_SOURCE = BENCH / "kernels" / "peak_fma.c"
@@ -136,7 +133,7 @@ def row(
         "numpy 1": (
             lambda: np.matmul(a, b, out=z),
             time.thread_time,
-            lambda: threadpool_limits(1),
+            lambda: blas_threads(1),
         ),
         "mx N": (
             lambda: f(a, b, out=y),
@@ -146,7 +143,7 @@ def row(
         "numpy default": (
             lambda: np.matmul(a, b, out=z),
             time.perf_counter,
-            lambda: threadpool_limits(None),
+            lambda: blas_threads(None),
         ),
     }
     m = interleaved(runs, rounds)

@@ -38,6 +38,7 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from itertools import pairwise
 from typing import Any
 
@@ -55,6 +56,16 @@ from mx.passes.mx_lower_to_llvm import PIPELINE
 from mx.runtime import threads
 
 Array = np.ndarray[Any, Any]
+
+
+def blas_threads(limit: int | None) -> AbstractContextManager[object]:
+    """A `with` block in which NumPy's BLAS runs on `limit` threads (None: its
+    default). threadpoolctl is in the optional `bench` extra, not in CI's `test`."""
+    from threadpoolctl import (  # pyright: ignore[reportMissingImports]
+        threadpool_limits,  # pyright: ignore[reportUnknownVariableType]
+    )
+
+    return threadpool_limits(limit)
 
 
 def calls_taking(call: Callable[[], object], least: float) -> int:
@@ -177,10 +188,6 @@ MX_OPT_CACHES = with_options(
 def _single_thread_row(
     t: str, dtype: Any, n: int, reps: int, rng: np.random.Generator
 ) -> str:
-    from threadpoolctl import (  # pyright: ignore[reportMissingImports]
-        threadpool_limits,  # pyright: ignore[reportUnknownVariableType]
-    )
-
     a, b = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
     y = np.empty_like(a)
     host, default = gemm(n, t=t), gemm(n, MX_OPT_CACHES, t)
@@ -192,7 +199,7 @@ def _single_thread_row(
         "openblas": lambda: np.matmul(a, b, out=y),
     }
     best = dict.fromkeys(calls, float("inf"))
-    with mx.num_threads(1), threadpool_limits(1):
+    with mx.num_threads(1), blas_threads(1):
         for _ in range(reps):
             for name, call in calls.items():
                 best[name] = min(best[name], best_cpu_seconds(call, reps=1))
@@ -261,11 +268,7 @@ def rows(quick: bool, counts: list[int], reps: int, thresholds: list[str]) -> li
     numpy_default = best_seconds(lambda: a @ b, reps)
     numpy_one = "n/a (no threadpoolctl)"
     try:
-        from threadpoolctl import (  # pyright: ignore[reportMissingImports]
-            threadpool_limits,  # pyright: ignore[reportUnknownVariableType]
-        )
-
-        with threadpool_limits(1):
+        with blas_threads(1):
             numpy_one = f"{best_seconds(lambda: a @ b, reps) * 1e3:.3f} ms"
     except ImportError:
         pass
