@@ -228,6 +228,69 @@ func.func @matmul_add(%x: {ta}, %y: {tb}, %z: {tr}) -> {tr} {{
         assert _same_bits(got, np.asarray(want)), (name, got, want)
 
 
+
+def _layer_loop_module(a: str, b: str, r: str, suffix: str) -> str:
+    """The mixed products of `MIXED_CASES` as users write them in a loop over
+    layers: factors loaded at `index` offsets computed from the induction
+    variable (A row-major with a padded stride, B column-major), the result
+    stored row-major at the layer's offset."""
+    rows, depth, cols = 37, 70, 45
+    ta, tb, tr = (
+        f"!matrix.matrix<{rows}x{depth}x{a}>",
+        f"!matrix.matrix<{depth}x{cols}x{b}>",
+        f"!matrix.matrix<{rows}x{cols}x{r}>",
+    )
+    return f"""
+func.func @layers(%x: memref<?x{a}>, %y: memref<?x{b}>, %out: memref<?x{r}>, %n: index, %base: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x_size = arith.constant {rows * (depth + 3)} : index
+  %y_size = arith.constant {depth * cols} : index
+  %out_size = arith.constant {rows * cols} : index
+  %stride = arith.constant {depth + 3} : index
+  scf.for %i = %c0 to %n step %c1 {{
+    %xo0 = arith.muli %i, %x_size : index
+    %xo = arith.addi %xo0, %base : index
+    %yo = arith.muli %i, %y_size : index
+    %oo = arith.muli %i, %out_size : index
+    %p = matrix.row_major_load %x[%xo] stride %stride : memref<?x{a}> -> {ta}
+    %q = matrix.column_major_load %y[%yo] : memref<?x{b}> -> {tb}
+    %m = matrix.matmul %p, %q{suffix} : {ta}, {tb} -> {tr}
+    matrix.row_major_store %m, %out[%oo] : {tr}, memref<?x{r}>
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("a, b, r, attrs", MIXED_CASES, ids=str)
+def test_mixed_products_in_a_layer_loop_take_the_packed_kernel(
+    a: str, b: str, r: str, attrs: str
+) -> None:
+    """The packed kernel does not depend on the spelling: factors loaded at
+    run-time offsets (one not a multiple of the vector width) and a padded
+    stride inside an `scf.for` get it too, bit for bit the interpreter's
+    result for every layer."""
+    suffix = {"contract": " fastmath<contract>", "unsigned": " {unsigned}", "": ""}[
+        attrs
+    ]
+    text = _layer_loop_module(a, b, r, suffix)
+    function = compile_module(text, _pipeline(SMALL_CACHES))["layers"]
+    assert function.remarks[0].endswith("kernel: cache-blocked vector"), (
+        function.remarks
+    )
+    module = Parser(mx_context(), text).parse_module()
+    rng = np.random.default_rng(len(text))
+    layers, base, rows, depth, cols = 3, 5, 37, 70, 45
+    x = _narrow_values(rng, a, (1, base + layers * rows * (depth + 3)))[0]
+    y = _narrow_values(rng, b, (1, layers * depth * cols))[0]
+    got = np.zeros(layers * rows * cols, ELEMENT_DTYPES[r])
+    want = np.zeros_like(got)
+    function(x, y, got, layers, base)
+    run_function(module, "layers", x, y, want, layers, base)
+    assert _same_bits(got, want)
+
+
 def _narrow_values(
     rng: np.random.Generator, t: str, shape: tuple[int, int]
 ) -> np.ndarray:
