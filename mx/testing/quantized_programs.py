@@ -13,6 +13,9 @@ draws one `func.func @f` over them:
   or an `index` argument) and stride (`packed` i4 among them) of FP8/FP6/FP4
   codes, f16/bf16 or i8 values, or (unpacked) a matrix argument, C- or
   F-ordered;
+- a loop over 2 to 4 layers (`scf.for`) around it all now and then: each load
+  at the layer's offset (the induction variable times the layer's size, plus
+  the offset), the results summed in a loop-carried value;
 - decode: `arbfp.convert_from`, `arbfp.scaled_convert_from` (block 16 or 32,
   e8m0 or e4m3 scales loaded from memory too), `matrix.cast`, or none (a
   mixed-precision product reads the narrow factor itself); then optionally a
@@ -90,6 +93,9 @@ class QuantizedProgram:
         self._spelling = random.Random(-1 - self.seed)
         self._candidate = self._spelling.random() < 0.3
         """An FP4/FP8 matvec of 32 rows (the fused kernel's shape)."""
+        loop = random.Random(f"layers {self.seed}")
+        self._layers = loop.randint(2, 4) if loop.random() < 0.3 else 1
+        """How many layers a loop runs the program over (1: no loop)."""
         decode = rnd.choice(["convert_from", "scaled", "cast", "mixed"])
         if self._candidate:
             decode = self._spelling.choice(["convert_from", "scaled"])
@@ -120,6 +126,8 @@ class QuantizedProgram:
         result_element = WIDENINGS.get(element, element)
         kind = self._consume(weights, rows, depth, element, result_element)
         self.fused = fused and kind.startswith("matvec")
+        if self._layers > 1:
+            self._sum_over_layers(result_element)
         params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(self.parameter_types))
         body = "\n".join(f"  {line}" for line in self._body)
         self.source = f"func.func @f({params}) -> {self._result_type} {{\n{body}\n}}\n"
@@ -197,13 +205,24 @@ class QuantizedProgram:
                 array = np.asfortranarray(array)
             self._loads.append((layout, 0, 0, False))
             return self._argument(_matrix(rows, cols, element), array)
+        layer_size = (2 if packed else 1) * memory.size
+        if self._layers > 1:  # other layers' bytes: random codes or values
+            more = (self._layers - 1) * memory.size
+            filler = self._np.integers(0, 256, more) if packed else None
+            memory = np.concatenate(
+                [memory, self._filler(memory_element, more) if filler is None else filler]
+            ).astype(memory.dtype)
         buffer = self._argument(f"memref<?x{memory_element}>", memory)
         offset_text = str(offset)
         if dynamic:
             self.covered["index offset"] += 1
             self.dynamic_offsets = True
             offset_text = self._argument("index", np.int64(offset))
-        self._loads.append((layout, None if dynamic else offset, stride, packed))
+        if self._layers > 1:
+            self.dynamic_offsets = True
+            offset_text = self._layer_offset(layer_size, offset_text)
+        known = None if dynamic or self._layers > 1 else offset
+        self._loads.append((layout, known, stride, packed))
         value = self._value()
         suffix = " packed" if packed else ""
         stride_text = f" stride {stride}" if stride != lead else ""
@@ -212,6 +231,49 @@ class QuantizedProgram:
             f" : memref<?x{memory_element}> -> {_matrix(rows, cols, element)}"
         )
         return value
+
+    def _layer_offset(self, layer_size: int, offset: str) -> str:
+        """`%layer * layer_size + offset`, emitted in the loop's body."""
+        size, start, base = self._value(), f"%v{len(self._body) + 1}", offset
+        self._body.append(f"{size} = arith.constant {layer_size} : index")
+        self._body.append(f"{start} = arith.muli %layer, {size} : index")
+        if not offset.startswith("%"):
+            base = self._value()
+            self._body.append(f"{base} = arith.constant {offset} : index")
+        at = self._value()
+        self._body.append(f"{at} = arith.addi {start}, {base} : index")
+        return at
+
+    def _sum_over_layers(self, element: str) -> None:
+        """Puts the body in a loop over `_layers` layers whose results are
+        summed (from zeros) in a loop-carried value, returned at the end."""
+        self.covered["layer loop"] += 1
+        result = self._body.pop().split()[1]  # func.return %value : type
+        t = self._result_type
+        integer = element.startswith("i")
+        zero = "0" if integer else "0.0"
+        if t.startswith("vector"):
+            init = [f"%init = arith.constant dense<{zero}> : {t}"]
+            add = "arith.addi" if integer else "arith.addf"
+        else:
+            init = [
+                f"%zero = arith.constant {zero} : {element}",
+                f"%init = matrix.splat %zero : {t}",
+            ]
+            add = "matrix.add"
+        self._body = [
+            "%first = arith.constant 0 : index",
+            "%one = arith.constant 1 : index",
+            f"%layers = arith.constant {self._layers} : index",
+            *init,
+            f"%sum = scf.for %layer = %first to %layers step %one "
+            f"iter_args(%partial = %init) -> ({t}) {{",
+            *(f"  {line}" for line in self._body),
+            f"  %next = {add} %partial, {result} : {t}",
+            f"  scf.yield %next : {t}",
+            "}",
+            f"func.return %sum : {t}",
+        ]
 
     @staticmethod
     def _positions(

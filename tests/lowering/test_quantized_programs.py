@@ -2,7 +2,7 @@
 `mx.testing.quantized_programs` (narrow weights loaded at random offsets and
 strides, packed or not, decoded plainly, block-scaled, widened or read by a
 mixed-precision product, fed to matvec/matmul/matmul_add at sizes crossing
-the vector tiles) compiled by the JIT equal the interpreter bit for bit.
+the vector tiles, now and then in a loop over layers) compiled by the JIT equal the interpreter bit for bit.
 
 Each seed is compiled with one of four pipelines: `mx-lower-to-llvm`; the
 lowering alone, without the matrix-level passes (so casts stay casts
@@ -100,8 +100,11 @@ def test_sample_covers_every_form() -> None:
         "column_major", "row_major", "column_major packed", "row_major packed",
         "splat scale", "transpose", "index offset", "matrix argument",
         "matvec", "matvec bias", "matmul", "matmul left", "matmul_add",
-        "short depth", "narrow vector",
+        "short depth", "narrow vector", "layer loop",
     }  # fmt: skip
     assert wanted <= set(seen), f"never generated: {sorted(wanted - set(seen))}"
-    fused = sum(QuantizedProgram(seed).fused for seed in range(COUNT))
+    programs = [QuantizedProgram(seed) for seed in range(COUNT)]
+    fused = sum(p.fused for p in programs)
     assert fused >= 3, f"only {fused} programs for the fused matvec kernel"
+    looped = sum(p.fused and p.covered["layer loop"] > 0 for p in programs)
+    assert looped >= 1, "no program for the fused matvec kernel in a layer loop"
