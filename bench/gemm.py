@@ -7,8 +7,9 @@ n = 256, 512, 1024 (and 2048 without --quick): mx on 1 thread and on N (default:
 the CPUs available), NumPy `a @ b` with OpenBLAS limited to 1 thread
 (threadpoolctl) and with its default threads. The four are measured in
 interleaved rounds (mx 1, NumPy 1, mx N, NumPy default, again, ...), each round
-timing a run of calls of >= 20 ms, and the table gives the medians: a drift of a
-shared machine's speed hits all four alike. The 1-thread columns are the calling
+timing a run of calls of >= 20 ms after a 0.3 s pause (OpenBLAS's threads spin
+for ~0.1-0.2 s after a call and would take a core from mx's threads), and the
+table gives the medians: a drift of a shared machine's speed hits all four alike. The 1-thread columns are the calling
 thread's CPU time (both run on it), the N-thread ones wall time. Before timing,
 mx's result is checked against NumPy's (to rounding) and mx on N threads against
 mx on 1 (bit for bit).
@@ -45,6 +46,11 @@ BENCH = Path(__file__).resolve().parent
 PEAK_SOURCE = BENCH / "kernels" / "peak_fma.c"
 LEAST_SECONDS = 0.02
 """Each timed run repeats the call for at least this long."""
+SETTLE_SECONDS = 0.3
+"""The pause before each timed run: OpenBLAS's idle threads keep spinning for
+~0.1-0.2 s after a call (its THREAD_TIMEOUT), and mx's second thread started
+meanwhile shares a core with one of them (measured on 2 cores: a 1024² f32
+GEMM on 2 threads right after NumPy's takes 22 ms, 0.3 s later 11.5 ms)."""
 
 
 def peak_gflops() -> tuple[float, float] | None:
@@ -102,6 +108,7 @@ def interleaved(
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, (call, clock, context) in runs.items():
+            time.sleep(SETTLE_SECONDS)
             with context():
                 start = clock()
                 for _ in range(counts[name]):
