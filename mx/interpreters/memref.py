@@ -111,6 +111,18 @@ class MxMemRefFunctions(MemRefFunctions):
         hardware's prefetch of any address)."""
         return ()
 
+    @impl(memref.ExtractAlignedPointerAsIndexOp)
+    def run_extract_aligned_pointer(
+        self,
+        interpreter: Interpreter,
+        op: memref.ExtractAlignedPointerAsIndexOp,
+        args: PythonValues,
+    ) -> PythonValues:
+        """The interpreter's memory has no addresses: every memref starts at
+        0, aligned to anything (the lowering reads addresses only to choose
+        where a loop starts, never what it computes)."""
+        return (scalar_attr(0, op.aligned_pointer.type, interpreter.index_bitwidth),)
+
 
 def _affine_indices(map_: AffineMapAttr, operands: Sequence[Any]) -> list[int]:
     """The results of an affine map applied to its dimension and symbol operands."""

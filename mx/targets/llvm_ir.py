@@ -258,6 +258,7 @@ CAST_INSTRUCTIONS: dict[type[Operation], str] = {
     llvm.FPExtOp: "fpext", llvm.FPTruncOp: "fptrunc", llvm.SIToFPOp: "sitofp",
     llvm.BitcastOp: "bitcast", llvm_ext.UIToFPOp: "uitofp",
     llvm_ext.FPToSIOp: "fptosi", llvm_ext.FPToUIOp: "fptoui",
+    llvm.PtrToIntOp: "ptrtoint",
 }  # fmt: skip
 _NO_INTRINSIC_OVERLOAD = ("llvm.intr.stacksave", "llvm.intr.stackrestore")
 

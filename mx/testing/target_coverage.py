@@ -413,6 +413,37 @@ def _decoded_matvec(fmt: str, layout: str, spelling: str) -> tuple[str, str]:
     return name, _function(name, params, [y], body)
 
 
+def _row_major_float_matvecs() -> Iterator[tuple[str, str]]:
+    """f16 and bf16 row-major weights cast to f32 times an f32 vector, in a
+    shape taking every step of the tiled kernel (a cache line of each row,
+    a narrower step, single columns; rows past the last tile); FP8 codes
+    times a per-tensor scale argument (the fused kernel by cache lines)."""
+    rows, cols = 37, 117
+    for t in ("f16", "bf16"):
+        name = f"row_major_matvec_{t}_{rows}x{cols}"
+        q, w = _m(rows, cols, t), _m(rows, cols, "f32")
+        x, y = f"vector<{cols}xf32>", f"vector<{rows}xf32>"
+        body = (
+            f"  %q = matrix.row_major_load %a0[0] : memref<?x{t}> -> {q}\n"
+            f"  %w = matrix.cast %q : {q} to {w}\n"
+            f"  %r = matrix.matvec %w, %a1 : {w}, {x} -> {y}\n"
+        )
+        yield name, _function(name, [f"memref<?x{t}>", x], [y], body)
+    rows, cols = 64, 132  # (FP8 per-tensor: lines of 64 columns, masked ends)
+    for fmt in ("f8e4m3fn", "f8e5m2"):
+        name = f"row_major_matvec_{fmt}_{rows}x{cols}"
+        q, w = _m(rows, cols, "i8"), _m(rows, cols, "f32")
+        x, y = f"vector<{cols}xf32>", f"vector<{rows}xf32>"
+        body = (
+            f"  %q = matrix.row_major_load %a0[0] : memref<?xi8> -> {q}\n"
+            f"  %d = arbfp.convert_from {fmt} %q : {q} to {w}\n"
+            f"  %k = matrix.splat %a2 : {w}\n"
+            f"  %w = matrix.mul %d, %k : {w}\n"
+            f"  %r = matrix.matvec %w, %a1 : {w}, {x} -> {y}\n"
+        )
+        yield name, _function(name, ["memref<?xi8>", x, "f32"], [y], body)
+
+
 Unit = Callable[[int, int], Iterator[tuple[str, str]]]
 """The functions of one op (or op family) and element type(s), for a shape."""
 
@@ -449,6 +480,7 @@ def coverage_functions(long: bool = False) -> list[tuple[str, str]]:
     )
     for rows, dest in scaled:
         functions += _block_scaled(rows, dest)
+    functions += _row_major_float_matvecs()
     return functions + list(_decoded_matvecs(long)) + _packed_products()
 
 

@@ -240,6 +240,51 @@ def test_per_tensor_matches_the_interpreter(
     assert np.isfinite(expected).any() or scale == "3.0e38"  # (inf - inf)
 
 
+def _at_byte(codes: Array, by: int) -> Array:
+    """`codes` copied to `by` bytes past a 64-byte boundary."""
+    raw = np.zeros(codes.size + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + by
+    view = raw[start : start + codes.size]
+    view[:] = codes
+    return view
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (64, 64, "f8e4m3fn", "arg", "", False, "row_major"),
+        (32, 200, "f8e5m2", "", "contract", True, "row_major"),
+        (70, 132, "f8e4m3fn", "0.375", "", False, "row_major"),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("dense", [False, True], ids=["stride", "dense"])
+def test_per_tensor_rows_at_every_start_in_a_line(
+    case: tuple[int, int, str, str, str, bool, str], dense: bool
+) -> None:
+    """Row-major per-tensor FP8 codes step by cache lines from the first
+    column at a line's start (the codes' address), the columns before and
+    after in masked steps: at each of the 64 byte offsets the same bits as
+    the interpreter (rows a line's multiple apart, or not)."""
+    rows, cols, _, scale, _, bias, _ = case
+    source = _per_tensor_source(case)
+    if dense:
+        source = source.replace(f" stride {cols + 3}", "")
+    assert _kernel_used(source)
+    rng = np.random.default_rng(rows * cols)
+    codes = _fp8_codes(rng, 5 + (rows + 3) * (cols + 3) + 8)
+    rest: list[Any] = [rng.standard_normal(cols).astype(np.float32)]
+    if scale == "arg":
+        rest.append(np.float32(-0.625))
+    if bias:
+        rest.append(rng.standard_normal(rows).astype(np.float32))
+    (expected,) = run_function(_parse(source), "mv", codes, *rest)
+    mv = compile_module(source).mv
+    for by in range(64):
+        actual = mv(_at_byte(codes, by), *rest)
+        assert _same(actual, expected), by
+
+
 BLOCK_SCALED = [
     # rows, cols, format, block, scale format, fastmath, bias, layout
     (32, 64, "f4e2m1fn", 32, "f8e8m0fnu", "", False, "column_major"),

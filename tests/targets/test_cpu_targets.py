@@ -144,6 +144,9 @@ def test_the_sample_has_every_op_on_every_element_type() -> None:
     ]
     expected += ["scaled_matvec_", "nvfp4_", "quantize_"]
     expected += [
+        f"row_major_matvec_{t}_" for t in ("f16", "bf16", "f8e4m3fn", "f8e5m2")
+    ]
+    expected += [
         f"decode_{fmt}_{layout}_"
         for fmt in ("f4e2m1fn", "f8e4m3fn", "f8e5m2")
         for layout in ("column_major", "row_major")

@@ -86,7 +86,14 @@ SAMPLE = [
     *sorted((ROOT / "examples").glob("*.mlir")),
     *(
         LIT / "lowering" / "convert-matrix-to-affine" / f"{name}.mlir"
-        for name in ("elementwise", "matmul", "memory", "mixed-precision", "vectors")
+        for name in (
+            "blocked-matvec",
+            "elementwise",
+            "matmul",
+            "memory",
+            "mixed-precision",
+            "vectors",
+        )
     ),
     *(
         LIT / "lowering" / "convert-arbfp-to-arith" / f"{name}.mlir"

@@ -319,6 +319,19 @@ class PrefetchLowering(RewritePattern):
         )
 
 
+class ExtractAlignedPointerLowering(RewritePattern):
+    """memref.extract_aligned_pointer_as_index %m -> llvm.ptrtoint %m (a
+    memref is its aligned pointer)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: memref.ExtractAlignedPointerAsIndexOp, rewriter: PatternRewriter, /
+    ):
+        pointer = to_llvm(op.source, rewriter)
+        address = rewriter.insert(llvm.PtrToIntOp(pointer, i64)).results[0]
+        rewriter.replace(op, [], [from_llvm(address, op.results[0].type, rewriter)])
+
+
 class AllocaLowering(RewritePattern):
     """memref.alloca -> llvm.alloca of the element count."""
 
@@ -470,6 +483,7 @@ MEMREF_PATTERNS: tuple[RewritePattern, ...] = (
     LoadLowering(),
     StoreLowering(),
     PrefetchLowering(),
+    ExtractAlignedPointerLowering(),
     AllocaLowering(),
     AllocLowering(),
     DeallocLowering(),

@@ -44,6 +44,7 @@ rounding the exact product once as scaled_convert_from does.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from math import gcd
 from typing import cast
 
@@ -83,12 +84,15 @@ from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.convert_arbfp_to_arith import emit_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.blocked import (
+    CACHE_LINE,
     PARALLEL_BLOCKS,
     _ceil,
     _for,
     _identity,
     _if,
     _step,
+    line_start,
+    line_steps,
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, buffer_of
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
@@ -806,6 +810,18 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
     return lines
 
 
+def _below(e: Emitter, a: int, b: SSAValue) -> SSAValue:
+    """a < b (an i1)."""
+    return e.emit(arith.CmpiOp(e.index(a), b, "ult"))
+
+
+def _shifted(
+    keep: Callable[[Emitter, int], SSAValue], by: int, e: Emitter, i: int
+) -> SSAValue:
+    """keep(i + by)."""
+    return keep(e, i + by)
+
+
 def _row_passes(
     e: Emitter,
     kernel: _Kernel,
@@ -824,6 +840,11 @@ def _row_passes(
     chunk = _chunk(lanes, codes.bits)
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
+    by_lines = scaled is None and codes.load is not None and not codes.packed
+    """Per-tensor FP8 codes of a load step by whole cache lines of each row,
+    from the first column at a line's start (rows a multiple of 4 KiB apart
+    map to one L1 set: a line read in two steps came from L2 twice); block
+    scales and packed codes by chunks from column 0."""
 
     def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
         """`count` words of `row` from column k0, as the first lanes of a
@@ -852,11 +873,18 @@ def _row_passes(
         return _transpose_halves(g, lines)
 
     def add_chunk(
-        g: Emitter, starts: list[Index], k0: Index, accs: list[SSAValue], count: int
+        g: Emitter,
+        starts: list[Index],
+        k0: Index,
+        accs: list[SSAValue],
+        count: int,
+        tiles: list[list[SSAValue]] | None = None,
+        keep: Callable[[Emitter, int], SSAValue] | None = None,
     ) -> list[SSAValue]:
         """The sums of the two tiles at `starts` plus the `count` words of
-        columns from k0."""
-        tiles = [tile(g, s, k0, count) for s in starts]
+        columns from k0 (the tiles' lines, if already read; with `keep`,
+        only column k0 + i where `keep(i)` holds)."""
+        tiles = tiles or [tile(g, s, k0, count) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
         for j in range(count):
             first = per_word * j
@@ -873,7 +901,58 @@ def _row_passes(
                         [kernel.word_element(g, lines[j], n)],
                         None if scaled is None else [scales[block][t]],
                     )
-                    accs[t] = _step(g, flags, values[0], xk, accs[t])
+                    added = _step(g, flags, values[0], xk, accs[t])
+                    accs[t] = (
+                        added
+                        if keep is None
+                        else g.emit(arith.SelectOp(keep(g, first + n), added, accs[t]))
+                    )
+        return accs
+
+    def add_lines(
+        g: Emitter,
+        starts: list[Index],
+        k0: Index,
+        accs: list[SSAValue],
+        keep: Callable[[Emitter, int], SSAValue] | None = None,
+    ) -> list[SSAValue]:
+        """`add_chunk` of the two chunks of a cache line of each row from
+        k0 (one load a row: no line is read twice)."""
+        lines = {
+            (t, i): g.emit(
+                vector.BitcastOp(
+                    codes.read(g, offset(g, s, i), k0, CACHE_LINE),
+                    VectorType(i32, [CACHE_LINE // 4]),
+                )
+            )
+            for t, s in enumerate(starts)
+            for i in range(lanes)
+        }
+        for c in range(CACHE_LINE // (4 * words)):
+            pick = list(range(c * words, (c + 1) * words))
+            mask = DenseArrayBase.from_list(
+                i64, pick + [x + CACHE_LINE // 4 for x in pick]
+            )
+            tiles = [
+                _transpose_halves(
+                    g,
+                    [
+                        g.emit(
+                            vector.ShuffleOp(
+                                lines[t, i],
+                                lines[t, words + i],
+                                mask,
+                                result_type=VectorType(i32, [lanes]),
+                            )
+                        )
+                        for i in range(words)
+                    ],
+                )
+                for t in range(len(starts))
+            ]
+            k = offset(g, k0, c * chunk)
+            masked = None if keep is None else partial(_shifted, keep, c * chunk)
+            accs = add_chunk(g, starts, k, accs, words, tiles, masked)
         return accs
 
     def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
@@ -889,10 +968,32 @@ def _row_passes(
             k0 = block_start(h, 0, chunk, p)
             return add_chunk(h, starts, k0, list(carried), words)
 
-        full, last = divmod(m.cols, chunk)
-        accs = list(g.loop(0, full, accs, chunks)) if full else accs
-        if last:
-            accs = add_chunk(g, starts, full * chunk, accs, last // per_word)
+        line = CACHE_LINE // 4 * per_word
+        if by_lines and m.cols >= line:
+            assert codes.load is not None
+            first = line_start(g, r, load=codes.load, size=1)
+            accs = add_lines(g, starts, 0, accs, lambda h, i: _below(h, i, first))
+
+            def lines(
+                h: Emitter, k0: SSAValue, carried: Sequence[SSAValue]
+            ) -> list[SSAValue]:
+                return add_lines(h, starts, k0, list(carried))
+
+            stepped, done = line_steps(g, first, m.cols, line, accs, lines)
+            accs = list(stepped)
+            last_line = m.cols - line
+            accs = add_lines(
+                g,
+                starts,
+                last_line,
+                accs,
+                lambda h, i: h.emit(arith.CmpiOp(h.index(last_line + i), done, "uge")),
+            )
+        else:
+            full, last = divmod(m.cols, chunk)
+            accs = list(g.loop(0, full, accs, chunks)) if full else accs
+            if last:
+                accs = add_chunk(g, starts, full * chunk, accs, last // per_word)
         for a, acc in zip(at, accs, strict=True):
             g.builder.insert(vector.StoreOp(acc, sums, a))
 

@@ -2,21 +2,29 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
-from mx.dialects.matrix import MatrixType, MatvecOp, element_type_of
-from mx.lowering.matrix_to_affine.blocked import Gemv, blocked_matvec
+from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp, element_type_of
+from mx.lowering.matrix_to_affine.blocked import Gemv, blocked_matvec, line_start
+from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.decoded_matvec import (
     Weights,
     decoded_matvec,
     fused_kernel,
     match_weights,
 )
-from mx.lowering.matrix_to_affine.elements import Emitter, Index, narrow, widen
+from mx.lowering.matrix_to_affine.elements import (
+    Emitter,
+    Index,
+    buffer_of,
+    narrow,
+    widen,
+)
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     ELEMENT_BY_ELEMENT,
@@ -33,6 +41,28 @@ from mx.lowering.matrix_to_affine.products import (
 )
 from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
 from mx.lowering.matrix_to_affine.vectors import read_block, readable, write_block
+
+
+def _read_memory(matrix: SSAValue, fused: set[Operation]) -> tuple[int, LoadOp | None]:
+    """Bytes per element of the narrowest memory the lowered `matrix` is
+    read from (the fused ops' matrix operands, down to buffers and loads),
+    and the load reading it, if one does."""
+    pending, narrowest = [matrix], (8, None)
+    while pending:
+        value = pending.pop()
+        op = value.owner
+        if (
+            buffer_of(value) is None
+            and isinstance(op, Operation)
+            and op in fused
+            and not isinstance(op, LoadOp)
+        ):
+            pending += [x for x in op.operands if isinstance(x.type, MatrixType)]
+            continue
+        size = element_bytes(element_type_of(value.type))
+        if size <= narrowest[0]:
+            narrowest = (size, op if isinstance(op, LoadOp) else None)
+    return narrowest
 
 
 @dataclass
@@ -180,6 +210,7 @@ class LowerMatvec(MatrixPattern):
         )
         result = op.result_element
         unsigned = op.unsigned is not None
+        size, load = _read_memory(matrix, fused)
         gemv = Gemv(
             m.rows,
             m.cols,
@@ -190,6 +221,10 @@ class LowerMatvec(MatrixPattern):
             op.fastmath,
             lanes,
             lambda f, x: widen(f, x, result, unsigned),
+            size,
+            None
+            if along_rows or load is None or load.COLUMN_MAJOR or load.is_packed
+            else partial(line_start, load=load, size=size),
         )
         return blocked_matvec(
             self.state.emitter(op),

@@ -33,20 +33,23 @@ func.func @matvec_columns(%w: memref<?xf32>, %x: vector<18xf32>) -> vector<12xf3
 
 // A row-major matrix: tiles of 4 rows x 4 columns read along the rows,
 // transposed in registers (2 rounds of shuffles), the lanes being rows that
-// each sum in k order; the last 2 columns are gathered; the last row (9) is a
-// scalar dot product.
+// each sum in k order. A cache line of a row is 16 columns, more than the
+// matrix has: 2 steps of 4 columns, then the last 2 columns gathered; the
+// last row (9) is a scalar dot product.
 // CHECK-LABEL: func.func @matvec_rows
 // CHECK: affine.for %{{.*}} = 0 to 2 {
 // CHECK: %[[ZERO:.*]] = arith.constant -0.000000e+00 : f32
 // CHECK: %[[INIT:.*]] = vector.broadcast %[[ZERO]] : f32 to vector<4xf32>
-// CHECK: %[[SUMS:.*]] = affine.for %{{.*}} = 0 to 2 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (vector<4xf32>) {
+// CHECK-NOT: memref.extract_aligned_pointer_as_index
 // CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
 // CHECK-COUNT-8: vector.shuffle
 // CHECK: %[[P:.*]] = arith.mulf
-// CHECK-NEXT: arith.addf %[[ACC]], %[[P]] : vector<4xf32>
+// CHECK-NEXT: arith.addf %[[INIT]], %[[P]] : vector<4xf32>
 // CHECK-COUNT-3: arith.addf
-// CHECK: affine.yield
-// CHECK: %[[LAST:.*]] = affine.for %{{.*}} = 8 to 10 iter_args(%{{.*}} = %[[SUMS]]) -> (vector<4xf32>) {
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK-COUNT-8: vector.shuffle
+// CHECK-COUNT-4: arith.addf
+// CHECK: %[[LAST:.*]] = affine.for %{{.*}} = 8 to 10 iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>) {
 // CHECK-COUNT-3: vector.insert
 // CHECK: vector.store %[[LAST]]
 // CHECK: affine.for %{{.*}} = 1 to 10 iter_args(%{{.*}}) -> (f32) {
@@ -56,4 +59,34 @@ func.func @matvec_rows(%w: memref<?xf32>, %x: vector<10xf32>) -> vector<9xf32> {
   %m = matrix.row_major_load %w[0] : memref<?xf32> -> !matrix.matrix<9x10xf32>
   %y = matrix.matvec %m, %x : !matrix.matrix<9x10xf32>, vector<10xf32> -> vector<9xf32>
   func.return %y : vector<9xf32>
+}
+
+// A row-major matrix of rows longer than a cache line (16 f32 columns): the
+// steps read a whole line of each row (one load of 16) from the first column
+// at a line's start, found from the memref's address; before it, a step of
+// columns 0..15 adds only those below that column (selects); the line steps
+// are an scf.for (their start is no affine symbol); the last 16 columns add
+// only those past the last line step. Each sum stays in k order.
+// CHECK-LABEL: func.func @matvec_row_lines
+// CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%{{.*}}) : (memref<?xf32>) -> index
+// CHECK: %[[FIRST:.*]] = arith.divui
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
+// CHECK: arith.cmpi ult, %{{.*}}, %[[FIRST]] : index
+// CHECK-COUNT-16: arith.select
+// CHECK: %[[COLUMNS:.*]] = arith.subi %{{.*}}, %[[FIRST]] : index
+// CHECK: %[[STEPS:.*]] = arith.divui %[[COLUMNS]], %{{.*}} : index
+// CHECK: %[[SUMS:.*]] = scf.for %[[S:.*]] = %{{.*}} to %[[STEPS]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>) {
+// CHECK: %[[SKIPPED:.*]] = arith.muli %[[S]], %{{.*}} : index
+// CHECK: arith.addi %[[SKIPPED]], %[[FIRST]] : index
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
+// CHECK: arith.cmpi uge
+// CHECK-COUNT-16: arith.select
+// CHECK: func.return
+func.func @matvec_row_lines(%w: memref<?xf32>, %x: vector<40xf32>) -> vector<4xf32> {
+  %m = matrix.row_major_load %w[0] : memref<?xf32> -> !matrix.matrix<4x40xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<4x40xf32>, vector<40xf32> -> vector<4xf32>
+  func.return %y : vector<4xf32>
 }
