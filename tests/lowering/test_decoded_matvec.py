@@ -24,7 +24,11 @@ from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
-from mx.lowering.matrix_to_affine.kernel_remarks import recording
+from mx.lowering.matrix_to_affine.kernel_remarks import (
+    FUSED_BLOCK_SCALED,
+    FUSED_DECODE,
+    recording,
+)
 from mx.passes.mx_lower_to_llvm import PIPELINE
 
 Array = npt.NDArray[Any]
@@ -204,11 +208,11 @@ def _check(
     )
 
 
-def _kernel_used(source: str) -> bool:
-    """The lowering uses the kernel: its f4e2m1fn table, or its f8e4m3fn
-    bytes sign-extended into f16 lanes (column-major) or f16 bits narrowed
-    from words (row-major)."""
-    module = _parse(source.split("func.func @w")[0])
+def _kernel_ir(source: str) -> bool:
+    """The lowering of `@mv` holds the kernel: its f4e2m1fn table, or its
+    f8e4m3fn bytes sign-extended into f16 lanes (column-major) or f16 bits
+    narrowed from words (row-major)."""
+    module = _parse(_mv(source))
     ConvertMatrixToAffinePass().apply(Context(), module)
     text = str(module)
     table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
@@ -219,13 +223,27 @@ def _kernel_used(source: str) -> bool:
     )
 
 
+def _mv(source: str) -> str:
+    """The kernel `@mv` alone: `@w` (the decoded weights) is only
+    interpreted, so the JIT need not compile it."""
+    return source.split("func.func @w")[0]
+
+
+def _compiled_kernel(source: str, kernel: str) -> Any:
+    """The JIT's `@mv`, which the lowering gave the fused `kernel` (its
+    remark; `test_the_remark_names_the_emitted_kernel` checks the IR of one
+    case of each format, layout and scaling)."""
+    f = compile_module(_mv(source)).mv
+    assert f.remarks[0].endswith(f"kernel: {kernel}"), f.remarks
+    return f
+
+
 @pytest.mark.parametrize("case", PER_TENSOR, ids=str)
 def test_per_tensor_matches_the_interpreter(
     case: tuple[int, int, str, str, str, bool, str],
 ) -> None:
     rows, cols, _, scale, _, bias, _ = case
     source = _per_tensor_source(case)
-    assert _kernel_used(source)
     rng = np.random.default_rng(rows * cols)
     size = 5 + (rows + 3) * (cols + 3) + 8
     codes = _fp8_codes(rng, size)
@@ -234,7 +252,7 @@ def test_per_tensor_matches_the_interpreter(
         args.append(np.float32(-0.625))
     if bias:
         args.append(rng.standard_normal(rows).astype(np.float32))
-    actual = compile_module(source).mv(*args)
+    actual = _compiled_kernel(source, FUSED_DECODE)(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
     assert np.isfinite(expected).any() or scale == "3.0e38"  # (inf - inf)
@@ -319,13 +337,37 @@ def test_block_scaled_matches_the_interpreter(
     case: tuple[int, int, str, int, str, str, bool, str],
 ) -> None:
     source = _scaled_source(case)
-    assert _kernel_used(source)
     args = _scaled_args(case)
     bias = case[6]
-    actual = compile_module(source).mv(*args)
+    actual = _compiled_kernel(source, FUSED_BLOCK_SCALED)(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
     assert np.isnan(expected).any() and np.isfinite(expected).any()
+
+
+def _smallest_of_each_class() -> list[Any]:
+    """(source, kernel) of the smallest case of each format and layout,
+    per-tensor and block-scaled."""
+    chosen: dict[tuple[str, str, str], tuple[int, str]] = {}
+    cases = [(c, _per_tensor_source(c), FUSED_DECODE) for c in PER_TENSOR] + [
+        (c, _scaled_source(c), FUSED_BLOCK_SCALED) for c in BLOCK_SCALED
+    ]
+    for case, source, kernel in cases:
+        size, key = case[0] * case[1], (str(case[2]), str(case[-1]), kernel)
+        if key not in chosen or size < chosen[key][0]:
+            chosen[key] = (size, source)
+    return [
+        pytest.param(source, kernel, id=f"{fmt}-{layout}-{kernel}")
+        for (fmt, layout, kernel), (_, source) in chosen.items()
+    ]
+
+
+@pytest.mark.parametrize(("source", "kernel"), _smallest_of_each_class())
+def test_the_remark_names_the_emitted_kernel(source: str, kernel: str) -> None:
+    """The remark the tests above trust is the kernel's IR (one case of each
+    class: lowering each case again would double their cost)."""
+    assert _kernel_ir(source)
+    _compiled_kernel(source, kernel)
 
 
 def _decoded(codes: Array, fmt: str) -> Array:
@@ -375,7 +417,7 @@ def test_mx_matvec_equals_numpy(fmt: str, layout: str) -> None:
     want = w[:, 0] * x[0]
     for k in range(1, cols):
         want = want + w[:, k] * x[k]
-    got = np.asarray(compile_module(source).mv(codes, scales, x))
+    got = np.asarray(_compiled_kernel(source, FUSED_BLOCK_SCALED)(codes, scales, x))
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
@@ -405,13 +447,13 @@ def test_eight_lanes_match_the_interpreter(
     source = _scaled_source(case)
     args = _scaled_args(case)
     bias = case[6]
-    module = _parse(source.split("func.func @w")[0])
+    module = _parse(_mv(source))
     ConvertMatrixToAffinePass(vector_bits=256).apply(Context(), module)
     text = str(module)
     assert re.search(r"(arith\.addf|math\.fma) .* : vector<8xf32>", text)
     table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
     assert table or "to vector<16xi16>" in text or "to vector<8xi16>" in text
-    actual = compile_module(source, AVX2_PIPELINE).mv(*args)
+    actual = compile_module(_mv(source), AVX2_PIPELINE).mv(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
 
