@@ -6,6 +6,7 @@ scales, MXFP4/MXFP8/NVFP4 block scales, packed offsets and strides, narrow
 last passes, bias, strict and `contract` — and, strict, a reference of
 ml_dtypes decoding and NumPy summing each row in k order."""
 
+import os
 import re
 from fractions import Fraction
 from typing import Any
@@ -32,6 +33,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
 from mx.passes.mx_lower_to_llvm import PIPELINE
 
 Array = npt.NDArray[Any]
+LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 
 def _parse(text: str) -> ModuleOp:
@@ -582,16 +584,28 @@ func.func @mv(%q: {q}, %sc: {s}, %x: vector<{cols}xf32>{b_arg}) -> vector<{rows}
 """
 
 
-@pytest.mark.parametrize(
-    ("fmt", "rows", "cols", "bias"),
-    [
-        ("f4e2m1fn", 64, 128, False),
-        ("f4e2m1fn", 50, 96, True),  # a last group of rows overlapping; a narrow chunk
-        ("f8e4m3fn", 32, 64, True),
-        ("f8e4m3fn", 47, 96, False),
-    ],
-)
-@pytest.mark.parametrize("orders", ["CC", "CF", "FC", "FF"])
+ARGUMENT_CASES = [
+    # format, rows, cols, bias
+    ("f4e2m1fn", 64, 128, False),
+    ("f4e2m1fn", 50, 96, True),  # a last group of rows overlapping; a narrow chunk
+    ("f8e4m3fn", 32, 64, True),
+    ("f8e4m3fn", 47, 96, False),
+]
+ORDERS = ("CC", "CF", "FC", "FF")
+
+
+def _argument_params() -> list[Any]:
+    """Each case in two orders, codes C- and F-ordered, so that each format
+    takes all four (MX_LONG_TESTS=1: every case in every order)."""
+    return [
+        pytest.param(*case, orders, id=f"{orders}-{case[0]}-{case[1]}-{case[2]}")
+        for i, case in enumerate(ARGUMENT_CASES)
+        for j, orders in enumerate(ORDERS)
+        if LONG or j % 2 == i % 2
+    ]
+
+
+@pytest.mark.parametrize(("fmt", "rows", "cols", "bias", "orders"), _argument_params())
 def test_matrix_arguments_take_the_kernel(
     fmt: str, rows: int, cols: int, bias: bool, orders: str
 ) -> None:
