@@ -45,8 +45,10 @@ def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     """Runs the files of `SLOW_FIRST` first, in that order, then the rest in
-    collection order: pytest-xdist hands tests to its workers in this order,
-    so no long test starts last while the other workers have run out of work."""
+    collection order. pyproject's `--dist worksteal` gives each xdist worker
+    half of this list; an idle worker takes the back half of the other's
+    queue. With the long tests at the front, what is taken last is short,
+    so neither worker is left idle while the other runs a long test."""
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     root = Path(config.rootpath)
     items.sort(

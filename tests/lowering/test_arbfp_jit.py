@@ -9,9 +9,10 @@ format and float type:
   loads ignore), against the exact reference and ml_dtypes;
 - convert_to of every f16 and bf16 value and of fixed-seed f32/f64 samples with
   the format's edge cases (`arbfp_inputs`), in every rounding mode with and
-  without saturation (see `_variants` for the scalar kernels), against the
-  exact reference, and nearest_even against ml_dtypes. MX_LONG_TESTS=1: 2*10^6
-  random f32 and f64 inputs per mode.
+  without saturation, each as a scalar or a vector kernel (`_variants`),
+  against the exact reference, and nearest_even against ml_dtypes.
+  MX_LONG_TESTS=1: 2*10^6 random f32 and f64 inputs per mode, every mode
+  and saturation in both shapes.
 """
 
 from __future__ import annotations
@@ -145,13 +146,16 @@ def test_convert_from_every_encoding(name: str, float_type: str) -> None:
 
 
 def _variants(shape: str, float_type: str) -> list[tuple[Rounding, bool]]:
-    """Vector kernels: every mode with and without saturation. Scalar kernels
-    (the same emitted arithmetic on scalars) take each mode once, saturating
-    every other one, alternating with the float type, so that over the float
-    types every combination runs as a scalar too (compilation is the cost)."""
-    if shape == "vector":
+    """Each shape takes each mode once, saturating every other one; the
+    vector kernels saturate where the scalar ones do not, and which ones
+    alternates with the float type. So every mode with and without
+    saturation runs for each float type (in one shape or the other), and
+    for each shape over two float types: the scalar and vector kernels are
+    the same emitted arithmetic, and compilation is the cost.
+    MX_LONG_TESTS=1: every combination in both shapes."""
+    if inputs.LONG:
         return VARIANTS
-    flip = FLOAT_TYPES.index(float_type) % 2
+    flip = (FLOAT_TYPES.index(float_type) + (shape == "vector")) % 2
     return [(mode, (i + flip) % 2 == 1) for i, mode in enumerate(Rounding)]
 
 
@@ -173,6 +177,7 @@ def test_convert_to(name: str, float_type: str) -> None:
             )
     module = compile_module("\n".join(kernels), PIPELINE)  # one compilation
     x = inputs.sources(name)[float_type]
+    checked: set[tuple[Rounding, bool]] = set()
     for mode, saturate in VARIANTS:
         want = ref.encode_array(name, x, mode.value, saturate)
         for shape in SHAPES:
@@ -183,6 +188,7 @@ def test_convert_to(name: str, float_type: str) -> None:
             assert not (got >> fmt.bits).any(), "stores write the high bits as zero"
             same = ref.same_results(name, got, want, x)
             assert same.all(), (shape, mode, saturate, x[~same][:6], got[~same][:6])
+            checked.add((mode, saturate))
             if (
                 mode is Rounding.NEAREST_EVEN
                 and not saturate
@@ -191,3 +197,4 @@ def test_convert_to(name: str, float_type: str) -> None:
             ):
                 agrees = inputs.ml_dtypes_agrees(name, x, got)
                 assert agrees.all(), (shape, x[~agrees][:6], got[~agrees][:6])
+    assert checked == set(VARIANTS)

@@ -6,8 +6,8 @@ scales, MXFP4/MXFP8/NVFP4 block scales, packed offsets and strides, narrow
 last passes, bias, strict and `contract` — and, strict, a reference of
 ml_dtypes decoding and NumPy summing each row in k order."""
 
+import os
 import re
-from fractions import Fraction
 from typing import Any
 
 import ml_dtypes
@@ -24,10 +24,15 @@ from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
-from mx.lowering.matrix_to_affine.kernel_remarks import recording
+from mx.lowering.matrix_to_affine.kernel_remarks import (
+    FUSED_BLOCK_SCALED,
+    FUSED_DECODE,
+    recording,
+)
 from mx.passes.mx_lower_to_llvm import PIPELINE
 
 Array = npt.NDArray[Any]
+LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 
 def _parse(text: str) -> ModuleOp:
@@ -135,38 +140,23 @@ func.func @w(%mem: memref<?xi8>, %x: vector<{cols}xf32>{arg}{b_arg}) -> {w} {{
 """
 
 
-def _round_f32(value: Fraction) -> np.float32:
-    """`value` rounded to f32, nearest even (overflow to inf)."""
-    largest = Fraction(float(np.finfo(np.float32).max))
-    if abs(value) >= largest + Fraction(2) ** 103:  # half an ulp past it
-        return np.float32(np.inf if value > 0 else -np.inf)
-    guess = np.float32(float(value))
-    candidates = [
-        c
-        for c in (
-            guess,
-            np.nextafter(guess, np.float32(np.inf)),
-            np.nextafter(guess, np.float32(-np.inf)),
-        )
-        if np.isfinite(c)
-    ]
-
-    def key(c: np.float32) -> tuple[Fraction, int]:
-        return abs(Fraction(float(c)) - value), int(np.array(c).view(np.uint32)) & 1
-
-    best = np.float32(min(candidates, key=key))
-    return np.float32(-0.0) if best == 0 and value < 0 else best
-
-
-def _fma(a: np.float32, b: np.float32, c: np.float32) -> np.float32:
-    """a*b + c rounded once to f32."""
-    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
-        with np.errstate(invalid="ignore"):
-            return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
-    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
-    if exact == 0:  # the sign of an exact zero sum, as IEEE adds
-        return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
-    return _round_f32(exact)
+def _fma(a: Array, b: np.float32, c: Array) -> Array:
+    """a*b + c rounded once to f32, elementwise: the product is exact in
+    f64, TwoSum gives the error of the f64 sum exactly, and that sum rounded
+    to odd (53 bits, at least 24 + 2) then to f32 rounds as the exact value
+    would (overflow to inf); infinities, NaNs and the sign of an exact zero
+    as IEEE f64 arithmetic gives them, which f32's would too."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a.astype(np.float64) * np.float64(b)
+        c64 = c.astype(np.float64)
+        s = p + c64
+        t = s - p
+        err = (p - (s - t)) + (c64 - t)
+        inexact = np.isfinite(s) & (err != 0)
+        toward_zero = inexact & ((err < 0) != (s < 0))  # |a*b + c| < |s|
+        truncated = np.where(toward_zero, np.nextafter(s, 0), s)
+        odd = truncated.view(np.uint64) | inexact.astype(np.uint64)
+        return odd.view(np.float64).astype(np.float32)
 
 
 def _contracted(
@@ -176,15 +166,15 @@ def _contracted(
     from -0 in k order (then + bias), checked exactly; the interpreter
     computes the unfused order, so only its NaNs must agree."""
     assert np.array_equal(np.isnan(jit), np.isnan(interpreted))
-    for r in range(w.shape[0]):
-        acc = np.float32(-0.0)
-        for k in range(w.shape[1]):
-            acc = _fma(w[r, k], x[k], acc)
-        if bias is not None:
-            acc = np.float32(acc + bias[r])
-        assert np.isnan(acc) == np.isnan(jit[r])
-        if not np.isnan(acc):
-            assert np.array(acc).view(np.uint32) == np.array(jit[r]).view(np.uint32), r
+    acc = np.full(w.shape[0], -0.0, np.float32)
+    for k in range(w.shape[1]):
+        acc = _fma(w[:, k], x[k], acc)
+    if bias is not None:
+        with np.errstate(invalid="ignore"):
+            acc = (acc + bias).astype(np.float32)
+    assert np.array_equal(np.isnan(acc), np.isnan(jit))
+    finite = ~np.isnan(acc)
+    assert np.array_equal(acc[finite].view(np.uint32), jit[finite].view(np.uint32))
 
 
 def _check(
@@ -204,11 +194,11 @@ def _check(
     )
 
 
-def _kernel_used(source: str) -> bool:
-    """The lowering uses the kernel: its f4e2m1fn table, or its f8e4m3fn
-    bytes sign-extended into f16 lanes (column-major) or f16 bits narrowed
-    from words (row-major)."""
-    module = _parse(source.split("func.func @w")[0])
+def _kernel_ir(source: str) -> bool:
+    """The lowering of `@mv` holds the kernel: its f4e2m1fn table, or its
+    f8e4m3fn bytes sign-extended into f16 lanes (column-major) or f16 bits
+    narrowed from words (row-major)."""
+    module = _parse(_mv(source))
     ConvertMatrixToAffinePass().apply(Context(), module)
     text = str(module)
     table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
@@ -219,13 +209,27 @@ def _kernel_used(source: str) -> bool:
     )
 
 
+def _mv(source: str) -> str:
+    """The kernel `@mv` alone: `@w` (the decoded weights) is only
+    interpreted, so the JIT need not compile it."""
+    return source.split("func.func @w")[0]
+
+
+def _compiled_kernel(source: str, kernel: str) -> Any:
+    """The JIT's `@mv`, which the lowering gave the fused `kernel` (its
+    remark; `test_the_remark_names_the_emitted_kernel` checks the IR of one
+    case of each format, layout and scaling)."""
+    f = compile_module(_mv(source)).mv
+    assert f.remarks[0].endswith(f"kernel: {kernel}"), f.remarks
+    return f
+
+
 @pytest.mark.parametrize("case", PER_TENSOR, ids=str)
 def test_per_tensor_matches_the_interpreter(
     case: tuple[int, int, str, str, str, bool, str],
 ) -> None:
     rows, cols, _, scale, _, bias, _ = case
     source = _per_tensor_source(case)
-    assert _kernel_used(source)
     rng = np.random.default_rng(rows * cols)
     size = 5 + (rows + 3) * (cols + 3) + 8
     codes = _fp8_codes(rng, size)
@@ -234,7 +238,7 @@ def test_per_tensor_matches_the_interpreter(
         args.append(np.float32(-0.625))
     if bias:
         args.append(rng.standard_normal(rows).astype(np.float32))
-    actual = compile_module(source).mv(*args)
+    actual = _compiled_kernel(source, FUSED_DECODE)(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
     assert np.isfinite(expected).any() or scale == "3.0e38"  # (inf - inf)
@@ -364,13 +368,37 @@ def test_block_scaled_matches_the_interpreter(
     case: tuple[int, int, str, int, str, str, bool, str],
 ) -> None:
     source = _scaled_source(case)
-    assert _kernel_used(source)
     args = _scaled_args(case)
     bias = case[6]
-    actual = compile_module(source).mv(*args)
+    actual = _compiled_kernel(source, FUSED_BLOCK_SCALED)(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
     assert np.isnan(expected).any() and np.isfinite(expected).any()
+
+
+def _smallest_of_each_class() -> list[Any]:
+    """(source, kernel) of the smallest case of each format and layout,
+    per-tensor and block-scaled."""
+    chosen: dict[tuple[str, str, str], tuple[int, str]] = {}
+    cases = [(c, _per_tensor_source(c), FUSED_DECODE) for c in PER_TENSOR] + [
+        (c, _scaled_source(c), FUSED_BLOCK_SCALED) for c in BLOCK_SCALED
+    ]
+    for case, source, kernel in cases:
+        size, key = case[0] * case[1], (str(case[2]), str(case[-1]), kernel)
+        if key not in chosen or size < chosen[key][0]:
+            chosen[key] = (size, source)
+    return [
+        pytest.param(source, kernel, id=f"{fmt}-{layout}-{kernel}")
+        for (fmt, layout, kernel), (_, source) in chosen.items()
+    ]
+
+
+@pytest.mark.parametrize(("source", "kernel"), _smallest_of_each_class())
+def test_the_remark_names_the_emitted_kernel(source: str, kernel: str) -> None:
+    """The remark the tests above trust is the kernel's IR (one case of each
+    class: lowering each case again would double their cost)."""
+    assert _kernel_ir(source)
+    _compiled_kernel(source, kernel)
 
 
 def _decoded(codes: Array, fmt: str) -> Array:
@@ -420,7 +448,7 @@ def test_mx_matvec_equals_numpy(fmt: str, layout: str) -> None:
     want = w[:, 0] * x[0]
     for k in range(1, cols):
         want = want + w[:, k] * x[k]
-    got = np.asarray(compile_module(source).mv(codes, scales, x))
+    got = np.asarray(_compiled_kernel(source, FUSED_BLOCK_SCALED)(codes, scales, x))
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
@@ -450,13 +478,13 @@ def test_eight_lanes_match_the_interpreter(
     source = _scaled_source(case)
     args = _scaled_args(case)
     bias = case[6]
-    module = _parse(source.split("func.func @w")[0])
+    module = _parse(_mv(source))
     ConvertMatrixToAffinePass(vector_bits=256).apply(Context(), module)
     text = str(module)
     assert re.search(r"(arith\.addf|math\.fma) .* : vector<8xf32>", text)
     table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
     assert table or "to vector<16xi16>" in text or "to vector<8xi16>" in text
-    actual = compile_module(source, AVX2_PIPELINE).mv(*args)
+    actual = compile_module(_mv(source), AVX2_PIPELINE).mv(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
     _check(source, args, actual, expected, bias)
 
@@ -585,16 +613,28 @@ func.func @mv(%q: {q}, %sc: {s}, %x: vector<{cols}xf32>{b_arg}) -> vector<{rows}
 """
 
 
-@pytest.mark.parametrize(
-    ("fmt", "rows", "cols", "bias"),
-    [
-        ("f4e2m1fn", 64, 128, False),
-        ("f4e2m1fn", 50, 96, True),  # a last group of rows overlapping; a narrow chunk
-        ("f8e4m3fn", 32, 64, True),
-        ("f8e4m3fn", 47, 96, False),
-    ],
-)
-@pytest.mark.parametrize("orders", ["CC", "CF", "FC", "FF"])
+ARGUMENT_CASES = [
+    # format, rows, cols, bias
+    ("f4e2m1fn", 64, 128, False),
+    ("f4e2m1fn", 50, 96, True),  # a last group of rows overlapping; a narrow chunk
+    ("f8e4m3fn", 32, 64, True),
+    ("f8e4m3fn", 47, 96, False),
+]
+ORDERS = ("CC", "CF", "FC", "FF")
+
+
+def _argument_params() -> list[Any]:
+    """Each case in two orders, codes C- and F-ordered, so that each format
+    takes all four (MX_LONG_TESTS=1: every case in every order)."""
+    return [
+        pytest.param(*case, orders, id=f"{orders}-{case[0]}-{case[1]}-{case[2]}")
+        for i, case in enumerate(ARGUMENT_CASES)
+        for j, orders in enumerate(ORDERS)
+        if LONG or j % 2 == i % 2
+    ]
+
+
+@pytest.mark.parametrize(("fmt", "rows", "cols", "bias", "orders"), _argument_params())
 def test_matrix_arguments_take_the_kernel(
     fmt: str, rows: int, cols: int, bias: bool, orders: str
 ) -> None:
