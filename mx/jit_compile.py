@@ -1,5 +1,5 @@
 """The JIT's compiler: MLIR text -> a `CompiledModule` of `JitFunction`s
-(`compile_text`), imported by `mx.jit` on the first compile.
+(`compile_text`), imported by `mx.jit_modules` on the first compile.
 
 It parses and verifies the text, makes matrix parameters and results cross
 the boundary as their transposes where the caller's array order differs from
@@ -56,7 +56,7 @@ from mx.dialects.matrix import LoadOp as MatrixLoadOp
 from mx.dialects.matrix import MatrixType, MemoryAccessOp, TransposeOp
 from mx.errors import ArgumentError, CompileError
 from mx.frontend import FrontendError, mx_context, parse_and_verify
-from mx.jit import (
+from mx.jit_runtime import (
     DEFAULT_PIPELINE,
     CompiledModule,
     Layouts,
