@@ -16,7 +16,7 @@ transposes where the order differs from the ABI's).
 
 The cache: compiled modules are kept per (text, pipeline), least recently
 used first out beyond `cache_limit()` bytes (`_cache`, `_trim_cache`). A
-function keeps its module's machine code alive (`mx.jit_compile.NativeCode`),
+function keeps its module's machine code alive (`mx.jit_machine_code.NativeCode`),
 which is freed when the last function using it goes.
 
 `JitFunction.precision_report` runs `mx.precision`, a layer above: the API
@@ -38,7 +38,8 @@ import numpy as np
 from mx.errors import ArgumentError, MXError, UnknownFunctionError
 
 if TYPE_CHECKING:
-    from mx.jit_compile import Entry, NativeCode, Param, Result, Where
+    from mx.jit_compile import Entry, Param, Result, Where
+    from mx.jit_machine_code import NativeCode
     from mx.precision import PrecisionReport
 
 DEFAULT_PIPELINE = "mx-lower-to-llvm"
@@ -475,7 +476,7 @@ def cache_info() -> CacheInfo:
     with _CACHE_LOCK:
         nbytes = sum(m.nbytes for m in _cache.values())
         modules = len(_cache)
-    compiler = sys.modules.get("mx.jit_compile")  # no engines before it is
+    compiler = sys.modules.get("mx.jit_machine_code")  # no engines before it is
     engines = 0 if compiler is None else compiler.engines_alive()
     return CacheInfo(modules, nbytes, _cache_limit, engines)
 

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "mx.tools.pipeline",
         "mx.compiler",
         "mx.jit_runtime",
+        "mx.jit_machine_code",
         "mx.jit_compile",
         "mx.jit_wrappers",
         "mx.jit_modules",
