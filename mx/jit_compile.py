@@ -49,6 +49,14 @@ from mx.dialects.matrix import MatrixType, MemoryAccessOp, TransposeOp
 from mx.errors import ArgumentError, CompileError
 from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.jit_machine_code import NativeCode, builtin_function, machine_code
+from mx.jit_object_layout import (
+    ALIGNED,
+    C_CONTIGUOUS,
+    SCALAR_VALUE,
+    WRITEABLE,
+    check_layouts,
+    numpy_api,
+)
 from mx.jit_runtime import (
     DEFAULT_PIPELINE,
     CompiledModule,
@@ -56,18 +64,7 @@ from mx.jit_runtime import (
     core_order,
     make_function,
 )
-from mx.jit_wrappers import (
-    ALIGNED,
-    C_CONTIGUOUS,
-    SCALAR_VALUE,
-    WRITEABLE,
-    Kind,
-    Operand,
-    batch_entry,
-    check_layouts,
-    fast_entry,
-    numpy_api,
-)
+from mx.jit_wrappers import Kind, Operand, batch_entry, fast_entry
 from mx.lowering.llvm.func import llvm_function_type
 from mx.lowering.llvm.memref import constant_value
 from mx.lowering.matrix_to_affine.caches import for_target, host_caches

@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "mx.compiler",
         "mx.jit_runtime",
         "mx.jit_machine_code",
+        "mx.jit_object_layout",
         "mx.jit_compile",
         "mx.jit_wrappers",
         "mx.jit_modules",
