@@ -38,8 +38,9 @@ import numpy as np
 from mx.errors import ArgumentError, MXError, UnknownFunctionError
 
 if TYPE_CHECKING:
-    from mx.jit_compile import Entry, Param, Result, Where
+    from mx.jit_compile import Entry
     from mx.jit_machine_code import NativeCode
+    from mx.jit_signature import Param, Result, Where
     from mx.precision import PrecisionReport
 
 DEFAULT_PIPELINE = "mx-lower-to-llvm"

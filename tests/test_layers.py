@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "mx.jit_runtime",
         "mx.jit_machine_code",
         "mx.jit_object_layout",
+        "mx.jit_signature",
         "mx.jit_compile",
         "mx.jit_wrappers",
         "mx.jit_modules",
