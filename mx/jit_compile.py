@@ -1,47 +1,31 @@
 """The JIT's compiler: MLIR text -> a `CompiledModule` of `JitFunction`s
-(`compile_text`), imported by `mx.jit` on the first compile.
+(`compile_text`), imported by `mx.jit_modules` on the first compile.
 
-It parses and verifies the text, makes matrix parameters and results cross
+It parses and verifies the text, describes each function's parameters and
+results (`mx.jit_signature`), makes matrix parameters and results cross
 the boundary as their transposes where the caller's array order differs from
 the ABI's column-major layout (`_transpose_boundary`, before the pipeline, so
 that `matrix-fold-transposes` folds the transposes into the computation),
 runs the pipeline, adds the native entries of `mx/jit_wrappers.py` (a fast
 entry and a batch loop per function) and compiles the module with LLVM at -O3
-for the host CPU (`_machine_code`). Each module's machine code lives in an
-execution engine of its own (`NativeCode`), freed when the last function
-using it goes; every use of LLVM holds one lock (`_llvm`).
+for the host CPU (`mx.jit_machine_code`).
 """
 
 import ctypes
 import math
-import re
-import threading
-import weakref
-from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property, lru_cache, partial
-from typing import Any, Literal, TypeVar, cast
+from functools import lru_cache, partial
+from typing import TypeVar, cast
 
-import llvmlite.binding as binding
-import ml_dtypes
-import numpy as np
-from llvmlite.binding.newpassmanagers import NewPassManager
 from xdsl.context import Context
 from xdsl.dialects import affine, func, llvm, memref, vector
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FunctionType,
-    IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
-    VectorType,
 )
 from xdsl.ir import Attribute, BlockArgument
 from xdsl.passes import ModulePass
@@ -51,30 +35,16 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mx.compile_memos import forgetting_compile_memos
 from mx.compiler import lower_for_llvm_ir
-from mx.diagnostics import Diag, OpDiagnostic, Source, op_diag
+from mx.diagnostics import OpDiagnostic, Source, op_diag
 from mx.dialects.matrix import LoadOp as MatrixLoadOp
 from mx.dialects.matrix import MatrixType, MemoryAccessOp, TransposeOp
-from mx.errors import ArgumentError, CompileError
+from mx.errors import CompileError
 from mx.frontend import FrontendError, mx_context, parse_and_verify
-from mx.jit import (
-    DEFAULT_PIPELINE,
-    CompiledModule,
-    Layouts,
-    core_order,
-    make_function,
-)
-from mx.jit_wrappers import (
-    ALIGNED,
-    C_CONTIGUOUS,
-    SCALAR_VALUE,
-    WRITEABLE,
-    Kind,
-    Operand,
-    batch_entry,
-    check_layouts,
-    fast_entry,
-    numpy_api,
-)
+from mx.jit_machine_code import NativeCode, builtin_function, machine_code
+from mx.jit_object_layout import check_layouts, numpy_api
+from mx.jit_runtime import DEFAULT_PIPELINE, CompiledModule, Layouts, make_function
+from mx.jit_signature import Param, Result, Where, core_shape, kind_of, value_dtype
+from mx.jit_wrappers import batch_entry, fast_entry
 from mx.lowering.llvm.func import llvm_function_type
 from mx.lowering.llvm.memref import constant_value
 from mx.lowering.matrix_to_affine.caches import for_target, host_caches
@@ -85,496 +55,10 @@ from mx.lowering.matrix_to_affine.kernel_remarks import recording
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.runtime.parallel_for import missing_declarations
 from mx.runtime.threads import load_runtime, parallel_min_count
-from mx.targets.compile_guard import check_compiles
-from mx.targets.llvm_ir import (
-    LLVMIRWriter,
-    host_target,
-    llvm_symbol,
-    module_to_llvm_ir,
-    type_str,
-)
+from mx.targets.llvm_ir import LLVMIRWriter, llvm_symbol, module_to_llvm_ir, type_str
 from mx.tools.pipeline import PipelineError, build_passes
 
 _T = TypeVar("_T")
-
-_STANDARD_WIDTHS = (8, 16, 32, 64)
-
-
-def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
-    """The NumPy dtype holding one element of `type_` (index is int64, an
-    integer of another width than 8/16/32/64 bits the next wider one)."""
-    match type_:
-        case Float16Type():
-            return np.dtype(np.float16)
-        case BFloat16Type():
-            return np.dtype(ml_dtypes.bfloat16)
-        case Float32Type():
-            return np.dtype(np.float32)
-        case Float64Type():
-            return np.dtype(np.float64)
-        case IndexType():
-            return np.dtype(np.int64)
-        case IntegerType():
-            width = type_.width.data
-            if width == 1:
-                return np.dtype(np.bool_)
-            for bits in _STANDARD_WIDTHS:
-                if width <= bits:
-                    return np.dtype(f"int{bits}")
-        case _:
-            pass
-    raise CompileError([f"error: no NumPy type for {type_}"])
-
-
-def _accepted_dtypes(element: Attribute) -> tuple[np.dtype[Any], ...]:
-    """The dtypes an array may have for elements of type `element`: its own,
-    and for i8/i6/i4 containers `uint8` and the ml_dtypes floats of the
-    container's width (FP8/FP6/FP4 data is stored in such containers; an
-    FP8 array is refused for an i6 container, whose loads would drop bits)."""
-    own = numpy_dtype(element)
-    if isinstance(element, IntegerType) and 1 < element.width.data <= 8:
-        narrow = _NARROW_FLOAT_DTYPES.get(element.width.data, ())
-        return (own, np.dtype(np.uint8), *narrow)
-    return (own,)
-
-
-_NARROW_FLOAT_DTYPES: dict[int, tuple[np.dtype[Any], ...]] = {
-    8: tuple(
-        np.dtype(t)
-        for t in (
-            ml_dtypes.float8_e4m3fn,
-            ml_dtypes.float8_e5m2,
-            ml_dtypes.float8_e4m3fnuz,
-            ml_dtypes.float8_e5m2fnuz,
-            ml_dtypes.float8_e4m3b11fnuz,
-            ml_dtypes.float8_e8m0fnu,
-        )
-    ),
-    6: (np.dtype(ml_dtypes.float6_e2m3fn), np.dtype(ml_dtypes.float6_e3m2fn)),
-    4: (np.dtype(ml_dtypes.float4_e2m1fn),),
-}
-"""ml_dtypes' floats by bit width: the arrays an i8/i6/i4 container takes."""
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where a function is defined, to locate the errors of its calls."""
-
-    source: Source
-    diag: Diag
-
-    def error(self, message: str) -> ArgumentError:
-        d = self.diag
-        return ArgumentError(
-            self.source.render(Diag("error", d.line, d.column, message))
-        )
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of the source function, as the caller sees it."""
-
-    label: str
-    """`argument #i (%name) of @f`, for error messages."""
-    type_: Attribute
-    written: bool
-    """A memref the function may write (a read-only array is refused)."""
-    extent: int
-    """Elements a memref's array must have: its static shape's, or as many as
-    the accesses the function always makes (static offsets) reach."""
-    where: Where
-
-    @cached_property
-    def kind(self) -> Kind:
-        return _kind(self.type_)
-
-    @cached_property
-    def core(self) -> tuple[int, ...]:
-        """The shape of one value (a batch adds leading dimensions)."""
-        return _core(self.type_)
-
-    @cached_property
-    def accepted(self) -> frozenset[np.dtype[Any]]:
-        """The dtypes an array argument may have."""
-        type_ = self.type_
-        element = (
-            type_.element_type
-            if isinstance(type_, MatrixType | MemRefType | VectorType)
-            else type_
-        )
-        return frozenset(_accepted_dtypes(element))
-
-    def normalize(self, value: object) -> np.ndarray[Any, Any]:
-        """The argument as an array of one value or a batch of values (a
-        memref: the whole array); raises ArgumentError if it cannot be."""
-        type_ = self.type_
-        if isinstance(type_, MatrixType | MemRefType):
-            return self._array(value, type_)
-        if isinstance(type_, VectorType):
-            dtype = numpy_dtype(type_.element_type)
-            if isinstance(value, np.ndarray):
-                array = cast(np.ndarray[Any, Any], value)
-            else:
-                array = np.asarray(value, dtype)
-            shape = tuple(type_.get_shape())
-            if array.dtype not in self.accepted or array.shape[-1:] != shape:
-                raise self.where.error(
-                    f"{self.label}: expected a {shape} array of {dtype} for {type_}, "
-                    f"got {array.dtype} {array.shape}"
-                )
-            return array.view(dtype)
-        dtype = numpy_dtype(type_)
-        if isinstance(value, np.ndarray):  # a batch of scalars
-            array = cast(np.ndarray[Any, Any], value)
-            if array.dtype != dtype:
-                raise self.where.error(
-                    f"{self.label}: expected {dtype} values for {type_}, "
-                    f"got dtype {array.dtype}"
-                )
-            return array
-        return np.asarray(self._scalar(value), dtype)
-
-    def _array(
-        self, value: object, type_: MatrixType | MemRefType
-    ) -> np.ndarray[Any, Any]:
-        if not isinstance(value, np.ndarray):
-            raise self._wrong_array(type_, f"got {type(value).__name__}")
-        array = cast(np.ndarray[Any, Any], value)
-        if array.dtype not in self.accepted:
-            raise self._wrong_array(type_, f"got dtype {array.dtype}")
-        if not array.flags.aligned:
-            raise self.where.error(
-                f"{self.label}: the array's data is not aligned for {array.dtype}"
-            )
-        if isinstance(type_, MatrixType):
-            if array.shape[-2:] != self.core:
-                raise self.where.error(
-                    f"{self.label}: expected shape {type_.shape} (or a batch "
-                    f"(..., {type_.rows}, {type_.cols})) for {type_}, got {array.shape}"
-                )
-            if core_order(array) is None:
-                raise self.where.error(
-                    f"{self.label}: each {type_.rows}x{type_.cols} matrix must be "
-                    "C- or F-contiguous (np.ascontiguousarray makes a copy that is)"
-                )
-            return array
-        if not array.flags.c_contiguous:
-            raise self.where.error(
-                f"{self.label}: the array for {type_} must be C-contiguous"
-            )
-        if array.size < self.extent:
-            raise self.where.error(
-                f"{self.label}: {type_} needs {self.extent} elements, "
-                f"the array has {array.size}"
-                if type_.has_static_shape()
-                else f"{self.label}: the function's accesses reach element "
-                f"{self.extent - 1} of {type_}, the array has {array.size} elements"
-            )
-        if self.written and not array.flags.writeable:
-            raise self.where.error(
-                f"{self.label}: the function may write {type_}, and the "
-                "array is read-only"
-            )
-        return array
-
-    def _wrong_array(self, type_: MatrixType | MemRefType, got: str) -> ArgumentError:
-        what = (
-            f"a {type_.rows}x{type_.cols} array"
-            if isinstance(type_, MatrixType)
-            else "an array"
-        )
-        *others, last = (str(d) for d in _accepted_dtypes(type_.element_type))
-        names = f"{', '.join(others)} or {last}" if others else last
-        return self.where.error(
-            f"{self.label}: expected {what} of {names} for {type_}, {got}"
-        )
-
-    def _scalar(self, value: object) -> object:
-        type_ = self.type_
-        dtype = numpy_dtype(type_)
-        if isinstance(value, np.generic):
-            if value.dtype != dtype:
-                raise self.where.error(
-                    f"{self.label}: expected {dtype} for {type_}, got {value.dtype}"
-                )
-            return value
-        if isinstance(type_, IntegerType | IndexType):
-            if isinstance(value, bool):
-                value = int(value)
-            if not isinstance(value, int):
-                raise self.where.error(
-                    f"{self.label}: expected an integer for {type_}, "
-                    f"got {type(value).__name__}"
-                )
-            width = 64 if isinstance(type_, IndexType) else type_.width.data
-            # A sub-byte container is passed as a byte whose high bits the
-            # function ignores (the memory rule), so any byte value is valid.
-            stored = max(width, 8)
-            if not -(1 << (stored - 1)) <= value < (1 << stored):
-                raise self.where.error(f"{self.label}: {value} does not fit in {type_}")
-            number = value & ((1 << width) - 1)
-            if width > 1 and number >> (width - 1):
-                number -= 1 << width  # the signed container's bits
-            return number
-        if not isinstance(value, int | float):
-            raise self.where.error(
-                f"{self.label}: expected a number for {type_}, "
-                f"got {type(value).__name__}"
-            )
-        return value
-
-    def operand(self, lowered: Attribute, layout_bit: int = -1) -> Operand:
-        """How the native entries check and load this parameter, whose type
-        in the lowered function is `lowered` (`layout_bit`: see `Operand`)."""
-        type_ = self.type_
-        kind = self.kind
-        if kind in ("matrix", "memref"):
-            assert isinstance(type_, MatrixType | MemRefType)
-            flags = C_CONTIGUOUS | ALIGNED | (WRITEABLE if self.written else 0)
-            return Operand(
-                kind,
-                None,
-                descrs=_descrs(type_.element_type),
-                dims=self.core,
-                min_size=self.extent,
-                flags=flags,
-                layout_bit=layout_bit,
-                itemsize=numpy_dtype(type_.element_type).itemsize,
-            )
-        if kind == "vector":
-            assert isinstance(type_, VectorType)
-            return Operand(
-                kind,
-                lowered,
-                descrs=_descrs(type_.element_type),
-                dims=self.core,
-                flags=C_CONTIGUOUS,
-                itemsize=numpy_dtype(type_.element_type).itemsize,
-            )
-        dtype = numpy_dtype(type_)
-        from_python: Literal["float", "int", "bool", ""] = ""
-        int_range = (0, 0)
-        if isinstance(type_, Float32Type | Float64Type):
-            from_python = "float"
-        elif isinstance(type_, IndexType) or (
-            isinstance(type_, IntegerType) and type_.width.data > 1
-        ):
-            width = 64 if isinstance(type_, IndexType) else type_.width.data
-            from_python = "int"
-            stored = max(width, 8)  # sub-byte containers: any signed byte
-            int_range = (-(1 << (stored - 1)), 1 << (stored - 1))
-        elif isinstance(type_, IntegerType):
-            from_python = "bool"
-        return Operand(
-            kind,
-            lowered,
-            scalar_types=_scalar_types(dtype),
-            from_python=from_python,
-            int_range=int_range,
-        )
-
-
-@dataclass(frozen=True)
-class Result:
-    """One result of the source function, as the caller receives it."""
-
-    type_: Attribute
-
-    @cached_property
-    def kind(self) -> Kind:
-        return _kind(self.type_)
-
-    @cached_property
-    def core(self) -> tuple[int, ...]:
-        """The shape of one value (a batch adds leading dimensions)."""
-        return _core(self.type_)
-
-    @cached_property
-    def dtype(self) -> np.dtype[Any]:
-        """The dtype of its array (a matrix's or vector's elements)."""
-        return _value_dtype(self.type_)
-
-    def operand(self, lowered: Attribute | None, layout_bit: int = -1) -> Operand:
-        """How the fast entry checks an `out=` array for this result and the
-        entries store it (`lowered`: its LLVM type, None for a matrix)."""
-        return Operand(
-            self.kind,
-            lowered,
-            descrs=(id(self.dtype),),
-            dims=self.core,
-            flags=C_CONTIGUOUS | ALIGNED | WRITEABLE,
-            layout_bit=layout_bit,
-            itemsize=self.dtype.itemsize,
-        )
-
-
-def _kind(type_: Attribute) -> Kind:
-    if isinstance(type_, MatrixType):
-        return "matrix"
-    if isinstance(type_, MemRefType):
-        return "memref"
-    if isinstance(type_, VectorType):
-        return "vector"
-    return "scalar"
-
-
-def _core(type_: Attribute) -> tuple[int, ...]:
-    if isinstance(type_, MatrixType):
-        return type_.shape
-    if isinstance(type_, VectorType):
-        return tuple(type_.get_shape())
-    return ()
-
-
-def _value_dtype(type_: Attribute) -> np.dtype[Any]:
-    """The dtype of a result's array (a matrix's or vector's elements)."""
-    if isinstance(type_, MatrixType | VectorType):
-        return numpy_dtype(type_.element_type)
-    return numpy_dtype(type_)
-
-
-def _descrs(element: Attribute) -> tuple[int, ...]:
-    return tuple(id(d) for d in _accepted_dtypes(element))
-
-
-@cache
-def _scalar_types(dtype: np.dtype[Any]) -> tuple[int, ...]:
-    """The NumPy scalar type of `dtype` if the fast entry can read its value
-    at the fixed offset (checked on a sample), else nothing."""
-    sample = dtype.type(1)
-    stored = ctypes.string_at(id(sample) + SCALAR_VALUE, dtype.itemsize)
-    return (id(dtype.type),) if stored == sample.tobytes() else ()
-
-
-_ENGINE_BYTES = 64 * 1024
-"""Memory an execution engine holds beside its machine code (its target
-machine and sections; measured: ~57 KB on x86-64), for the cache's sizes."""
-
-_LLVM_LOCK = threading.RLock()
-"""Held for every use of LLVM: compiling, and freeing machine code. LLVM's
-global context is not thread-safe, and llvmlite releases the GIL in its calls,
-so a garbage collection in one thread may free an engine while another
-thread compiles."""
-
-_unused_engines: list[binding.ExecutionEngine] = []
-_engines_alive = 0
-
-
-@contextmanager
-def _llvm() -> Generator[None]:
-    """Holds `_LLVM_LOCK`; frees the engines left unused meanwhile."""
-    with _LLVM_LOCK:
-        try:
-            yield
-        finally:
-            _free_unused_engines()
-
-
-def _free_unused_engines() -> None:
-    """Frees the engines whose code nothing uses any more, if no other thread
-    is using LLVM (else it does, at the end of its work)."""
-    global _engines_alive
-    if not _LLVM_LOCK.acquire(blocking=False):
-        return
-    try:
-        while _unused_engines:
-            _unused_engines.pop().close()
-            _engines_alive -= 1
-    finally:
-        _LLVM_LOCK.release()
-
-
-def engines_alive() -> int:
-    """Execution engines not freed yet."""
-    return _engines_alive
-
-
-def _release_engine(engine: binding.ExecutionEngine) -> None:
-    _unused_engines.append(engine)
-    _free_unused_engines()
-
-
-class NativeCode:
-    """A module's machine code, in an execution engine of its own: freed
-    when the last function (or entry) using it goes."""
-
-    def __init__(
-        self, engine: binding.ExecutionEngine, size: int, addresses: dict[str, int]
-    ):
-        global _engines_alive
-        self.engine = engine
-        self.size = size
-        """Bytes it holds: its machine code and its engine (`_ENGINE_BYTES`)."""
-        self.addresses = addresses
-        """The address of each symbol asked for."""
-        _engines_alive += 1
-        # At exit, the engines die with the process (no LLVM teardown races).
-        weakref.finalize(self, _release_engine, engine).atexit = False
-
-
-def _machine_code(llvm_ir: str, symbols: Sequence[str]) -> NativeCode:
-    """Compiles `llvm_ir` at -O3 for the host CPU and loads it. Only the
-    object code is kept: the engine is created from it, not from the IR
-    module (which would stay in memory, ~15 times the size of the code)."""
-    with _llvm():
-        if _NARROW_FLOAT_VECTOR.search(llvm_ir):
-            # Forked while this thread holds the LLVM lock: no other thread is
-            # inside LLVM, so the child's copy of its state is consistent.
-            check_compiles(llvm_ir, _host()[1], _emit_object, _source_symbol)
-        obj = _emit_object(llvm_ir)
-        engine = binding.create_mcjit_compiler(
-            binding.parse_assembly(""), _target_machine()
-        )
-        engine.add_object_file(binding.ObjectFileRef.from_data(obj))
-        engine.finalize_object()
-        addresses = {s: engine.get_function_address(s) for s in symbols}
-    return NativeCode(engine, len(obj) + _ENGINE_BYTES, addresses)
-
-
-def _emit_object(llvm_ir: str) -> bytes:
-    """What the JIT asks of LLVM for `llvm_ir`: parsing, verification,
-    optimization (-O3) and the object code for the host CPU. Callers hold
-    the LLVM lock, or are the compile guard's child. The module is parsed
-    into an LLVM context of its own, disposed after it: LLVM's global context
-    keeps the constants and distinct metadata of every module parsed into it
-    for the life of the process (~0.5 KB for a few distinct constants)."""
-    context = binding.create_context()
-    try:
-        module = binding.parse_assembly(llvm_ir, context=context)
-        try:
-            return _optimized_object(module)
-        finally:
-            module.close()
-    finally:
-        context.close()
-
-
-def _optimized_object(module: binding.ModuleRef) -> bytes:
-    """The object code of `module` for the host CPU, verified and optimized
-    at -O3."""
-    module.verify()
-    machine = _target_machine()
-    tuning = binding.create_pipeline_tuning_options(speed_level=3)
-    # llvmlite 0.50's pass builder never deletes the instrumentation callbacks
-    # it creates, nor what each run registers in them: ~2.1 KB of native memory
-    # per compile (docs/xdsl-upstream.md#llvmlite). A builder shared by compiles
-    # is no way out: each run registers callbacks into it pointing at objects
-    # that die with the run, and the next run would call them.
-    builder = binding.create_pass_builder(machine, tuning)
-    passes = builder.getModulePassManager()
-    passes.run(module, builder)
-    # llvmlite 0.50's ModulePassManager never frees itself (its `_dispose`
-    # is shadowed by ObjectRef's in its bases' order), leaking the passes'
-    # state: ~120 KB per compile.
-    NewPassManager._dispose(passes)  # pyright: ignore[reportPrivateUsage]
-    passes.detach()
-    return machine.emit_object(module)
-
-
-_NARROW_FLOAT_VECTOR = re.compile(r" x (half|bfloat)>")
-"""An f16 or bf16 vector type in LLVM IR: LLVM legalizes these per CPU, so a
-module with one is compiled in a child process first (`check_compiles`)."""
-
 
 def _source_symbol(symbol: str) -> str:
     """The source function an LLVM symbol of the JIT's module comes from."""
@@ -603,30 +87,6 @@ class Entry:
 _MAX_LAYOUT_BITS = 8
 """Functions with at most this many matrix parameters and results get fast
 calls in every combination of C and F orders (a table of 2^n functions)."""
-
-
-class _MethodDef(ctypes.Structure):
-    _fields_ = [
-        ("ml_name", ctypes.c_char_p),
-        ("ml_meth", ctypes.c_void_p),
-        ("ml_flags", ctypes.c_int),
-        ("ml_doc", ctypes.c_char_p),
-    ]
-
-
-_METH_FASTCALL = 0x80
-
-
-def _builtin(name: str, address: int) -> Callable[..., int]:
-    """A Python builtin function calling the METH_FASTCALL entry at `address`.
-    Its `self` (which the entry ignores) is its own `PyMethodDef`, which must
-    live as long as it does: the garbage collector reads the definition of
-    every builtin it visits, also after the machine code has been freed."""
-    new = ctypes.pythonapi.PyCFunction_NewEx
-    new.restype = ctypes.py_object
-    new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
-    definition = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    return new(ctypes.addressof(definition), definition, None)
 
 
 def _transpose_boundary(
@@ -674,30 +134,6 @@ def _abi_row_major(passes: Sequence[ModulePass]) -> bool:
     return any(
         isinstance(p, ConvertMatrixToAffinePass) and p.layout == "row-major"
         for p in passes
-    )
-
-
-@cache
-def _host() -> tuple[str, str, str]:
-    # `host_target` may come from a cache without loading LLVM's targets;
-    # every target machine below needs them (idempotent calls).
-    binding.initialize_native_target()
-    binding.initialize_native_asmprinter()
-    triple, _ = host_target()
-    return (
-        triple,
-        binding.get_host_cpu_name(),
-        binding.get_host_cpu_features().flatten(),
-    )
-
-
-def _target_machine() -> binding.TargetMachine:
-    """A new target machine for the host CPU (an execution engine owns and
-    frees the one it is created with). With a generic CPU, half conversions
-    would become libcalls that MCJIT cannot resolve."""
-    triple, cpu, features = _host()
-    return binding.Target.from_triple(triple).create_target_machine(
-        cpu=cpu, features=features, opt=3, codemodel="jitdefault"
     )
 
 
@@ -955,7 +391,7 @@ def _compile(
             else [function_type.output]
         )
         # Layout bits: the matrix parameters', then the matrix results'.
-        kinds = [p.kind for p in params[name]] + [_kind(t) for t in results[name]]
+        kinds = [p.kind for p in params[name]] + [kind_of(t) for t in results[name]]
         matrices = [i for i, kind in enumerate(kinds) if kind == "matrix"]
         if with_fast and 0 < len(matrices) <= _MAX_LAYOUT_BITS:
             tables[name] = (ctypes.c_void_p * (1 << len(matrices)))()
@@ -1001,12 +437,12 @@ def _compile(
         *(f"_mx_batch_{name}" for name in entry_names),
         *(f"_mx_fast_{name}" for name in entry_names if with_fast),
     ]
-    code = _machine_code(full_ir, symbols)
+    code = machine_code(full_ir, symbols, _source_symbol)
     address = code.addresses
     entries: dict[str, Entry] = {}
     for name in entry_names:
-        batch = _builtin(name, address[f"_mx_batch_{name}"])
-        fast = _builtin(name, address[f"_mx_fast_{name}"]) if with_fast else None
+        batch = builtin_function(name, address[f"_mx_batch_{name}"])
+        fast = builtin_function(name, address[f"_mx_fast_{name}"]) if with_fast else None
         kernel = address[entry_names[name]]
         entries[name] = Entry(fast, batch, kernel, tables.get(name), code)
     return _Compiled(full_ir, entries, params, results, remarks)
@@ -1016,8 +452,8 @@ def _bytes_per_call(params: Sequence[Param], results: Sequence[Attribute]) -> in
     """Bytes of the values one call of a batch reads and writes (memrefs are
     the same for every call)."""
     values = [(p.core, p.type_) for p in params if p.kind != "memref"]
-    values += [(_core(t), t) for t in results]
-    return sum(math.prod(core) * _value_dtype(t).itemsize for core, t in values)
+    values += [(core_shape(t), t) for t in results]
+    return sum(math.prod(core) * value_dtype(t).itemsize for core, t in values)
 
 
 DEFINITION_PREFIX = "_mx_fn_"

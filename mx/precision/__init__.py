@@ -33,7 +33,7 @@ from mx.precision.report import PrecisionReport
 from mx.precision.trace import Trace, UnsupportedError
 
 if TYPE_CHECKING:
-    from mx.jit import JitFunction
+    from mx.jit_runtime import JitFunction
 
 __all__ = ["PrecisionReport", "UnsupportedError", "interpreted_report", "jit_report"]
 
@@ -157,7 +157,7 @@ class _InstrumentedRun:
     def __call__(
         self, args: Sequence[Any]
     ) -> tuple[Any, Callable[[Operation, Sequence[Any]], Sequence[Any]]]:
-        from mx.jit import compile_module
+        from mx.jit_modules import compile_module
 
         text, pipeline = self.capture.text, self.function.pipeline
         compiled = compile_module(text, pipeline)[self.function.name]

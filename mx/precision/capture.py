@@ -91,7 +91,7 @@ class Capture:
     counters: int = 0
 
     def buffers(self) -> list[np.ndarray[Any, Any]]:
-        from mx.jit_compile import numpy_dtype
+        from mx.jit_signature import numpy_dtype
 
         out: list[np.ndarray[Any, Any]] = []
         for captured in self.values:

@@ -23,7 +23,7 @@ from mx.dialects import arbfp
 from mx.dialects.matrix import MatrixType
 
 if TYPE_CHECKING:
-    from mx.jit import JitFunction
+    from mx.jit_runtime import JitFunction
 
 ROW_KERNEL_OPS = (
     arbfp.ConvertToOp,
@@ -62,7 +62,7 @@ def row_kernel_text(op: Operation) -> str:
 
 def row_kernel(op: Operation, pipeline: str) -> JitFunction:
     """The compiled `row_kernel_text(op)` (cached per text and pipeline)."""
-    from mx.jit import compile_module  # the JIT is imported only when used
+    from mx.jit_modules import compile_module  # the JIT is imported only when used
 
     return compile_module(row_kernel_text(op), pipeline)["kernel"]
 

@@ -60,7 +60,7 @@ class Conversion:
         return values, decode(scale_format, scales, np.float64)
 
     def _compiled(self, x: npt.NDArray[np.generic]) -> tuple[F64, F64 | None]:
-        from mx.jit import jit  # the JIT is imported only when a kernel is needed
+        from mx.jit_modules import jit  # imported only when a kernel is needed
 
         # One row's kernel, run as a batch of rows: small to compile, and
         # the same bits (each row, each block converts on its own).

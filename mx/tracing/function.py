@@ -234,7 +234,7 @@ def _repeat(call: Callable[..., Any], args: Sequence[object]) -> Callable[..., A
 
 def mlir_dtype_of(value: Traced) -> DType:
     """The dtype the JIT returns for a result of `value`'s type."""
-    from mx.jit_compile import numpy_dtype
+    from mx.jit_signature import numpy_dtype
 
     element = mlir_type(value.dtype)
     assert element is not None

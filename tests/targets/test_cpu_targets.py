@@ -224,9 +224,9 @@ def test_jit_raises_instead_of_aborting(monkeypatch: pytest.MonkeyPatch) -> None
     """The JIT compiles a module with f16 vectors in a child first: an LLVM
     abort there is an `MXError` naming the source function."""
     import mx.jit
-    import mx.jit_compile
+    import mx.jit_machine_code
 
-    monkeypatch.setattr(mx.jit_compile, "_emit_object", _abort_on("_mx_fn_halves"))
+    monkeypatch.setattr(mx.jit_machine_code, "_emit_object", _abort_on("_mx_fn_halves"))
     source = """
 func.func @halves(%a: vector<4xf16>, %b: vector<4xf16>) -> vector<4xf16> {
   %r = arith.addf %a, %b : vector<4xf16>

@@ -58,7 +58,7 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException
 
 from mx.frontend import FrontendError, mx_context, parse_and_verify
-from mx.jit_compile import numpy_dtype
+from mx.jit_signature import numpy_dtype
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from mx.targets.llvm_ir import module_to_llvm_ir
 from mx.targets.mlir16 import MLIR16Printer
