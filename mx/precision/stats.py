@@ -113,6 +113,24 @@ def measure(
     return tally
 
 
+def exact(value: F64) -> Tally:
+    """The tally of a value that is its own shadow (an input, a value no
+    conversion produced): no error, but its signal, which the SQNR of
+    several runs together counts (`measure(value, value)`, faster)."""
+    tally = Tally(count=value.size)
+    flat = value.reshape(-1)
+    for start in range(0, flat.size, CHUNK):
+        chunk = flat[start : start + CHUNK]
+        finite = np.isfinite(chunk)
+        if not finite.all():
+            nans = int(np.isnan(chunk).sum())
+            tally.nan += nans
+            tally.inf += int(chunk.size - finite.sum()) - nans
+            chunk = chunk[finite]
+        tally.signal += float(np.einsum("i,i->", chunk, chunk))
+    return tally
+
+
 def _measure_chunk(tally: Tally, v: F64, s: F64) -> None:
     error = v - s
     both = np.isfinite(error)  # both finite: their difference stays below 2^1024

@@ -43,7 +43,7 @@ from mx.dialects import arbfp, matrix
 from mx.dialects.matrix import element_type_of
 from mx.errors import MXError
 from mx.precision.quantize import Conversion
-from mx.precision.stats import F64, Tally, measure
+from mx.precision.stats import F64, Tally, exact, measure
 from mx.semantics import matrix as sem
 from mx.semantics.arbfp import FORMATS, ScaleRule, decode, scaled_decode
 
@@ -708,7 +708,7 @@ class Trace:
         for v in operands:
             quality = self._quality.get(v)
             if quality is None and self._shadows.get(v) is None:
-                quality = Tally(count=int(np.size(as_array(self._env[v]))))  # exact
+                quality = exact(self._value(v) if decoded is None else decoded())
             elif quality is None:
                 if decoded is not None:
                     value = decoded()

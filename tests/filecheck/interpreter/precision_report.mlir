@@ -63,9 +63,11 @@ func.func @unsupported(%x: f32) -> f32 {
 // elements), as a batch does. Iteration 1 quantizes x (as @quantize: 2
 // saturated, 4 underflow); iterations 2 and 3 quantize its FP4 values, which
 // convert exactly, while the shadow carried through iter_args stays x: each
-// run adds the same noise and signal (0.5621 dB over the three), and the
-// convert_to's input carries that error in runs 2 and 3 (blame 0 over all
-// runs). The convert_from counts on the shadow, x, in each run (3 x 2, 3 x 4).
+// run adds the same noise and signal (0.5621 dB over the three). The
+// convert_to's input is x, exact, in run 1 and carries that error in runs 2
+// and 3: its SQNR counts the signal of the three runs and the noise of two,
+// so the op lost 10*log10(3/2) = 1.761 dB over all runs. The convert_from
+// counts on the shadow, x, in each run (3 x 2, 3 x 4).
 // RUN: mx-run %s --entry layers --arg '[0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0]' --precision-report | filecheck %s --check-prefix=LOOP
 func.func @layers(%x: vector<8xf32>) -> vector<8xf32> {
   %r = affine.for %i = 0 to 3 iter_args(%h = %x) -> (vector<8xf32>) {
@@ -75,6 +77,6 @@ func.func @layers(%x: vector<8xf32>) -> vector<8xf32> {
   }
   func.return %r : vector<8xf32>
 }
-// LOOP:      arbfp.convert_to {{ +}}{{.*}}precision_report.mlir:72:5  vector<8xi4> {{ +}}24    2          4    0    0           94            1   0.5621         0
-// LOOP-NEXT: arbfp.convert_from {{ +}}{{.*}}:73:5  vector<8xf32> {{ +}}24    6         12    0    0           94            1   0.5621         0
+// LOOP:      arbfp.convert_to {{ +}}{{.*}}precision_report.mlir:74:5  vector<8xi4> {{ +}}24    2          4    0    0           94            1   0.5621     1.761
+// LOOP-NEXT: arbfp.convert_from {{ +}}{{.*}}:75:5  vector<8xf32> {{ +}}24    6         12    0    0           94            1   0.5621         0
 // LOOP-NEXT: func.return {{ +}}{{.*}}vector<8xf32> {{ +}}8    0          0    0    0           94            1   0.5621         -
