@@ -184,9 +184,12 @@ class JitFunction:
         if table is not None:
             table[sum(1 << b for b, o in enumerate(layouts) if o == "F")] = entry.kernel
 
-    def _call(self, args: Sequence[object], out: object) -> Any:
-        """The general path: checks everything, handles batches, Fortran
-        order and out=."""
+    def batched_arguments(
+        self, args: Sequence[object]
+    ) -> tuple[list[np.ndarray[Any, Any]], tuple[int, ...]]:
+        """`args` checked against the parameters (an ArgumentError located
+        at the function otherwise), as arrays, and the shape of their batch
+        (memref arguments are not batched)."""
         where = self.params[0].where if self.params else None
         if len(args) != len(self.params):
             message = (
@@ -204,6 +207,13 @@ class JitFunction:
             shapes = ", ".join(str(a.shape) for _, a in batched)
             message = f"@{self.name}: the batch shapes of the arguments {shapes} do not broadcast"
             raise where.error(message) if where else ArgumentError(message)
+        return arrays, batch
+
+    def _call(self, args: Sequence[object], out: object) -> Any:
+        """The general path: checks everything, handles batches, Fortran
+        order and out=."""
+        where = self.params[0].where if self.params else None
+        arrays, batch = self.batched_arguments(args)
         outs = self._outputs(out, batch, arrays, where)
         layouts: Layouts = tuple(
             cast(Order, core_order(a))

@@ -14,6 +14,7 @@ program (docs/precision-report.md).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -70,9 +71,10 @@ def _target(name: str, options: dict[str, object]) -> float | None:
     target = options.get("target_sqnr_db")
     if target is None:
         return None
+    # numbers.Real: Python's and NumPy's ints and floats, not bools
     if (
-        isinstance(target, bool)
-        or not isinstance(target, int | float)
+        isinstance(target, bool | np.bool_)
+        or not isinstance(target, numbers.Real)
         or math.isnan(target)
     ):
         raise ArgumentError(
@@ -182,23 +184,7 @@ def _run(
     target_sqnr_db: float | None,
 ) -> PrecisionReport:
     params = function.params
-    if len(args) != len(params):
-        raise ArgumentError(
-            f"error: @{function.name} takes {len(params)} arguments, got {len(args)}"
-        )
-    arrays = [p.normalize(a) for p, a in zip(params, args, strict=True)]
-    batched = [
-        (p, a) for p, a in zip(params, arrays, strict=True) if p.kind != "memref"
-    ]
-    try:
-        batch = np.broadcast_shapes(
-            *(a.shape[: a.ndim - len(p.core)] for p, a in batched)
-        )
-    except ValueError:
-        shapes = ", ".join(str(a.shape) for _, a in batched)
-        raise ArgumentError(
-            f"error: @{function.name}: the batch shapes {shapes} do not broadcast"
-        ) from None
+    arrays, batch = function.batched_arguments(args)
     trace = Trace(body, target_sqnr_db, compiled=True)
     results: list[Any] = []
     for index in np.ndindex(batch):

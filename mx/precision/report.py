@@ -26,11 +26,16 @@ def blame_db(inputs: float, output: float) -> float:
 
 
 def recommendation(
-    candidates: dict[str, Tally], target_sqnr_db: float
+    candidates: dict[str, Tally], made_nonfinite: set[str], target_sqnr_db: float
 ) -> dict[str, Any]:
     """The narrowest format whose SQNR is at least the target (the best SQNR
-    among formats of one width); `format` is None if none reaches it."""
-    sqnr = {name: t.sqnr_db for name, t in candidates.items()}
+    among formats of one width); `format` is None if none reaches it. A
+    format that turned finite values into NaN or ±inf (`made_nonfinite`) has
+    SQNR -inf: its finite elements' SQNR would hide the values it lost."""
+    sqnr = {
+        name: -math.inf if name in made_nonfinite else t.sqnr_db
+        for name, t in candidates.items()
+    }
     reaching = [n for n, s in sqnr.items() if s >= target_sqnr_db]
     best = min(reaching, key=lambda n: (FORMATS[n].bits, -sqnr[n]), default=None)
     return {
@@ -66,7 +71,9 @@ def record_dict(record: Record, target_sqnr_db: float | None) -> dict[str, Any]:
             for rule, t in record.rules.items()
         }
     if target_sqnr_db is not None and record.candidates:
-        entry["recommendation"] = recommendation(record.candidates, target_sqnr_db)
+        entry["recommendation"] = recommendation(
+            record.candidates, record.made_nonfinite, target_sqnr_db
+        )
     return entry
 
 

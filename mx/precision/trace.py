@@ -160,6 +160,9 @@ class Record:
     """`scaled_convert_to`: the tally under each scale rule."""
     candidates: dict[str, Tally] = field(default_factory=lambda: dict[str, Tally]())
     """With a target SQNR: the tally of the value converted to each format."""
+    made_nonfinite: set[str] = field(default_factory=lambda: set[str]())
+    """The candidates that turned finite inputs into NaN or ±inf (overflow
+    without `saturate`, negatives into an unsigned format)."""
     scale_rule: str | None = None
     format: str | None = None
 
@@ -582,9 +585,14 @@ class Trace:
         does but to each candidate format, against `shadow`."""
         if self.target_sqnr_db is None:
             return
+        # Block-scaled conversions saturate: only a block holding NaN or inf,
+        # the same in every format, has non-finite values.
+        finite = np.isfinite(source) if conversion.block is None else None
         for name in CANDIDATES:
             converted, _ = replace(conversion, format=name).apply(source, self.compiled)
             record.candidates.setdefault(name, Tally()).add(measure(converted, shadow))
+            if finite is not None and not np.isfinite(converted[finite]).all():
+                record.made_nonfinite.add(name)
 
     def _scaled_convert_from(
         self, op: arbfp.ScaledConvertFromOp, inputs: list[Any], result: Any

@@ -17,7 +17,9 @@ line, in the order of `matrix.constant`'s literal.
 
 from __future__ import annotations
 
+import math
 import sys
+from argparse import ArgumentTypeError
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -186,10 +188,15 @@ def format_result(value: Any, t: Attribute) -> str:
 
 
 def run(
-    source: Source, entry: str, args: Sequence[str] = (), report: str = ""
+    source: Source,
+    entry: str,
+    args: Sequence[str] = (),
+    report: str = "",
+    target_sqnr_db: float | None = None,
 ) -> list[str]:
     """The printed results of running `entry` on the `--arg` texts `args`
-    (`report` "table" or "json": its precision report instead); raises
+    (`report` "table" or "json": its precision report instead, with a
+    recommended format per conversion given `target_sqnr_db`); raises
     _Failed on bad input or UB."""
     module = _parse(source)
     if (diag := verify_module(module)) is not None:
@@ -199,7 +206,11 @@ def run(
     arguments = _arguments(func, args, interpreter)
     try:
         if report:
-            return [_precision_report(module, func, interpreter, arguments, report)]
+            return [
+                _precision_report(
+                    module, func, interpreter, arguments, report, target_sqnr_db
+                )
+            ]
         results = interpreter.call_op(func, arguments)
     except UndefinedBehaviorError as err:
         where = err.op or cast(CurrentOp, interpreter.listeners[0]).op
@@ -243,13 +254,16 @@ def _precision_report(
     interpreter: Interpreter,
     arguments: tuple[Any, ...],
     form: str,
+    target_sqnr_db: float | None,
 ) -> str:
     """The precision report of one interpreted run (docs/precision-report.md)."""
     from mx.precision import UnsupportedError, interpreted_report
     from mx.precision.capture import prepare
 
     try:
-        report = interpreted_report(interpreter, prepare(module, func), arguments)
+        report = interpreted_report(
+            interpreter, prepare(module, func), arguments, target_sqnr_db
+        )
     except UnsupportedError as err:
         raise _Failed([op_diag(err.op, err.message)]) from None
     return report.to_json() if form == "json" else str(report)
@@ -276,9 +290,24 @@ def _joined_values(argv: Sequence[str]) -> list[str]:
     for arg in values:
         if arg == "--":  # the rest is positional
             return [*joined, arg, *values]
-        value = next(values, None) if arg in ("--arg", "--entry") else None
+        value = (
+            next(values, None)
+            if arg in ("--arg", "--entry", "--target-sqnr-db")
+            else None
+        )
         joined.append(arg if value is None else f"{arg}={value}")
     return joined
+
+
+def _decibels(text: str) -> float:
+    """A `--target-sqnr-db` value: a number (inf allowed, not NaN)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if math.isnan(value):
+        raise ArgumentTypeError(f"expected a number of dB, got '{text}'")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -308,9 +337,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     arg_parser.add_argument(
         "--json", action="store_true", help="with --precision-report: as JSON"
     )
+    arg_parser.add_argument(
+        "--target-sqnr-db",
+        type=_decibels,
+        metavar="DB",
+        help="with --precision-report: recommend for each conversion the "
+        "narrowest format whose SQNR is at least DB",
+    )
     args = arg_parser.parse_args(_joined_values(sys.argv[1:] if argv is None else argv))
-    if args.json and not args.precision_report:
-        arg_parser.error("--json needs --precision-report")
+    for option, given in (
+        ("--json", args.json),
+        ("--target-sqnr-db", args.target_sqnr_db is not None),
+    ):
+        if given and not args.precision_report:
+            arg_parser.error(f"{option} needs --precision-report")
     source = Source(args.input_file, [])
 
     def body() -> int:
@@ -318,7 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             source = _read(args.input_file)
             report = ("json" if args.json else "table") if args.precision_report else ""
-            print("\n".join(run(source, args.entry, args.arg, report)))
+            lines = run(source, args.entry, args.arg, report, args.target_sqnr_db)
+            print("\n".join(lines))
             return 0
         except _Failed as failed:
             for diag in failed.diags:

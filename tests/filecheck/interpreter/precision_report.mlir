@@ -80,3 +80,23 @@ func.func @layers(%x: vector<8xf32>) -> vector<8xf32> {
 // LOOP:      arbfp.convert_to {{ +}}{{.*}}precision_report.mlir:74:5  vector<8xi4> {{ +}}24    2          4    0    0           94            1   0.5621     1.761
 // LOOP-NEXT: arbfp.convert_from {{ +}}{{.*}}:75:5  vector<8xf32> {{ +}}24    6         12    0    0           94            1   0.5621         0
 // LOOP-NEXT: func.return {{ +}}{{.*}}vector<8xf32> {{ +}}8    0          0    0    0           94            1   0.5621         -
+
+// --target-sqnr-db: a recommendation line under each conversion from floats.
+// -100 overflows f8e3m4 (largest 15.5) to -inf without `saturate` and is NaN
+// in unsigned f8e5m3fnu: those candidates have SQNR -inf, whatever the SQNR
+// of their other elements (57 dB for f8e3m4).
+// RUN: mx-run %s --entry quantize --arg '[0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0]' --precision-report --target-sqnr-db 10 | filecheck %s --check-prefix=TARGET
+// RUN: mx-run %s --entry quantize --arg '[0.1, 0.2, 7.0, -100.0, 0.24, 0.26, 1e-30, 3.0]' --precision-report --json --target-sqnr-db 10 | filecheck %s --check-prefix=TARGET-JSON
+// RUN: not mx-run %s --entry quantize --arg 1.0 --target-sqnr-db 10 2>&1 | filecheck %s --check-prefix=TARGET-USAGE
+// RUN: not mx-run %s --entry quantize --arg 1.0 --precision-report --target-sqnr-db nan 2>&1 | filecheck %s --check-prefix=TARGET-NAN
+// TARGET:      arbfp.convert_to {{.*}}:12:3  vector<8xi4>
+// TARGET-NEXT:     recommend: f8e4m3fn (27.98 dB)
+// TARGET-NEXT: arbfp.convert_from
+// TARGET-JSON:      "target_sqnr_db": 10.0,
+// TARGET-JSON:      "recommendation": {
+// TARGET-JSON-NEXT:  "format": "f8e4m3fn",
+// TARGET-JSON:       "f8e5m3fnu": "-inf",
+// TARGET-JSON:       "f8e3m4": "-inf",
+// TARGET-JSON-NEXT:  "f6e3m2fn": 2.87
+// TARGET-USAGE: mx-run: error: --target-sqnr-db needs --precision-report
+// TARGET-NAN: mx-run: error: argument --target-sqnr-db: expected a number of dB, got 'nan'
