@@ -484,12 +484,7 @@ def test_json_table_and_errors() -> None:
     assert isinstance(report, mx.PrecisionReport)
     data = json.loads(report.to_json())
     assert data["version"] == 1 and data["values"][0]["input_sqnr_db"] == "inf"
-    lines = str(report).splitlines()
-    assert lines[1].split()[:4] == ["op", "loc", "type", "count"]
-    assert (
-        len({line.index("count") if "count" in line else -1 for line in lines[1:2]})
-        == 1
-    )
+    assert str(report).splitlines()[1].split()[:4] == ["op", "loc", "type", "count"]
     with pytest.raises(
         mx.MXError, match=r"<string>:3:3: error: 'math.fpowi' op is not supported"
     ):
