@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any, cast
 
 import numpy as np
@@ -128,6 +129,7 @@ def check_supported(body: func.FuncOp) -> None:
                 raise unsupported(op, f"{v.type} has more than one dimension")
 
 
+@cache  # asked for every value an op produces, in every iteration of a loop
 def float_name(t: Attribute) -> str | None:
     """`f16`, `bf16`, `f32` or `f64` for a float scalar, vector or matrix type."""
     return arbfp.float_type_name(element_type_of(t))
@@ -429,9 +431,10 @@ class Trace:
                 np.finfo(sem.element_dtype(element_type_of(op.results[0].type))).max
             )
             record = self._record(op, 0, op.results[0].type)
-            record.tally.add(measure(value, shadow, exact, largest))
+            tally = measure(value, shadow, exact, largest)
+            record.tally.add(tally)
             self._add_inputs(record, operands)
-            self._quality[op.results[0]] = measure(value, shadow)
+            self._quality[op.results[0]] = tally
 
     def _evaluate(self, op: Operation, f64: Callable[[SSAValue], F64]) -> F64:
         """`op`'s float result computed in f64 from its operands' f64 values."""
