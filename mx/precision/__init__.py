@@ -185,6 +185,8 @@ def _run(
 ) -> PrecisionReport:
     params = function.params
     arrays, batch = function.batched_arguments(args)
+    if math.prod(batch) == 0:  # nothing runs: no records, a call's empty results
+        return PrecisionReport.of(function.name, [], function(*args), target_sqnr_db)
     trace = Trace(body, target_sqnr_db, compiled=True)
     results: list[Any] = []
     for index in np.ndindex(batch):

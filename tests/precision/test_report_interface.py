@@ -168,3 +168,14 @@ def test_bad_arguments_are_located_argument_errors() -> None:
             f.precision_report(x, target_sqnr_db=bad)
     for number in (np.float32(30), np.int64(30), 30, 30.0):
         assert f.precision_report(x, target_sqnr_db=number).target_sqnr_db == 30.0
+
+
+def test_an_empty_batch_has_no_records() -> None:
+    """A batch of no elements runs nothing: no records, and the results a
+    call gives (empty arrays of the batch's shape), not an IndexError."""
+    f = _jit(_round_trip("f4e2m1fn", 4), "q")
+    empty = np.zeros((0, 1, 4), np.float32)
+    report = f.precision_report(empty)
+    assert report.values == []
+    assert np.shape(report.results) == np.shape(f(empty)) == (0, 1, 4)
+    assert json.loads(report.to_json())["values"] == []
