@@ -170,12 +170,20 @@ def test_bad_arguments_are_located_argument_errors() -> None:
         assert f.precision_report(x, target_sqnr_db=number).target_sqnr_db == 30.0
 
 
-def test_an_empty_batch_has_no_records() -> None:
+@pytest.mark.parametrize("batch", [(0,), (3, 0), (0, 2)])
+def test_an_empty_batch_has_no_records(batch: tuple[int, ...]) -> None:
     """A batch of no elements runs nothing: no records, and the results a
-    call gives (empty arrays of the batch's shape), not an IndexError."""
-    f = _jit(_round_trip("f4e2m1fn", 4), "q")
-    empty = np.zeros((0, 1, 4), np.float32)
-    report = f.precision_report(empty)
-    assert report.values == []
-    assert np.shape(report.results) == np.shape(f(empty)) == (0, 1, 4)
-    assert json.loads(report.to_json())["values"] == []
+    call gives (empty arrays of the batch's shape), not an IndexError; on
+    the row-kernel path and on the instrumented copy's (an f16 op)."""
+    half = (
+        "func.func @h(%x: !matrix.matrix<1x4xf32>) -> !matrix.matrix<1x4xf16> {\n"
+        "  %h = matrix.cast %x : !matrix.matrix<1x4xf32> to !matrix.matrix<1x4xf16>\n"
+        "  %s = matrix.add %h, %h : !matrix.matrix<1x4xf16>\n"
+        "  func.return %s : !matrix.matrix<1x4xf16>\n}\n"
+    )
+    empty = np.zeros((*batch, 1, 4), np.float32)
+    for f in (_jit(_round_trip("f4e2m1fn", 4), "q"), _jit(half, "h")):
+        report = f.precision_report(empty)
+        assert report.values == []
+        assert np.shape(report.results) == np.shape(f(empty)) == (*batch, 1, 4)
+        assert json.loads(report.to_json())["values"] == []
