@@ -31,25 +31,33 @@ thread count (threads take whole groups of rows).
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import cast
 
-from xdsl.dialects import vector
+import numpy as np
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
     VectorType,
+    f16,
     f32,
+    i16,
     i64,
 )
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Operation, SSAValue
 
-from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp
+from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp, MulOp
+from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.matrix_to_affine.blocked import _identity, _if, _step
 from mx.lowering.matrix_to_affine.decoded_matvec import (
+    F16_BIAS,
     Weights,
     _for_groups,
+    _halves,
+    _insert,
     _Kernel,
     match_dequantization,
 )
@@ -151,16 +159,24 @@ def _x_lanes(
     x: SSAValue,
     columns: int,
     width: int,
+    packed: bool,
+    scale: SSAValue | None,
     allocate: Callable[[MatrixType], SSAValue],
 ) -> SSAValue:
-    """x's first `columns` elements with each chunk of 2·`width` as its
-    even elements, then its odd ones (the order of packed codes' nibbles)."""
+    """x's first `columns` elements times `scale` (a vector of 2·`width`
+    lanes, if any), each chunk of 2·`width` in the order of its decoded
+    vectors: packed codes' even elements, then the odd ones."""
     chunk = 2 * width
     arranged = allocate(MatrixType(columns, 1, f32))
 
     def each(f: Emitter, c: SSAValue, _: object) -> list[SSAValue]:
         k = f.index(block_start(f, 0, chunk, c))
         data = f.emit(vector.LoadOp(x, [f.index(0), k], VectorType(f32, [chunk])))
+        if scale is not None:
+            data = f.emit(multiply(data, scale, FastMathFlagsAttr("none")))
+        if not packed:
+            f.builder.insert(vector.StoreOp(data, arranged, [f.index(0), k]))
+            return []
         for parity in (0, 1):
             lanes = f.emit(
                 vector.ShuffleOp(
@@ -178,6 +194,67 @@ def _x_lanes(
     return arranged
 
 
+def _folds_factor(op: MatvecOp, weights: Weights) -> bool:
+    """True if x is to be multiplied by the weights' per-tensor scale (none,
+    or its `matrix.mul` allows reassociation too) rather than each decoded
+    weight."""
+    mul = op.matrix.owner
+    return weights.factor is None or (
+        isinstance(mul, MulOp) and FastMathFlag.REASSOC in mul.fastmath.data
+    )
+
+
+def _x_scale(e: Emitter, weights: Weights, width: int) -> SSAValue | None:
+    """What x is multiplied by once, for `_folds_factor`'s weights (a vector
+    of a chunk's 2·`width` lanes; None: nothing): f8e4m3fn's 2^8 (its codes
+    are decoded as f16, whose bias is 8 above), times the per-tensor scale."""
+    power = 1.0 if weights.fp4 else 2.0 ** (F16_BIAS - weights.format.bias)
+    factor = weights.factor
+    chunk = VectorType(f32, [2 * width])
+    if isinstance(factor, SSAValue):
+        scale = e.emit(vector.BroadcastOp(factor, chunk))
+        if power == 1.0:
+            return scale
+        powers = e.emit(vector.BroadcastOp(e.scalar_constant(power, f32), chunk))
+        return e.emit(multiply(scale, powers, FastMathFlagsAttr("none")))
+    if factor is not None:
+        power = float(np.float32(power) * np.float32(factor))
+    if power == 1.0:
+        return None
+    return e.emit(vector.BroadcastOp(e.scalar_constant(power, f32), chunk))
+
+
+def _fp8_decoded(
+    e: Emitter, kernel: _Kernel, r: Index, k: Index, folded: bool
+) -> list[SSAValue]:
+    """The 2·w FP8 codes of row r from column k as f16 values (bits placed
+    as `decoded_matvec._Kernel.decode` places them), in two f32 vectors of
+    `kernel`'s w lanes; unless `folded` (`_x_scale`), times 2^8 for
+    f8e4m3fn and the per-tensor scale as that kernel multiplies them. NaN
+    codes give NaNs (f16 NaNs: their payloads are not `convert_from`'s)."""
+    weights, width = kernel.weights, kernel.lanes
+    count = 2 * width
+    data = weights.codes.read(e, r, k, count)
+    wide = e.emit(llvm.SExtOp(data, VectorType(i16, [count])))
+    b = BitwiseEmitter(wide.type)
+    if weights.format.keyword == "f8e5m2":
+        bits = _insert(e, b, b.shl(wide, 8))
+    else:
+        placed = b.and_(b.shl(wide, 7), 0xBFFF)
+        # exponent and mantissa 0x3F80 (a NaN code) carry into 0x4000: f16's
+        # exponent all ones, a NaN
+        nan = b.and_(b.addi(b.and_(placed, 0x3F80), 0x80), 0x4000)
+        bits = _insert(e, b, b.or_(placed, nan))
+    halves = e.emit(arith.BitcastOp(bits, VectorType(f16, [count])))
+    values = [
+        e.emit(arith.ExtFOp(h, VectorType(f32, [width])))
+        for h in _halves(e, halves, width)
+    ]
+    if folded:
+        return values
+    return kernel.scaled(e, [kernel.powered(e, v) for v in values], None)
+
+
 def _reassociated_matvec(
     e: Emitter,
     op: MatvecOp,
@@ -192,7 +269,8 @@ def _reassociated_matvec(
     width = _width(weights, lanes)
     assert width is not None
     flags = _without_reassoc(op.fastmath)
-    kernel = _Kernel(weights, width, flags)
+    folded = _folds_factor(op, weights)
+    kernel = _Kernel(replace(weights, factor=None) if folded else weights, width, flags)
     kernel.prepare(e)
     chunk, scaled = 2 * width, weights.scaled
     step = chunk * UNROLL if scaled is None else scaled.block_size
@@ -205,9 +283,10 @@ def _reassociated_matvec(
     zero = e.index(0)
     x = allocate(MatrixType(cols, 1, f32))
     e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+    x_scale = _x_scale(e, weights, width) if folded else None
     x_lanes = (
-        _x_lanes(e, x, vectorized, width, allocate)
-        if weights.codes.packed and vectorized
+        _x_lanes(e, x, vectorized, width, weights.codes.packed, x_scale, allocate)
+        if (weights.codes.packed or x_scale is not None) and vectorized
         else x
     )
     y = allocate(MatrixType(rows, 1, f32))
@@ -228,9 +307,13 @@ def _reassociated_matvec(
         ]
         added: list[SSAValue | None] = []
         for i, total in enumerate(sums):
-            for value, xv in zip(
-                kernel.decode(g, offset(g, r, i), k, None), xs, strict=True
-            ):
+            row = offset(g, r, i)
+            values = (
+                kernel.decode(g, row, k, None)
+                if weights.fp4
+                else _fp8_decoded(g, kernel, row, k, folded)
+            )
+            for value, xv in zip(values, xs, strict=True):
                 total = (
                     g.emit(multiply(value, xv, flags))
                     if total is None
