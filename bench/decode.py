@@ -1,6 +1,6 @@
 """LLM decoding: weight times vector over 4 layers, cold weights, x and y in f32.
 
-usage: python -m bench.decode [--quick] [--out DIR]
+usage: python -m bench.decode [--quick] [--only NAME ...] [--out DIR]
 
 Each call computes y_l = W_l·x for 4 layers of row-major R×K weights stored one after the
 other (the mx function is an `scf.for` over the layers, offsets `i·size`); the weights
@@ -123,11 +123,11 @@ class Case:
         return f"{self.format.name} {self.rows}×{self.cols}"
 
 
-def cases(quick: bool) -> list[Case]:
-    if quick:
-        return [Case(f, 512, 1024) for f in FORMATS]
-    shapes = ((4096, 4096), (4096, 4064))
-    return [Case(f, r, k) for f in FORMATS for r, k in shapes]
+def cases(quick: bool, only: list[str] | None = None) -> list[Case]:
+    shapes = ((512, 1024),) if quick else ((4096, 4096), (4096, 4064))
+    return [
+        Case(f, r, k) for f in FORMATS if not only or f.name in only for r, k in shapes
+    ]
 
 
 # -- the mx functions ------------------------------------------------------------
@@ -390,7 +390,7 @@ def _row(c: Case, t: dict[str, float]) -> str:
     )
 
 
-def measure(out: Path, quick: bool = False) -> str:
+def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> str:
     """Times every case; writes `decode.md` into `out` and returns it."""
     ggml = import_ggml()
     start = load_average()
@@ -398,7 +398,7 @@ def measure(out: Path, quick: bool = False) -> str:
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         lib = _c_library(Path(tmp))
-        for c in cases(quick):
+        for c in cases(quick, only):
             print(f"decode: {c.label} ...", flush=True)
             t, failed = measure_case(c, lib, ggml)
             rows.append(_row(c, t))
@@ -452,9 +452,16 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        choices=[f.name for f in FORMATS],
+        help="formats to time (default: all)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = ap.parse_args()
-    print(measure(args.out, args.quick))
+    print(measure(args.out, args.quick, args.only))
 
 
 if __name__ == "__main__":

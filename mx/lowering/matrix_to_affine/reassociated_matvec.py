@@ -231,7 +231,8 @@ def _fp8_decoded(
     as `decoded_matvec._Kernel.decode` places them), in two f32 vectors of
     `kernel`'s w lanes; unless `folded` (`_x_scale`), times 2^8 for
     f8e4m3fn and the per-tensor scale as that kernel multiplies them. NaN
-    codes give NaNs (f16 NaNs: their payloads are not `convert_from`'s)."""
+    codes give NaNs (f16 NaNs: their payloads are not `convert_from`'s), but
+    under `nnan`."""
     weights, width = kernel.weights, kernel.lanes
     count = 2 * width
     data = weights.codes.read(e, r, k, count)
@@ -241,10 +242,14 @@ def _fp8_decoded(
         bits = _insert(e, b, b.shl(wide, 8))
     else:
         placed = b.and_(b.shl(wide, 7), 0xBFFF)
-        # exponent and mantissa 0x3F80 (a NaN code) carry into 0x4000: f16's
-        # exponent all ones, a NaN
-        nan = b.and_(b.addi(b.and_(placed, 0x3F80), 0x80), 0x4000)
-        bits = _insert(e, b, b.or_(placed, nan))
+        if FastMathFlag.NO_NANS in kernel.flags.data:
+            # no NaN weights: the NaN codes may decode to anything (1.875·2^8)
+            bits = _insert(e, b, placed)
+        else:
+            # exponent and mantissa 0x3F80 (a NaN code) carry into 0x4000:
+            # f16's exponent all ones, a NaN
+            nan = b.and_(b.addi(b.and_(placed, 0x3F80), 0x80), 0x4000)
+            bits = _insert(e, b, b.or_(placed, nan))
     halves = e.emit(arith.BitcastOp(bits, VectorType(f16, [count])))
     values = [
         e.emit(arith.ExtFOp(h, VectorType(f32, [width])))

@@ -45,9 +45,8 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 
 // FP8 e4m3fn times a per-tensor scale whose multiply reassociates too: x
 // times 2^8 times the scale, once; each row's 32 codes placed as f16 bits
-// (sign-extended, shifted left by 7), NaN codes (0x3F80 after the mask)
-// carried into f16's exponent all ones, converted to f32 and multiplied by
-// x's lanes. The flags but `reassoc` on the kernel's arithmetic (the order
+// (sign-extended, shifted left by 7; under `nnan` nothing marks the NaN
+// codes), converted to f32 and multiplied by x's lanes. The flags but `reassoc` on the kernel's arithmetic (the order
 // is the kernel's). K = 40: the last 8 columns element by element, after
 // the lanes are summed.
 // CHECK-LABEL: func.func @fp8_reassoc
@@ -61,14 +60,7 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // CHECK-NEXT: %[[SHIFTED:.*]] = arith.shli %[[WIDE]], %[[SEVEN]] : vector<32xi16>
 // CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<-16385> : vector<32xi16>
 // CHECK-NEXT: %[[PLACED:.*]] = arith.andi %[[SHIFTED]], %[[MASK]] : vector<32xi16>
-// CHECK-NEXT: %[[FIELDS:.*]] = arith.constant dense<16256> : vector<32xi16>
-// CHECK-NEXT: %[[F:.*]] = arith.andi %[[PLACED]], %[[FIELDS]] : vector<32xi16>
-// CHECK-NEXT: %[[ONE:.*]] = arith.constant dense<128> : vector<32xi16>
-// CHECK-NEXT: %[[CARRY:.*]] = arith.addi %[[F]], %[[ONE]] : vector<32xi16>
-// CHECK-NEXT: %[[TOP:.*]] = arith.constant dense<16384> : vector<32xi16>
-// CHECK-NEXT: %[[NAN:.*]] = arith.andi %[[CARRY]], %[[TOP]] : vector<32xi16>
-// CHECK-NEXT: %[[BITS:.*]] = arith.ori %[[PLACED]], %[[NAN]] : vector<32xi16>
-// CHECK-NEXT: arith.bitcast %[[BITS]] : vector<32xi16> to vector<32xf16>
+// CHECK-NEXT: arith.bitcast %[[PLACED]] : vector<32xi16> to vector<32xf16>
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK-NOT: arith.mulf
 // CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} fastmath<nnan,ninf,nsz,arcp,contract,afn> : vector<16xf32>
@@ -84,5 +76,25 @@ func.func @fp8_reassoc(%w: memref<?xi8>, %scale: f32, %x: vector<40xf32>) -> vec
   %k = matrix.splat %scale : !matrix.matrix<3x40xf32>
   %m = matrix.mul %d, %k fastmath<fast> : !matrix.matrix<3x40xf32>
   %y = matrix.matvec %m, %x fastmath<fast> : !matrix.matrix<3x40xf32>, vector<40xf32> -> vector<3xf32>
+  func.return %y : vector<3xf32>
+}
+
+// Without `nnan` the NaN codes (0x3F80 after the mask) carry into f16's
+// exponent all ones: NaN weights give NaN rows.
+// CHECK-LABEL: func.func @fp8_reassoc_nan_codes
+// CHECK: %[[PLACED:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<32xi16>
+// CHECK-NEXT: %[[FIELDS:.*]] = arith.constant dense<16256> : vector<32xi16>
+// CHECK-NEXT: %[[F:.*]] = arith.andi %[[PLACED]], %[[FIELDS]] : vector<32xi16>
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant dense<128> : vector<32xi16>
+// CHECK-NEXT: %[[CARRY:.*]] = arith.addi %[[F]], %[[ONE]] : vector<32xi16>
+// CHECK-NEXT: %[[TOP:.*]] = arith.constant dense<16384> : vector<32xi16>
+// CHECK-NEXT: %[[NAN:.*]] = arith.andi %[[CARRY]], %[[TOP]] : vector<32xi16>
+// CHECK-NEXT: %[[BITS:.*]] = arith.ori %[[PLACED]], %[[NAN]] : vector<32xi16>
+// CHECK-NEXT: arith.bitcast %[[BITS]] : vector<32xi16> to vector<32xf16>
+// CHECK: func.return
+func.func @fp8_reassoc_nan_codes(%w: memref<?xi8>, %x: vector<40xf32>) -> vector<3xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<3x40xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<3x40xi8> to !matrix.matrix<3x40xf32>
+  %y = matrix.matvec %d, %x fastmath<reassoc,contract> : !matrix.matrix<3x40xf32>, vector<40xf32> -> vector<3xf32>
   func.return %y : vector<3xf32>
 }
