@@ -29,6 +29,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     ELEMENT_BY_ELEMENT,
     FUSED_REASSOCIATED,
+    REASSOCIATED,
     SCALAR,
     UNREADABLE_PACKED,
     VECTORIZED,
@@ -41,8 +42,10 @@ from mx.lowering.matrix_to_affine.products import (
     dot,
 )
 from mx.lowering.matrix_to_affine.reassociated_matvec import (
+    float_matvec_along_k,
     match_reassociated,
     reassociated_matvec,
+    sums_along_k,
 )
 from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
 from mx.lowering.matrix_to_affine.vectors import read_block, readable, write_block
@@ -143,6 +146,19 @@ class LowerMatvec(MatrixPattern):
             if self.state.blocking.applies(m.rows, 1, m.cols, result) or self._by_tiles(
                 op.matrix, lanes
             ):
+                if weights is None and sums_along_k(op, self.state.plan.fused):
+                    self.state.choose(op, REASSOCIATED)
+                    unsigned = op.unsigned is not None
+                    y = float_matvec_along_k(
+                        e,
+                        op,
+                        lanes,
+                        lambda t: self.state.temporary(t, op),
+                        lambda f, x: widen(f, x, result, unsigned),
+                        parallel,
+                    )
+                    rewriter.replace(op, [], [y])
+                    return
                 self.state.choose(op, CACHE_BLOCKED, fastest, weights)
                 rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
                 return

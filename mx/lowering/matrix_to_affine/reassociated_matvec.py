@@ -28,6 +28,9 @@ share every load of x:
 
 The order depends only on the shapes: the result is the same for every
 thread count (threads take whole groups of rows).
+
+Row-major float weights (f16/bf16 cast to f32, or f32/f64) under `reassoc`
+are summed the same way (`float_matvec_along_k`), without the decoding.
 """
 
 from collections.abc import Callable, Sequence
@@ -39,7 +42,11 @@ from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     I64,
+    BFloat16Type,
     DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     VectorType,
     f16,
     f32,
@@ -63,7 +70,13 @@ from mx.lowering.matrix_to_affine.decoded_matvec import (
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
 from mx.lowering.matrix_to_affine.packed import even_layout
-from mx.lowering.matrix_to_affine.vectors import block_start, offset
+from mx.lowering.matrix_to_affine.state import matrix_type
+from mx.lowering.matrix_to_affine.vectors import (
+    block_start,
+    offset,
+    read_block,
+    readable,
+)
 
 ROWS = 4
 """Rows summed at once: each load of x serves this many rows."""
@@ -142,16 +155,18 @@ def _lanes_mask(first: int, count: int, step: int = 1) -> DenseArrayBase[I64]:
 def _sum_lanes(e: Emitter, v: SSAValue, flags: FastMathFlagsAttr) -> SSAValue:
     """The sum of `v`'s lanes: the low half plus the high half, until one
     lane is left."""
-    n = cast(VectorType, v.type).get_shape()[0]
+    t = cast(VectorType, v.type)
+    element = t.element_type
+    n = t.get_shape()[0]
     while n > 1:
         n //= 2
-        half = VectorType(f32, [n])
+        half = VectorType(element, [n])
         low, high = (
             e.emit(vector.ShuffleOp(v, v, _lanes_mask(h * n, n), result_type=half))
             for h in (0, 1)
         )
         v = e.emit(add(low, high, flags))
-    return e.emit(vector.ExtractOp(v, [0], f32))
+    return e.emit(vector.ExtractOp(v, [0], element))
 
 
 def _x_lanes(
@@ -380,6 +395,123 @@ def _reassociated_matvec(
 
             totals = list(g.loop(vectorized, cols, totals, column))
         group_type = VectorType(f32, [group])
+        result = g.emit(vector.BroadcastOp(totals[0], group_type))
+        for i, total in enumerate(totals[1:], 1):
+            result = g.emit(vector.InsertOp(total, result, [i]))
+        at = [g.index(0), g.index(r)]
+        if bias is not None:
+            result = g.emit(
+                add(result, g.emit(vector.LoadOp(bias, at, group_type)), flags)
+            )
+        g.builder.insert(vector.StoreOp(result, y, at))
+
+    _for_groups(e, rows, group, rows_of, parallel)
+    return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
+
+
+def sums_along_k(op: MatvecOp, fused: set[Operation]) -> bool:
+    """True if `op` allows reassociation and its matrix is of floats read
+    along its rows (row-major memory, possibly widened: f16/bf16 weights
+    cast to f32), with x, y and the sums f32 or f64: `float_matvec_along_k`
+    computes it."""
+    result = op.result_element
+    vector_type = op.vector.type
+    return (
+        FastMathFlag.REASSOC in op.fastmath.data
+        and isinstance(result, Float32Type | Float64Type)
+        and isinstance(vector_type, VectorType)
+        and vector_type.element_type == result
+        and isinstance(
+            matrix_type(op.matrix).element_type,
+            BFloat16Type | Float16Type | Float32Type | type(result),
+        )
+        and readable(op.matrix, fused, False)
+        and not readable(op.matrix, fused, True)
+    )
+
+
+def float_matvec_along_k(
+    e: Emitter,
+    op: MatvecOp,
+    lanes: int,
+    allocate: Callable[[MatrixType], SSAValue],
+    widen: Callable[[Emitter, SSAValue], SSAValue],
+    parallel: bool = False,
+) -> SSAValue:
+    """y = W·x (+ bias) for `sums_along_k`'s row-major float W, summed as a
+    hand-written kernel sums it: `ROWS` rows share each load of x; each row
+    has two vectors of partial sums (even and odd steps of `lanes` columns),
+    added and then summed by halves; the columns after the last whole
+    vector one by one in k order; then the bias. The order depends only on
+    the shapes (threads take whole groups of rows)."""
+    m = matrix_type(op.matrix)
+    rows, cols = m.rows, m.cols
+    t = op.result_element
+    vt = VectorType(t, [lanes])
+    flags = _without_reassoc(op.fastmath)
+    zero = e.index(0)
+    x = allocate(MatrixType(cols, 1, t))
+    e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+    y = allocate(MatrixType(rows, 1, t))
+    bias = None
+    if op.bias is not None:
+        bias = allocate(MatrixType(rows, 1, t))
+        e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
+    group = min(ROWS, rows)
+    step = 2 * lanes
+    steps, rest = divmod(cols, step)
+    vectorized = steps * step + (lanes if rest >= lanes else 0)
+    minus_zero = e.emit(vector.BroadcastOp(_identity(e, t), vt))
+
+    def products(
+        g: Emitter, r: Index, k: Index, sums: list[SSAValue], x_at: int
+    ) -> list[SSAValue]:
+        """`sums` plus the products of `lanes` columns from k of each row
+        of the group at r (the sums of row i at 2·i + x_at... : one vector
+        a row)."""
+        xk = g.emit(vector.LoadOp(x, [g.index(0), g.index(k)], vt))
+        added = list(sums)
+        for i in range(group):
+            w = widen(g, read_block(g, op.matrix, offset(g, r, i), k, lanes, False))
+            added[2 * i + x_at] = _step(g, flags, w, xk, sums[2 * i + x_at])
+        return added
+
+    def rows_of(g: Emitter, r: Index, _: Index) -> None:
+        def each(
+            h: Emitter, s: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            k = block_start(h, 0, step, s)
+            sums = products(h, r, k, list(carried), 0)
+            return products(h, r, offset(h, k, lanes), sums, 1)
+
+        accs = [minus_zero] * (2 * group)
+        if steps:
+            accs = list(g.loop(0, steps, accs, each))
+        if rest >= lanes:
+            accs = products(g, r, steps * step, accs, 0)
+        totals = [
+            _sum_lanes(g, g.emit(add(accs[2 * i], accs[2 * i + 1], flags)), flags)
+            for i in range(group)
+        ]
+        if vectorized < cols:
+
+            def column(
+                h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
+            ) -> list[SSAValue]:
+                xk = h.load_buffer(x, k, 0)
+                return [
+                    _step(
+                        h,
+                        flags,
+                        widen(h, h.element(op.matrix, offset(h, r, i), k)),
+                        xk,
+                        s,
+                    )
+                    for i, s in enumerate(carried)
+                ]
+
+            totals = list(g.loop(vectorized, cols, totals, column))
+        group_type = VectorType(t, [group])
         result = g.emit(vector.BroadcastOp(totals[0], group_type))
         for i, total in enumerate(totals[1:], 1):
             result = g.emit(vector.InsertOp(total, result, [i]))

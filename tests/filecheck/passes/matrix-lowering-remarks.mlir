@@ -350,3 +350,13 @@ func.func @mxfp8_reassoc_block_4(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<
   %y = matrix.matvec %m, %x fastmath<reassoc,contract> : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// Row-major f16 weights cast to f32 under `reassoc`: summed along K too.
+// CHECK-LABEL: remark: @f16_reassoc: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 4]]:3: remark: 'matrix.matvec' op kernel: reassociated vector{{$}}
+func.func @f16_reassoc(%w: memref<?xf16>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xf16> -> !matrix.matrix<32x64xf16>
+  %m = matrix.cast %q : !matrix.matrix<32x64xf16> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x fastmath<fast> : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
