@@ -1,6 +1,6 @@
 """LLM decoding: weight times vector over 4 layers, cold weights, x and y in f32.
 
-usage: python -m bench.decode [--quick] [--out DIR]
+usage: python -m bench.decode [--quick] [--only NAME ...] [--out DIR]
 
 Each call computes y_l = W_l·x for 4 layers of row-major R×K weights stored one after the
 other (the mx function is an `scf.for` over the layers, offsets `i·size`); the weights
@@ -21,7 +21,8 @@ many bytes (bench/kernels/decode.c's `c_read_bytes`: the single-thread read band
 whose time per weight is the memory bound). Everything on one thread (mx with
 `MX_NUM_THREADS=1`, OpenBLAS with `OPENBLAS_NUM_THREADS=1`, ggml `n_threads=1`); thread CPU
 time, median of 5 reps of ≥ 40 ms. Each result is checked against the float64 product of the decoded weights
-within 4·K·2^-24·Σ|w·x| (mx sums in k order; the peers in their own orders).
+within 4·K·2^-24·Σ|w·x| (mx strict sums in k order; mx reassoc, with `fastmath<fast>`,
+along K as the peers do, in their own orders).
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ LAYERS = 4
 L3_BYTES = 32 << 20
 COLD_BYTES = 3 * L3_BYTES
 REPS, MIN_MS = 5, 40.0
+MX_FLAGS = {"mx": "", "mx reassoc": "fast"}
+"""The mx functions timed: their names and matvec flags."""
+CHECKED = (*MX_FLAGS, "C", "ggml")
+"""The implementations whose results are checked."""
 
 Array = npt.NDArray[Any]
 
@@ -118,19 +123,21 @@ class Case:
         return f"{self.format.name} {self.rows}×{self.cols}"
 
 
-def cases(quick: bool) -> list[Case]:
-    if quick:
-        return [Case(f, 512, 1024) for f in FORMATS]
-    shapes = ((4096, 4096), (4096, 4064))
-    return [Case(f, r, k) for f in FORMATS for r, k in shapes]
+def cases(quick: bool, only: list[str] | None = None) -> list[Case]:
+    shapes = ((512, 1024),) if quick else ((4096, 4096), (4096, 4064))
+    return [
+        Case(f, r, k) for f in FORMATS if not only or f.name in only for r, k in shapes
+    ]
 
 
 # -- the mx functions ------------------------------------------------------------
 
 
-def source(c: Case) -> str:
-    """The mx function: `f(w, s|scale, x, y)` over `LAYERS` layers."""
+def source(c: Case, fastmath: str = "") -> str:
+    """The mx function: `f(w, s|scale, x, y)` over `LAYERS` layers; `fastmath`
+    the flags of its matvec (and of the per-tensor scale's multiply)."""
     f, r, k = c.format, c.rows, c.cols
+    fm = f" fastmath<{fastmath}>" if fastmath else ""
     w_type = f"!matrix.matrix<{r}x{k}xf32>"
     scales_arg = "%s: memref<?xi8>" if f.kind == "mx" else "%scale: f32"
     memref = f"memref<?x{f.element}>" if f.kind == "float" else "memref<?xi8>"
@@ -151,7 +158,7 @@ def source(c: Case) -> str:
         body = f"""%q = matrix.row_major_load %w[%o] : {memref} -> {q}
     %d = arbfp.convert_from {f.element} %q : {q} to {w_type}
     %k = matrix.splat %scale : {w_type}
-    %m = matrix.mul %d, %k : {w_type}"""
+    %m = matrix.mul %d, %k{fm} : {w_type}"""
     else:
         q = f"!matrix.matrix<{r}x{k}x{f.element}>"
         body = f"""%q = matrix.row_major_load %w[%o] : {memref} -> {q}
@@ -167,7 +174,7 @@ def source(c: Case) -> str:
   scf.for %i = %c0 to %n step %c1 {{
     %o = arith.muli %i, %size : index
     {body}
-    %r = matrix.matvec %m, %v : {w_type}, vector<{k}xf32> -> vector<{r}xf32>
+    %r = matrix.matvec %m, %v{fm} : {w_type}, vector<{k}xf32> -> vector<{r}xf32>
     %at = arith.muli %i, %rows : index
     vector.store %r, %y[%at] : memref<?xf32>, vector<{r}xf32>
   }}
@@ -316,14 +323,15 @@ def measure_case(
     sets = [weight_set(c, rng) for _ in range(max(1, -(-COLD_BYTES // int(per_set))))]
     scale = 0.75
     x = rng.standard_normal(c.cols).astype(np.float32)
-    f = compile_module(source(c))["f"]
-    outputs = {
-        name: np.zeros(LAYERS * c.rows, np.float32) for name in ("mx", "C", "ggml")
+    functions = {
+        name: compile_module(source(c, flags))["f"] for name, flags in MX_FLAGS.items()
     }
+    outputs = {name: np.zeros(LAYERS * c.rows, np.float32) for name in CHECKED}
     calls: dict[str, Callable[[], object]] = {
-        "mx": _rotating([_mx_call(f, ws, scale, x, outputs["mx"]) for ws in sets]),
-        "C": _rotating([_c_call(lib, c, ws, scale, x, outputs["C"]) for ws in sets]),
+        name: _rotating([_mx_call(f, ws, scale, x, outputs[name]) for ws in sets])
+        for name, f in functions.items()
     }
+    calls["C"] = _rotating([_c_call(lib, c, ws, scale, x, outputs["C"]) for ws in sets])
     if ggml is not None:
         values = partial(decoded, c, scale=scale)
         calls["ggml"] = mul_mat_peer(ggml, c, sets, values, x, outputs["ggml"], LAYERS)
@@ -341,7 +349,7 @@ def measure_case(
     read_bytes.restype = ctypes.c_uint64
     calls["read"] = lambda: read_bytes(_pointer(stream), ctypes.c_int64(stream.size))
     # check the first set
-    for name in ("mx", "C", "ggml"):
+    for name in CHECKED:
         if name in calls:
             calls[name]()  # (each rotation starts at set 0)
     values = decoded(c, sets[0], scale=scale)
@@ -350,14 +358,13 @@ def measure_case(
     size = np.abs(values) @ np.abs(x64)
     failures = [
         why
-        for name in ("mx", "C", "ggml")
+        for name in CHECKED
         if name in calls and (why := _check(name, outputs[name], exact, size, c.cols))
     ]
     for _ in range(len(sets) - 1):  # back to set 0 for the timing
-        calls["mx"]()
-        calls["C"]()
-        if "ggml" in calls:
-            calls["ggml"]()
+        for name in CHECKED:
+            if name in calls:
+                calls[name]()
     times = time_interleaved(calls, 1, REPS, MIN_MS)
     out: dict[str, float] = {}
     for name, ts in times.items():
@@ -370,19 +377,20 @@ def measure_case(
 
 
 def _row(c: Case, t: dict[str, float]) -> str:
-    sgemv, mx = t["NumPy f32"], t["mx"]
+    sgemv, mx, fast = t["NumPy f32"], t["mx"], t["mx reassoc"]
     bound = sgemv / t["read"]
-    bandwidth = c.weight_bytes / mx  # bytes/ps = TB/s
-    fraction = t["read"] / mx
+    bandwidth = c.weight_bytes / fast  # bytes/ps = TB/s
+    fraction = t["read"] / fast
     ggml = f"{t['ggml']:.0f} ps ({sgemv / t['ggml']:.2f}×)" if "ggml" in t else "–"
     return (
-        f"| {c.label} | {mx:.0f} ps | **{sgemv / mx:.2f}×** | {t['C']:.0f} ps "
-        f"({sgemv / t['C']:.2f}×) | **{t['C'] / mx:.2f}×** | {ggml} | {sgemv:.0f} ps "
+        f"| {c.label} | {mx:.0f} ps ({sgemv / mx:.2f}×) | {fast:.0f} ps "
+        f"| **{sgemv / fast:.2f}×** | {t['C']:.0f} ps ({sgemv / t['C']:.2f}×) "
+        f"| **{t['C'] / fast:.2f}×** | {ggml} | {sgemv:.0f} ps "
         f"| {bound:.2f}× | {bandwidth * 1e3:.1f} GB/s | {fraction:.0%} |"
     )
 
 
-def measure(out: Path, quick: bool = False) -> str:
+def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> str:
     """Times every case; writes `decode.md` into `out` and returns it."""
     ggml = import_ggml()
     start = load_average()
@@ -390,7 +398,7 @@ def measure(out: Path, quick: bool = False) -> str:
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         lib = _c_library(Path(tmp))
-        for c in cases(quick):
+        for c in cases(quick, only):
             print(f"decode: {c.label} ...", flush=True)
             t, failed = measure_case(c, lib, ggml)
             rows.append(_row(c, t))
@@ -409,13 +417,16 @@ def measure(out: Path, quick: bool = False) -> str:
             f"{load_average()} at the end (other processes share the machine: ratios are "
             f"within one interleaved run, absolute times are noisy). ggml: {peer}.",
             "",
-            "×: NumPy f32 sgemv time per weight ÷ this one (higher is faster). Memory bound: "
+            "×: NumPy f32 sgemv time per weight ÷ this one (higher is faster). mx strict: "
+            "the matvec without fastmath flags (each y(r) summed in k order); mx reassoc: "
+            "`fastmath<fast>` (summed along K, as the C kernel and ggml do). Memory bound: "
             "sgemv ÷ the time to read the format's bytes per weight at the measured "
-            "single-thread read bandwidth. C / mx > 1: mx is faster than the hand-written C kernel.",
+            "single-thread read bandwidth. C / mx > 1: mx reassoc is faster than the "
+            "hand-written C kernel; the last two columns are mx reassoc's.",
             "",
-            "| weights R×K | mx | mx × sgemv | C (AVX-512) | C / mx | ggml | NumPy f32 "
-            "| memory bound | mx weight bytes/s | of the read bandwidth |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| weights R×K | mx strict | mx reassoc | × sgemv | C (AVX-512) | C / mx "
+            "| ggml | NumPy f32 | memory bound | weight bytes/s | of the read bandwidth |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
             *rows,
             "",
             "Every check passed."
@@ -441,9 +452,16 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        choices=[f.name for f in FORMATS],
+        help="formats to time (default: all)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = ap.parse_args()
-    print(measure(args.out, args.quick))
+    print(measure(args.out, args.quick, args.only))
 
 
 if __name__ == "__main__":

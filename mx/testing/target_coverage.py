@@ -481,7 +481,77 @@ def coverage_functions(long: bool = False) -> list[tuple[str, str]]:
     for rows, dest in scaled:
         functions += _block_scaled(rows, dest)
     functions += _row_major_float_matvecs()
-    return functions + list(_decoded_matvecs(long)) + _packed_products()
+    return (
+        functions
+        + list(_decoded_matvecs(long))
+        + _reassociated_matvecs()
+        + _packed_products()
+    )
+
+
+REASSOCIATED = (
+    ("f4e2m1fn", "mx", "index"),
+    ("f8e4m3fn", "mx", "layers"),
+    ("f8e5m2", "arg", "index"),
+    ("f4e2m1fn", "nv", "layers"),
+)
+"""The reassociated matvec kernels of the sample (format, scaling, spelling):
+MXFP4 at `index` offsets (versioned), MXFP8 in a loop over layers, FP8 times
+a per-tensor scale argument with K not a multiple of the chunk, NVFP4 (blocks
+of 16: half-width vectors)."""
+
+
+def _reassociated_matvecs() -> list[tuple[str, str]]:
+    """`matrix.matvec` with `fastmath<fast>` of row-major codes: the kernel
+    summing along K (`reassociated_matvec.py`), 7 rows (a group of 4 and a
+    last one overlapping it)."""
+    functions: list[tuple[str, str]] = []
+    for fmt, scaling, spelling in REASSOCIATED:
+        rows = 7
+        cols = 100 if scaling == "arg" else 128
+        block, scale = (16, "f8e4m3fn") if scaling == "nv" else (32, "f8e8m0fnu")
+        fp4 = fmt == "f4e2m1fn"
+        q, w = _m(rows, cols, "i4" if fp4 else "i8"), _m(rows, cols, "f32")
+        s = _m(rows, cols // block, "i8")
+        x, y = f"vector<{cols}xf32>", f"vector<{rows}xf32>"
+        packed = " packed" if fp4 else ""
+        offset = "%a3" if spelling == "index" else "%o"
+        body = (
+            f"  %q = matrix.row_major_load %a0[{offset}]{packed} : "
+            f"memref<?xi8> -> {q}\n"
+        )
+        if scaling == "arg":
+            body += (
+                f"  %d = arbfp.convert_from {fmt} %q : {q} to {w}\n"
+                f"  %k = matrix.splat %a4 : {w}\n"
+                f"  %m = matrix.mul %d, %k fastmath<fast> : {w}\n"
+            )
+        else:
+            body += (
+                f"  %s = matrix.row_major_load %a1[0] : memref<?xi8> -> {s}\n"
+                f"  %m = arbfp.scaled_convert_from {fmt} %q, %s block {block} "
+                f"scale {scale} : {q}, {s} to {w}\n"
+            )
+        body += f"  %r = matrix.matvec %m, %a2 fastmath<fast> : {w}, {x} -> {y}\n"
+        if spelling == "layers":
+            body = (
+                "  %c0 = arith.constant 0 : index\n"
+                "  %c1 = arith.constant 1 : index\n"
+                "  %c2 = arith.constant 2 : index\n"
+                f"  %size = arith.constant {rows * cols} : index\n"
+                f"  %zero = arith.constant dense<0.0> : {y}\n"
+                f"  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %zero) "
+                f"-> ({y}) {{\n"
+                "  %o = arith.muli %i, %size : index\n"
+                + body.replace("%r = ", "%layer = ")
+                + f"  %sum = arith.addf %acc, %layer fastmath<fast> : {y}\n"
+                f"  scf.yield %sum : {y}\n"
+                "  }\n"
+            )
+        name = f"reassoc_{fmt}_{scaling}_{spelling}_{rows}x{cols}"
+        params = ["memref<?xi8>", "memref<?xi8>", x, "index", "f32"]
+        functions.append((name, _function(name, params, [y], body)))
+    return functions
 
 
 PACKED_PRODUCTS = (

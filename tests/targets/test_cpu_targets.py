@@ -28,6 +28,7 @@ from mx.jit import lower_to_llvm_ir
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
+    FUSED_REASSOCIATED,
     VERSIONED,
     KernelRemark,
     recording,
@@ -41,6 +42,7 @@ from mx.testing.target_coverage import (
     FLOATS,
     FORMATS,
     PACKED_PRODUCTS,
+    REASSOCIATED,
     WIDENINGS,
     coverage_functions,
 )
@@ -178,6 +180,22 @@ def test_the_decode_kernels_of_the_sample_are_fused(
     ir = lowered[0].read_text()
     threads = [name for name in decoders if name.endswith("_threads")]
     assert threads and all(f"@{name}__parallel_" in ir for name in threads)
+
+
+def test_the_reassociated_kernels_of_the_sample_are_fused(
+    lowered: tuple[Path, list[KernelRemark]],
+) -> None:
+    """The sample's `reassoc` matvecs of row-major codes get the kernel
+    summing along K, so the CPUs compile its IR (packed FP4 at `index`
+    offsets: versioned)."""
+    _, remarks = lowered
+    reassociated = {r.function: r for r in remarks if r.function.startswith("reassoc_")}
+    assert len(reassociated) == len(REASSOCIATED)
+    for name, remark in reassociated.items():
+        assert remark.kernel == FUSED_REASSOCIATED and remark.reason is None, remark
+        assert (remark.note == VERSIONED) == (
+            name.startswith("reassoc_f4e2m1fn") and "_index_" in name
+        ), remark
 
 
 def test_the_packed_products_of_the_sample_are_cache_blocked(

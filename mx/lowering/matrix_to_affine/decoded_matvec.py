@@ -245,8 +245,49 @@ def match_weights(
     computes the matvec (`lanes` f32 per machine vector); else why not if
     the matrix is a fused dequantization (a conversion from FP codes,
     possibly times a splat), None if it is not one."""
+    weights = _dequantization(op, fused, lanes)
+    if not isinstance(weights, Weights):
+        return weights
     m = op.matrix.type
     assert isinstance(m, MatrixType)
+    codes = weights.codes
+    if m.rows < 2 * lanes:
+        return f"fewer than {2 * lanes} rows"
+    if codes.packed and codes.column_major and m.rows % 2:
+        return "an odd number of packed column-major rows"
+    if not codes.column_major and (
+        why := _row_major_misfit(m, codes.bits, weights.scaled, lanes)
+    ):
+        return why
+    return _readable_packed(weights)
+
+
+def match_dequantization(
+    op: MatvecOp, fused: set[Operation], lanes: int
+) -> Weights | str | None:
+    """`match_weights` but for the layout (the rows and columns the kernel
+    of this module needs): the dequantization of `op`'s matrix if one of
+    codes read in place, else why not (None: no dequantization)."""
+    weights = _dequantization(op, fused, lanes)
+    return _readable_packed(weights) if isinstance(weights, Weights) else weights
+
+
+def _readable_packed(weights: Weights) -> Weights | str:
+    """`weights`, or why their packed codes cannot be read as bytes."""
+    load = weights.codes.load
+    if (
+        weights.codes.packed
+        and load is not None
+        and not (vector_block_access(load) or versioned_block_access(load))
+    ):
+        return "the packed offset or stride is odd"
+    return weights
+
+
+def _dequantization(
+    op: MatvecOp, fused: set[Operation], lanes: int
+) -> Weights | str | None:
+    """`match_dequantization` but for the packed codes' layout."""
     value, factor = op.matrix, None
     owner = value.owner
     if isinstance(owner, MulOp) and owner in fused:
@@ -282,21 +323,6 @@ def match_weights(
     codes = match_codes(convert.input, fused)
     if codes is None:
         return "the codes are computed, not read from a matrix load or argument"
-    if m.rows < 2 * lanes:
-        return f"fewer than {2 * lanes} rows"
-    if codes.packed and codes.column_major and m.rows % 2:
-        return "an odd number of packed column-major rows"
-    if not codes.column_major and (
-        why := _row_major_misfit(m, codes.bits, scaled, lanes)
-    ):
-        return why
-    load = codes.load
-    if (
-        codes.packed
-        and load is not None
-        and not (vector_block_access(load) or versioned_block_access(load))
-    ):
-        return "the packed offset or stride is odd"
     return Weights(
         codes, fmt, scaled, factor, None if scaled is None else scaled.scales
     )

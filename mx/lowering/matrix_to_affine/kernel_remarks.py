@@ -33,6 +33,12 @@ FUSED_BLOCK_SCALED = "fused block-scaled vector"
 """FP4/FP8 weights with block scales decoded in registers (decoded_matvec.py)."""
 FUSED_DECODE = "fused decode vector"
 """FP4/FP8 weights (times a per-tensor scale) decoded in registers."""
+FUSED_REASSOCIATED = "fused reassociated vector"
+"""FP4/FP8 row-major weights decoded in registers and summed along K, under
+`reassoc` (reassociated_matvec.py)."""
+REASSOCIATED = "reassociated vector"
+"""Row-major float weights (f16/bf16 widened, or f32/f64) summed along K,
+under `reassoc` (reassociated_matvec.py)."""
 CACHE_BLOCKED = "cache-blocked vector"
 """Packed panels, blocked for the caches (blocked.py)."""
 VECTORIZED = "vectorized"
@@ -42,9 +48,7 @@ ELEMENT_BY_ELEMENT = "element by element"
 SCALAR = "scalar"
 """Scalar loop nests."""
 
-VERSIONED = (
-    "packed offset and stride checked even at run time, else element by element"
-)
+VERSIONED = "packed offset and stride checked even at run time, else element by element"
 """The note of a fused kernel that reads packed weights of index offsets."""
 
 UNREADABLE_PACKED = (

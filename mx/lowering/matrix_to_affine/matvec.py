@@ -28,6 +28,8 @@ from mx.lowering.matrix_to_affine.elements import (
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     ELEMENT_BY_ELEMENT,
+    FUSED_REASSOCIATED,
+    REASSOCIATED,
     SCALAR,
     UNREADABLE_PACKED,
     VECTORIZED,
@@ -38,6 +40,12 @@ from mx.lowering.matrix_to_affine.products import (
     accumulation_type,
     blocked_product,
     dot,
+)
+from mx.lowering.matrix_to_affine.reassociated_matvec import (
+    float_matvec_along_k,
+    match_reassociated,
+    reassociated_matvec,
+    sums_along_k,
 )
 from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
 from mx.lowering.matrix_to_affine.vectors import read_block, readable, write_block
@@ -81,21 +89,43 @@ class LowerMatvec(MatrixPattern):
         assert isinstance(vector_type, VectorType)
         e = self.state.emitter(op)
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
+        otherwise = partial(self._by_elements, op, m, compute)
+        parallel = self.state.blocking.parallel(m.rows * m.cols)
+        reassociated = match_reassociated(op, self.state.plan.fused, lanes)
+        if isinstance(reassociated, Weights):
+            weights = self._with_scales(reassociated, op)
+            note = VERSIONED if weights.versioned else None
+            self.state.choose(op, FUSED_REASSOCIATED, note=note)
+            y = reassociated_matvec(
+                e,
+                op,
+                weights,
+                lanes,
+                lambda t: self.state.temporary(t, op),
+                otherwise,
+                parallel,
+            )
+            rewriter.replace(op, [], [y])
+            return
         weights = match_weights(op, self.state.plan.fused, lanes)
         if isinstance(weights, Weights):
-            if weights.scales is not None:  # (a transposed view: a column-major copy)
-                scales = self.state.readable_along_rows(weights.scales, op)
-                weights = replace(weights, scales=scales)
+            weights = self._with_scales(weights, op)
             note = VERSIONED if weights.versioned else None
-            self.state.choose(op, fused_kernel(op.matrix), note=note)
+            self.state.choose(
+                op,
+                fused_kernel(op.matrix),
+                reassociated and FUSED_REASSOCIATED,
+                reassociated,
+                note,
+            )
             y = decoded_matvec(
                 e,
                 op,
                 weights,
                 lanes,
                 lambda t: self.state.temporary(t, op),
-                lambda f: self._by_elements(op, m, compute, f),
-                self.state.blocking.parallel(m.rows * m.cols),
+                otherwise,
+                parallel,
             )
             rewriter.replace(op, [], [y])
             return
@@ -116,6 +146,19 @@ class LowerMatvec(MatrixPattern):
             if self.state.blocking.applies(m.rows, 1, m.cols, result) or self._by_tiles(
                 op.matrix, lanes
             ):
+                if weights is None and sums_along_k(op, self.state.plan.fused):
+                    self.state.choose(op, REASSOCIATED)
+                    unsigned = op.unsigned is not None
+                    y = float_matvec_along_k(
+                        e,
+                        op,
+                        lanes,
+                        lambda t: self.state.temporary(t, op),
+                        lambda f, x: widen(f, x, result, unsigned),
+                        parallel,
+                    )
+                    rewriter.replace(op, [], [y])
+                    return
                 self.state.choose(op, CACHE_BLOCKED, fastest, weights)
                 rewriter.replace(op, [], [self._cache_blocked(op, m, lanes)])
                 return
@@ -148,6 +191,14 @@ class LowerMatvec(MatrixPattern):
 
         (result_vector,) = e.loop(0, m.rows, [init], row)
         rewriter.replace(op, [], [result_vector])
+
+    def _with_scales(self, weights: Weights, op: MatvecOp) -> Weights:
+        """`weights` with block scales the fused kernels can read in column
+        vectors (a transposed view: a column-major copy)."""
+        if weights.scales is None:
+            return weights
+        scales = self.state.readable_along_rows(weights.scales, op)
+        return replace(weights, scales=scales)
 
     def _by_tiles(self, matrix: SSAValue, lanes: int) -> bool:
         """True if `matrix` is contiguous only along its rows (a row-major

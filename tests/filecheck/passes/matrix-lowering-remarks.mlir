@@ -317,3 +317,46 @@ func.func @f16_sums(%a: !matrix.matrix<128x128xf16>, %b: !matrix.matrix<128x128x
   %r = matrix.matmul %a, %b : !matrix.matrix<128x128xf16>, !matrix.matrix<128x128xf16> -> !matrix.matrix<128x128xf16>
   func.return %r : !matrix.matrix<128x128xf16>
 }
+
+// Under `reassoc`, row-major FP4/FP8 weights are summed along K (any number
+// of rows and columns); index offsets of packed codes are checked even at
+// run time.
+// CHECK-LABEL: remark: @mxfp4_reassoc: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: fused reassociated vector (packed offset and stride checked even at run time, else element by element){{$}}
+func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<96xf32>, %o: index) -> vector<3xf32> {
+  %q = matrix.row_major_load %w[%o] packed : memref<?xi8> -> !matrix.matrix<3x96xi4>
+  %sc = matrix.row_major_load %s[0] : memref<?xi8> -> !matrix.matrix<3x3xi8>
+  %m = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<3x96xi4>, !matrix.matrix<3x3xi8> to !matrix.matrix<3x96xf32>
+  %y = matrix.matvec %m, %x fastmath<fast> : !matrix.matrix<3x96xf32>, vector<96xf32> -> vector<3xf32>
+  func.return %y : vector<3xf32>
+}
+
+// CHECK-LABEL: remark: @fp8_reassoc_odd_k: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 4]]:3: remark: 'matrix.matvec' op kernel: fused reassociated vector{{$}}
+func.func @fp8_reassoc_odd_k(%w: memref<?xi8>, %x: vector<45xf32>) -> vector<7xf32> {
+  %q = matrix.row_major_load %w[3] : memref<?xi8> -> !matrix.matrix<7x45xi8>
+  %m = arbfp.convert_from f8e5m2 %q : !matrix.matrix<7x45xi8> to !matrix.matrix<7x45xf32>
+  %y = matrix.matvec %m, %x fastmath<reassoc> : !matrix.matrix<7x45xf32>, vector<45xf32> -> vector<7xf32>
+  func.return %y : vector<7xf32>
+}
+
+// Blocks narrower than two vectors of 4 lanes: the strict kernel.
+// CHECK-LABEL: remark: @mxfp8_reassoc_block_4: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 5]]:3: remark: 'matrix.matvec' op kernel: fused block-scaled vector; not fused reassociated vector: blocks of 4 elements are not a multiple of 8 columns{{$}}
+func.func @mxfp8_reassoc_block_4(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<32x64xi8>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x16xi8>
+  %m = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 4 : !matrix.matrix<32x64xi8>, !matrix.matrix<32x16xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x fastmath<reassoc,contract> : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Row-major f16 weights cast to f32 under `reassoc`: summed along K too.
+// CHECK-LABEL: remark: @f16_reassoc: lowered with
+// CHECK-NEXT: matrix-lowering-remarks.mlir:[[# @LINE + 4]]:3: remark: 'matrix.matvec' op kernel: reassociated vector{{$}}
+func.func @f16_reassoc(%w: memref<?xf16>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xf16> -> !matrix.matrix<32x64xf16>
+  %m = matrix.cast %q : !matrix.matrix<32x64xf16> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %m, %x fastmath<fast> : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}

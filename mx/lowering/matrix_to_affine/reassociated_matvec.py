@@ -1,0 +1,526 @@
+"""Weight-times-vector with FP4/FP8 weights decoded in registers and summed
+along K: `matrix.matvec` with `reassoc` (LLVM's meaning: `fast` includes it)
+whose matrix is a fused dequantization (`match_dequantization`) of row-major
+codes — C-ordered W[r, k], the layout a user's weights have.
+
+The strict kernel (decoded_matvec.py) must sum each y(r) in k order, so it
+puts rows in vector lanes and transposes row-major codes in registers. Under
+`reassoc` any order is allowed, and this kernel sums as a hand-written C loop
+does: each row has a vector of partial sums over K. `ROWS` rows at a time
+share every load of x:
+
+- A chunk of 2·w columns of a row (w lanes: the machine's f32 vector, or
+  fewer where a block is narrower) is read as w bytes (two f4e2m1fn codes a
+  byte) or 2·w bytes (FP8) and decoded by `decoded_matvec._Kernel` into two
+  w-lane vectors: packed f4e2m1fn gives the low nibbles (the chunk's even
+  columns) and the high nibbles (its odd columns), so x is copied once per
+  matvec with each chunk's even elements first, then its odd ones.
+- Each decoded vector times x's lanes is added to the row's partial sums
+  (one FMA with `contract`, else a multiply and an add).
+- Block-scaled weights: the chunks of a block are summed first, and that
+  partial sum is multiplied by the block's scale once per block: s·Σ w·x for
+  Σ (s·w)·x, a reassociation (the products w·x are those of the strict
+  order; only where the scale makes s·w underflow or overflow does the
+  result differ by more than the reordering of the sum).
+- The columns after the last whole chunk (K mod 2·w, or a last partial
+  block) are added element by element in k order after the lanes have been
+  summed by halves (a fixed tree); then the bias.
+
+The order depends only on the shapes: the result is the same for every
+thread count (threads take whole groups of rows).
+
+Row-major float weights (f16/bf16 cast to f32, or f32/f64) under `reassoc`
+are summed the same way (`float_matvec_along_k`), without the decoding.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import cast
+
+import numpy as np
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.arith import FastMathFlagsAttr
+from xdsl.dialects.builtin import (
+    I64,
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    VectorType,
+    f16,
+    f32,
+    i16,
+    i64,
+)
+from xdsl.dialects.utils import FastMathFlag
+from xdsl.ir import Operation, SSAValue
+
+from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp, MulOp
+from mx.lowering.bitwise import BitwiseEmitter
+from mx.lowering.matrix_to_affine.blocked import _identity, _if, _step
+from mx.lowering.matrix_to_affine.decoded_matvec import (
+    F16_BIAS,
+    Weights,
+    _for_groups,
+    _halves,
+    _insert,
+    _Kernel,
+    match_dequantization,
+)
+from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
+from mx.lowering.matrix_to_affine.packed import even_layout
+from mx.lowering.matrix_to_affine.state import matrix_type
+from mx.lowering.matrix_to_affine.vectors import (
+    block_start,
+    offset,
+    read_block,
+    readable,
+)
+
+ROWS = 4
+"""Rows summed at once: each load of x serves this many rows."""
+
+UNROLL = 2
+"""Chunks of each row per loop iteration when there are no block scales
+(with them: one block per iteration)."""
+
+
+def match_reassociated(
+    op: MatvecOp, fused: set[Operation], lanes: int
+) -> Weights | str | None:
+    """The dequantization of `op`'s matrix if this module's kernel computes
+    the matvec (`lanes` f32 per machine vector); why not if `op` allows
+    reassociation and its matrix is a dequantization of row-major codes
+    read in place; else None (the strict kernels decide)."""
+    if FastMathFlag.REASSOC not in op.fastmath.data:
+        return None
+    weights = match_dequantization(op, fused, lanes)
+    if not isinstance(weights, Weights) or weights.codes.column_major:
+        return None
+    if _width(weights, lanes) is None:
+        assert weights.scaled is not None
+        return (
+            f"blocks of {weights.scaled.block_size} elements are not a multiple "
+            "of 8 columns"
+        )
+    return weights
+
+
+def _width(weights: Weights, lanes: int) -> int | None:
+    """Lanes of a decoded vector: `lanes`, halved until a chunk (two
+    vectors) divides a block; None below 4."""
+    width = lanes
+    if weights.scaled is not None:
+        while width >= 4 and weights.scaled.block_size % (2 * width):
+            width //= 2
+    return width if width >= 4 else None
+
+
+def reassociated_matvec(
+    e: Emitter,
+    op: MatvecOp,
+    weights: Weights,
+    lanes: int,
+    allocate: Callable[[MatrixType], SSAValue],
+    otherwise: Callable[[Emitter], SSAValue],
+    parallel: bool = False,
+) -> SSAValue:
+    """y = W·x (+ bias) for `match_reassociated`'s W (see the module docs).
+    Packed codes whose offset or stride may be odd (`Weights.versioned`) are
+    read as whole bytes only if both are even at run time, else by
+    `otherwise` (element by element), as `decoded_matvec` does."""
+    if not weights.versioned:
+        return _reassociated_matvec(e, op, weights, lanes, allocate, parallel)
+    (y,) = _if(
+        e,
+        even_layout(e, cast(LoadOp, weights.codes.load)),
+        [op.result.type],
+        lambda f: [_reassociated_matvec(f, op, weights, lanes, allocate, False)],
+        lambda f: [otherwise(f)],
+    )
+    return y
+
+
+def _without_reassoc(flags: FastMathFlagsAttr) -> FastMathFlagsAttr:
+    """`flags` but `reassoc`: the kernel's order is the one it documents,
+    not one LLVM picks."""
+    return FastMathFlagsAttr([f for f in flags.data if f is not FastMathFlag.REASSOC])
+
+
+def _lanes_mask(first: int, count: int, step: int = 1) -> DenseArrayBase[I64]:
+    return DenseArrayBase.from_list(i64, list(range(first, first + count * step, step)))
+
+
+def _sum_lanes(e: Emitter, v: SSAValue, flags: FastMathFlagsAttr) -> SSAValue:
+    """The sum of `v`'s lanes: the low half plus the high half, until one
+    lane is left."""
+    t = cast(VectorType, v.type)
+    element = t.element_type
+    n = t.get_shape()[0]
+    while n > 1:
+        n //= 2
+        half = VectorType(element, [n])
+        low, high = (
+            e.emit(vector.ShuffleOp(v, v, _lanes_mask(h * n, n), result_type=half))
+            for h in (0, 1)
+        )
+        v = e.emit(add(low, high, flags))
+    return e.emit(vector.ExtractOp(v, [0], element))
+
+
+def _x_lanes(
+    e: Emitter,
+    x: SSAValue,
+    columns: int,
+    width: int,
+    packed: bool,
+    scale: SSAValue | None,
+    allocate: Callable[[MatrixType], SSAValue],
+) -> SSAValue:
+    """x's first `columns` elements times `scale` (a vector of 2·`width`
+    lanes, if any), each chunk of 2·`width` in the order of its decoded
+    vectors: packed codes' even elements, then the odd ones."""
+    chunk = 2 * width
+    arranged = allocate(MatrixType(columns, 1, f32))
+
+    def each(f: Emitter, c: SSAValue, _: object) -> list[SSAValue]:
+        k = f.index(block_start(f, 0, chunk, c))
+        data = f.emit(vector.LoadOp(x, [f.index(0), k], VectorType(f32, [chunk])))
+        if scale is not None:
+            data = f.emit(multiply(data, scale, FastMathFlagsAttr("none")))
+        if not packed:
+            f.builder.insert(vector.StoreOp(data, arranged, [f.index(0), k]))
+            return []
+        for parity in (0, 1):
+            lanes = f.emit(
+                vector.ShuffleOp(
+                    data,
+                    data,
+                    _lanes_mask(parity, width, 2),
+                    result_type=VectorType(f32, [width]),
+                )
+            )
+            at = f.index(offset(f, k, parity * width))
+            f.builder.insert(vector.StoreOp(lanes, arranged, [f.index(0), at]))
+        return []
+
+    e.loop(0, columns // chunk, [], each)
+    return arranged
+
+
+def _folds_factor(op: MatvecOp, weights: Weights) -> bool:
+    """True if x is to be multiplied by the weights' per-tensor scale (none,
+    or its `matrix.mul` allows reassociation too) rather than each decoded
+    weight."""
+    mul = op.matrix.owner
+    return weights.factor is None or (
+        isinstance(mul, MulOp) and FastMathFlag.REASSOC in mul.fastmath.data
+    )
+
+
+def _x_scale(e: Emitter, weights: Weights, width: int) -> SSAValue | None:
+    """What x is multiplied by once, for `_folds_factor`'s weights (a vector
+    of a chunk's 2·`width` lanes; None: nothing): f8e4m3fn's 2^8 (its codes
+    are decoded as f16, whose bias is 8 above), times the per-tensor scale."""
+    power = 1.0 if weights.fp4 else 2.0 ** (F16_BIAS - weights.format.bias)
+    factor = weights.factor
+    chunk = VectorType(f32, [2 * width])
+    if isinstance(factor, SSAValue):
+        scale = e.emit(vector.BroadcastOp(factor, chunk))
+        if power == 1.0:
+            return scale
+        powers = e.emit(vector.BroadcastOp(e.scalar_constant(power, f32), chunk))
+        return e.emit(multiply(scale, powers, FastMathFlagsAttr("none")))
+    if factor is not None:
+        power = float(np.float32(power) * np.float32(factor))
+    if power == 1.0:
+        return None
+    return e.emit(vector.BroadcastOp(e.scalar_constant(power, f32), chunk))
+
+
+def _fp8_decoded(
+    e: Emitter, kernel: _Kernel, r: Index, k: Index, folded: bool
+) -> list[SSAValue]:
+    """The 2·w FP8 codes of row r from column k as f16 values (bits placed
+    as `decoded_matvec._Kernel.decode` places them), in two f32 vectors of
+    `kernel`'s w lanes; unless `folded` (`_x_scale`), times 2^8 for
+    f8e4m3fn and the per-tensor scale as that kernel multiplies them. NaN
+    codes give NaNs (f16 NaNs: their payloads are not `convert_from`'s), but
+    under `nnan`."""
+    weights, width = kernel.weights, kernel.lanes
+    count = 2 * width
+    data = weights.codes.read(e, r, k, count)
+    wide = e.emit(llvm.SExtOp(data, VectorType(i16, [count])))
+    b = BitwiseEmitter(wide.type)
+    if weights.format.keyword == "f8e5m2":
+        bits = _insert(e, b, b.shl(wide, 8))
+    else:
+        placed = b.and_(b.shl(wide, 7), 0xBFFF)
+        if FastMathFlag.NO_NANS in kernel.flags.data:
+            # no NaN weights: the NaN codes may decode to anything (1.875·2^8)
+            bits = _insert(e, b, placed)
+        else:
+            # exponent and mantissa 0x3F80 (a NaN code) carry into 0x4000:
+            # f16's exponent all ones, a NaN
+            nan = b.and_(b.addi(b.and_(placed, 0x3F80), 0x80), 0x4000)
+            bits = _insert(e, b, b.or_(placed, nan))
+    halves = e.emit(arith.BitcastOp(bits, VectorType(f16, [count])))
+    values = [
+        e.emit(arith.ExtFOp(h, VectorType(f32, [width])))
+        for h in _halves(e, halves, width)
+    ]
+    if folded:
+        return values
+    return kernel.scaled(e, [kernel.powered(e, v) for v in values], None)
+
+
+def _reassociated_matvec(
+    e: Emitter,
+    op: MatvecOp,
+    weights: Weights,
+    lanes: int,
+    allocate: Callable[[MatrixType], SSAValue],
+    parallel: bool,
+) -> SSAValue:
+    m = op.matrix.type
+    assert isinstance(m, MatrixType)
+    rows, cols = m.rows, m.cols
+    width = _width(weights, lanes)
+    assert width is not None
+    flags = _without_reassoc(op.fastmath)
+    folded = _folds_factor(op, weights)
+    kernel = _Kernel(replace(weights, factor=None) if folded else weights, width, flags)
+    kernel.prepare(e)
+    chunk, scaled = 2 * width, weights.scaled
+    step = chunk * UNROLL if scaled is None else scaled.block_size
+    steps = cols // step
+    # the chunks after the loop (no block scales: a block is one step)
+    chunks = steps * step // chunk + (0 if scaled else cols % step // chunk)
+    vectorized = chunks * chunk
+    group = min(ROWS, rows)
+    vt = VectorType(f32, [width])
+    zero = e.index(0)
+    x = allocate(MatrixType(cols, 1, f32))
+    e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+    x_scale = _x_scale(e, weights, width) if folded else None
+    x_lanes = (
+        _x_lanes(e, x, vectorized, width, weights.codes.packed, x_scale, allocate)
+        if (weights.codes.packed or x_scale is not None) and vectorized
+        else x
+    )
+    y = allocate(MatrixType(rows, 1, f32))
+    bias = None
+    if op.bias is not None:
+        bias = allocate(MatrixType(rows, 1, f32))
+        e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
+    minus_zero = e.emit(vector.BroadcastOp(_identity(e, f32), vt))
+
+    def products(
+        g: Emitter, r: Index, k: Index, sums: list[SSAValue | None]
+    ) -> list[SSAValue | None]:
+        """`sums` (None: none yet) plus the products of the chunk at column
+        k of each row of the group at r."""
+        xs = [
+            g.emit(vector.LoadOp(x_lanes, [g.index(0), g.index(offset(g, k, h))], vt))
+            for h in (0, width)
+        ]
+        added: list[SSAValue | None] = []
+        for i, total in enumerate(sums):
+            row = offset(g, r, i)
+            values = (
+                kernel.decode(g, row, k, None)
+                if weights.fp4
+                else _fp8_decoded(g, kernel, row, k, folded)
+            )
+            for value, xv in zip(values, xs, strict=True):
+                total = (
+                    g.emit(multiply(value, xv, flags))
+                    if total is None
+                    else _step(g, flags, value, xv, total)
+                )
+            added.append(total)
+        return added
+
+    def block(g: Emitter, r: Index, k: Index, accs: list[SSAValue]) -> list[SSAValue]:
+        """The accumulators plus the step of columns from k."""
+        if scaled is None:
+            sums: list[SSAValue | None] = list(accs)
+            for c in range(step // chunk):
+                sums = products(g, r, offset(g, k, c * chunk), sums)
+            return [cast(SSAValue, s) for s in sums]
+        parts: list[SSAValue | None] = [None] * group
+        for c in range(step // chunk):
+            parts = products(g, r, offset(g, k, c * chunk), parts)
+        scales = kernel.scale_vector(g, r, k, group)
+        return [
+            _step(
+                g,
+                flags,
+                cast(SSAValue, part),
+                g.emit(
+                    vector.BroadcastOp(g.emit(vector.ExtractOp(scales, [i], f32)), vt)
+                ),
+                acc,
+            )
+            for i, (part, acc) in enumerate(zip(parts, accs, strict=True))
+        ]
+
+    def rows_of(g: Emitter, r: Index, _: Index) -> None:
+        """The group of rows at r: every step of columns, the lanes summed,
+        the columns left one by one, the bias."""
+
+        def each(
+            h: Emitter, i: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            return block(h, r, block_start(h, 0, step, i), list(carried))
+
+        accs = [minus_zero] * group
+        if steps:
+            accs = list(g.loop(0, steps, accs, each))
+        for c in range(steps * step // chunk, chunks):
+            sums: list[SSAValue | None] = list(accs)
+            accs = [cast(SSAValue, s) for s in products(g, r, c * chunk, sums)]
+        totals = [_sum_lanes(g, acc, flags) for acc in accs]
+        if vectorized < cols:
+
+            def column(
+                h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
+            ) -> list[SSAValue]:
+                xk = h.load_buffer(x, k, 0)
+                return [
+                    _step(h, flags, h.element(op.matrix, offset(h, r, i), k), xk, t)
+                    for i, t in enumerate(carried)
+                ]
+
+            totals = list(g.loop(vectorized, cols, totals, column))
+        group_type = VectorType(f32, [group])
+        result = g.emit(vector.BroadcastOp(totals[0], group_type))
+        for i, total in enumerate(totals[1:], 1):
+            result = g.emit(vector.InsertOp(total, result, [i]))
+        at = [g.index(0), g.index(r)]
+        if bias is not None:
+            result = g.emit(
+                add(result, g.emit(vector.LoadOp(bias, at, group_type)), flags)
+            )
+        g.builder.insert(vector.StoreOp(result, y, at))
+
+    _for_groups(e, rows, group, rows_of, parallel)
+    return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
+
+
+def sums_along_k(op: MatvecOp, fused: set[Operation]) -> bool:
+    """True if `op` allows reassociation and its matrix is of floats read
+    along its rows (row-major memory, possibly widened: f16/bf16 weights
+    cast to f32), with x, y and the sums f32 or f64: `float_matvec_along_k`
+    computes it."""
+    result = op.result_element
+    vector_type = op.vector.type
+    return (
+        FastMathFlag.REASSOC in op.fastmath.data
+        and isinstance(result, Float32Type | Float64Type)
+        and isinstance(vector_type, VectorType)
+        and vector_type.element_type == result
+        and isinstance(
+            matrix_type(op.matrix).element_type,
+            BFloat16Type | Float16Type | Float32Type | type(result),
+        )
+        and readable(op.matrix, fused, False)
+        and not readable(op.matrix, fused, True)
+    )
+
+
+def float_matvec_along_k(
+    e: Emitter,
+    op: MatvecOp,
+    lanes: int,
+    allocate: Callable[[MatrixType], SSAValue],
+    widen: Callable[[Emitter, SSAValue], SSAValue],
+    parallel: bool = False,
+) -> SSAValue:
+    """y = W·x (+ bias) for `sums_along_k`'s row-major float W, summed as a
+    hand-written kernel sums it: `ROWS` rows share each load of x; each row
+    has two vectors of partial sums (even and odd steps of `lanes` columns),
+    added and then summed by halves; the columns after the last whole
+    vector one by one in k order; then the bias. The order depends only on
+    the shapes (threads take whole groups of rows)."""
+    m = matrix_type(op.matrix)
+    rows, cols = m.rows, m.cols
+    t = op.result_element
+    vt = VectorType(t, [lanes])
+    flags = _without_reassoc(op.fastmath)
+    zero = e.index(0)
+    x = allocate(MatrixType(cols, 1, t))
+    e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+    y = allocate(MatrixType(rows, 1, t))
+    bias = None
+    if op.bias is not None:
+        bias = allocate(MatrixType(rows, 1, t))
+        e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
+    group = min(ROWS, rows)
+    step = 2 * lanes
+    steps, rest = divmod(cols, step)
+    vectorized = steps * step + (lanes if rest >= lanes else 0)
+    minus_zero = e.emit(vector.BroadcastOp(_identity(e, t), vt))
+
+    def products(
+        g: Emitter, r: Index, k: Index, sums: list[SSAValue], x_at: int
+    ) -> list[SSAValue]:
+        """`sums` plus the products of `lanes` columns from k of each row
+        of the group at r (the sums of row i at 2·i + x_at... : one vector
+        a row)."""
+        xk = g.emit(vector.LoadOp(x, [g.index(0), g.index(k)], vt))
+        added = list(sums)
+        for i in range(group):
+            w = widen(g, read_block(g, op.matrix, offset(g, r, i), k, lanes, False))
+            added[2 * i + x_at] = _step(g, flags, w, xk, sums[2 * i + x_at])
+        return added
+
+    def rows_of(g: Emitter, r: Index, _: Index) -> None:
+        def each(
+            h: Emitter, s: SSAValue, carried: Sequence[SSAValue]
+        ) -> list[SSAValue]:
+            k = block_start(h, 0, step, s)
+            sums = products(h, r, k, list(carried), 0)
+            return products(h, r, offset(h, k, lanes), sums, 1)
+
+        accs = [minus_zero] * (2 * group)
+        if steps:
+            accs = list(g.loop(0, steps, accs, each))
+        if rest >= lanes:
+            accs = products(g, r, steps * step, accs, 0)
+        totals = [
+            _sum_lanes(g, g.emit(add(accs[2 * i], accs[2 * i + 1], flags)), flags)
+            for i in range(group)
+        ]
+        if vectorized < cols:
+
+            def column(
+                h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
+            ) -> list[SSAValue]:
+                xk = h.load_buffer(x, k, 0)
+                return [
+                    _step(
+                        h,
+                        flags,
+                        widen(h, h.element(op.matrix, offset(h, r, i), k)),
+                        xk,
+                        s,
+                    )
+                    for i, s in enumerate(carried)
+                ]
+
+            totals = list(g.loop(vectorized, cols, totals, column))
+        group_type = VectorType(t, [group])
+        result = g.emit(vector.BroadcastOp(totals[0], group_type))
+        for i, total in enumerate(totals[1:], 1):
+            result = g.emit(vector.InsertOp(total, result, [i]))
+        at = [g.index(0), g.index(r)]
+        if bias is not None:
+            result = g.emit(
+                add(result, g.emit(vector.LoadOp(bias, at, group_type)), flags)
+            )
+        g.builder.insert(vector.StoreOp(result, y, at))
+
+    _for_groups(e, rows, group, rows_of, parallel)
+    return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))

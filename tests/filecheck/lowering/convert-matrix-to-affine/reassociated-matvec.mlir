@@ -1,0 +1,130 @@
+// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+
+// The reassociated weight-times-vector kernel (matvec with `reassoc` of
+// row-major FP4/FP8 codes): each row's sums are a vector over K, 4 rows
+// sharing each load of x; the lanes are summed by halves at the end.
+
+// MXFP4: x copied once with each chunk of 32 columns as its even columns,
+// then its odd ones (the low and high nibbles of 16 bytes); per block and
+// row, the decoded low nibbles times x's even lanes, plus (FMA under
+// `contract`) the high nibbles times the odd lanes; that partial sum times
+// the block's scale added to the row's sums, once per block. 5 rows: a group
+// of 4, then a last group overlapping it.
+// CHECK-LABEL: func.func @mxfp4_reassoc
+// CHECK-NOT: memref<64x5xf32>
+// CHECK: %[[X:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<32xf32>
+// CHECK-NEXT: %[[EVEN:.*]] = vector.shuffle %[[X]], %[[X]] [0, 2, 4, {{.*}}, 30] : vector<32xf32>, vector<32xf32>
+// CHECK: %[[ODD:.*]] = vector.shuffle %[[X]], %[[X]] [1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
+// CHECK: affine.for %{{.*}} = 0 to 1 {
+// CHECK: affine.for %{{.*}} = 0 to 2 iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}, %[[S2:.*]] = %{{.*}}, %[[S3:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: %[[XE:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
+// CHECK: %[[XO:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
+// CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
+// CHECK-NEXT: llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
+// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %[[XE]] fastmath<contract> : vector<16xf32>
+// CHECK-NEXT: %[[PART:.*]] = math.fma %{{.*}}, %[[XO]], %[[P]] fastmath<contract> : vector<16xf32>
+// CHECK: vector.load %{{.*}} : memref<2x5xi8>, vector<4xi8>
+// CHECK: %[[SCALE:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-NEXT: math.fma %[[PART]], %[[SCALE]], %[[S0]] fastmath<contract> : vector<16xf32>
+// CHECK: affine.yield
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}} : memref<1x5xf32>, vector<4xf32>
+// CHECK: affine.for %{{.*}} = 0 to 2 iter_args
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x5xf32>, vector<4xf32>
+// CHECK-NOT: memref<64x5xf32>
+// CHECK: func.return
+func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<5xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<5x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<5x2xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<5x64xi4>, !matrix.matrix<5x2xi8> to !matrix.matrix<5x64xf32>
+  %y = matrix.matvec %f, %x fastmath<reassoc,contract> : !matrix.matrix<5x64xf32>, vector<64xf32> -> vector<5xf32>
+  func.return %y : vector<5xf32>
+}
+
+// FP8 e4m3fn times a per-tensor scale whose multiply reassociates too: x
+// times 2^8 times the scale, once; each row's 32 codes placed as f16 bits
+// (sign-extended, shifted left by 7; under `nnan` nothing marks the NaN
+// codes), converted to f32 and multiplied by x's lanes. The flags but `reassoc` on the kernel's arithmetic (the order
+// is the kernel's). K = 40: the last 8 columns element by element, after
+// the lanes are summed.
+// CHECK-LABEL: func.func @fp8_reassoc
+// CHECK: %[[S:.*]] = vector.broadcast %scale : f32 to vector<32xf32>
+// CHECK: %[[P:.*]] = vector.broadcast %{{.*}} : f32 to vector<32xf32>
+// CHECK-NEXT: %[[SP:.*]] = arith.mulf %[[S]], %[[P]] : vector<32xf32>
+// CHECK: arith.mulf %{{.*}}, %[[SP]] : vector<32xf32>
+// CHECK: %[[CODES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT: %[[WIDE:.*]] = llvm.sext %[[CODES]] : vector<32xi8> to vector<32xi16>
+// CHECK-NEXT: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.shli %[[WIDE]], %[[SEVEN]] : vector<32xi16>
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<-16385> : vector<32xi16>
+// CHECK-NEXT: %[[PLACED:.*]] = arith.andi %[[SHIFTED]], %[[MASK]] : vector<32xi16>
+// CHECK-NEXT: arith.bitcast %[[PLACED]] : vector<32xi16> to vector<32xf16>
+// CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// CHECK-NOT: arith.mulf
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} fastmath<nnan,ninf,nsz,arcp,contract,afn> : vector<16xf32>
+// CHECK: vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+// CHECK: affine.for %{{.*}} = 32 to 40 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32) {
+// CHECK: arbfp.convert_from f8e4m3fn %{{.*}} : i8 to f32
+// CHECK-NEXT: arith.mulf %{{.*}}, %scale fastmath<fast> : f32
+// CHECK-NEXT: math.fma %{{.*}}, %{{.*}}, %{{.*}} fastmath<nnan,ninf,nsz,arcp,contract,afn> : f32
+// CHECK: func.return
+func.func @fp8_reassoc(%w: memref<?xi8>, %scale: f32, %x: vector<40xf32>) -> vector<3xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<3x40xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<3x40xi8> to !matrix.matrix<3x40xf32>
+  %k = matrix.splat %scale : !matrix.matrix<3x40xf32>
+  %m = matrix.mul %d, %k fastmath<fast> : !matrix.matrix<3x40xf32>
+  %y = matrix.matvec %m, %x fastmath<fast> : !matrix.matrix<3x40xf32>, vector<40xf32> -> vector<3xf32>
+  func.return %y : vector<3xf32>
+}
+
+// Without `nnan` the NaN codes (0x3F80 after the mask) carry into f16's
+// exponent all ones: NaN weights give NaN rows.
+// CHECK-LABEL: func.func @fp8_reassoc_nan_codes
+// CHECK: %[[PLACED:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<32xi16>
+// CHECK-NEXT: %[[FIELDS:.*]] = arith.constant dense<16256> : vector<32xi16>
+// CHECK-NEXT: %[[F:.*]] = arith.andi %[[PLACED]], %[[FIELDS]] : vector<32xi16>
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant dense<128> : vector<32xi16>
+// CHECK-NEXT: %[[CARRY:.*]] = arith.addi %[[F]], %[[ONE]] : vector<32xi16>
+// CHECK-NEXT: %[[TOP:.*]] = arith.constant dense<16384> : vector<32xi16>
+// CHECK-NEXT: %[[NAN:.*]] = arith.andi %[[CARRY]], %[[TOP]] : vector<32xi16>
+// CHECK-NEXT: %[[BITS:.*]] = arith.ori %[[PLACED]], %[[NAN]] : vector<32xi16>
+// CHECK-NEXT: arith.bitcast %[[BITS]] : vector<32xi16> to vector<32xf16>
+// CHECK: func.return
+func.func @fp8_reassoc_nan_codes(%w: memref<?xi8>, %x: vector<40xf32>) -> vector<3xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<3x40xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<3x40xi8> to !matrix.matrix<3x40xf32>
+  %y = matrix.matvec %d, %x fastmath<reassoc,contract> : !matrix.matrix<3x40xf32>, vector<40xf32> -> vector<3xf32>
+  func.return %y : vector<3xf32>
+}
+
+// Row-major f16 weights cast to f32 (the same kernel without a decoding):
+// 4 rows share each load of x; each row has two vectors of sums (even and
+// odd steps of 16 columns), added and summed by halves; K = 40: the last 8
+// columns element by element; then the bias. 18 rows: 4 groups of 4, then
+// the last 4 rows (overlapping the group before).
+// CHECK-LABEL: func.func @f16_reassoc
+// CHECK: affine.for %{{.*}} = 0 to 4 {
+// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[E0:.*]] = %{{.*}}, %[[O0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: %[[X0:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
+// CHECK: %[[H:.*]] = vector.load %w[%{{.*}}] : memref<?xf16>, vector<16xf16>
+// CHECK-NEXT: %[[W:.*]] = arith.extf %[[H]] : vector<16xf16> to vector<16xf32>
+// CHECK-NEXT: math.fma %[[W]], %[[X0]], %[[E0]] fastmath<contract> : vector<16xf32>
+// CHECK: %[[X1:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
+// CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// CHECK-NEXT: math.fma %{{.*}}, %[[X1]], %[[O0]] fastmath<contract> : vector<16xf32>
+// CHECK: affine.yield
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+// CHECK: affine.for %{{.*}} = 32 to 40 iter_args
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<4xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x18xf32>, vector<4xf32>
+// CHECK: affine.for %{{.*}} = 0 to 1 iter_args
+// CHECK: func.return
+func.func @f16_reassoc(%w: memref<?xf16>, %x: vector<40xf32>, %b: vector<18xf32>) -> vector<18xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xf16> -> !matrix.matrix<18x40xf16>
+  %m = matrix.cast %q : !matrix.matrix<18x40xf16> to !matrix.matrix<18x40xf32>
+  %y = matrix.matvec %m, %x, %b fastmath<reassoc,contract> : !matrix.matrix<18x40xf32>, vector<40xf32>, vector<18xf32> -> vector<18xf32>
+  func.return %y : vector<18xf32>
+}

@@ -1,0 +1,367 @@
+"""The reassociated weight-times-vector kernel (`reassociated_matvec.py`):
+`matrix.matvec` with `reassoc` of FP4/FP8 row-major codes — per-tensor
+(none, a constant, an argument, its `matrix.mul` with or without
+`reassoc`) or block scales (MXFP4, MXFP8 e4m3/e5m2, NVFP4) — with literal or
+`index` offsets (packed: even and odd at run time), in a loop over layers,
+K not a multiple of a chunk or of the vector width, a bias, NaN and inf
+codes and scales.
+
+Each result is checked against the float64 product of ml_dtypes' decoded
+weights (and NumPy's block scales): within `_bound` where it is finite, the
+same NaN or infinity where it is not; against the interpreter (the strict k
+order) within twice that; and bit for bit between 1 and 2 threads (the
+lowering told to put every product on threads). The remark names the
+kernel."""
+
+import itertools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+import pytest
+from xdsl.parser import Parser
+
+import mx
+from mx.frontend import mx_context
+from mx.interpreters import run_function
+from mx.jit import compile_module
+from mx.lowering.matrix_to_affine.kernel_remarks import (
+    FUSED_BLOCK_SCALED,
+    FUSED_DECODE,
+    FUSED_REASSOCIATED,
+)
+from mx.passes.mx_lower_to_llvm import PIPELINE
+from tests.reference.bits import same_bits
+
+Array = npt.NDArray[Any]
+
+THREADED = ",".join(
+    "convert-matrix-to-affine{parallel-min-work=1}"
+    if p == "convert-matrix-to-affine"
+    else p
+    for p in PIPELINE
+)
+"""mx-lower-to-llvm with every product on threads."""
+
+SAMPLE = int(os.environ.get("MX_REASSOC_CASES", "14"))
+"""Generated cases the CI runs (docs/long-runs.md)."""
+
+_DTYPES: dict[str, Any] = {
+    "f4e2m1fn": ml_dtypes.float4_e2m1fn,
+    "f8e4m3fn": ml_dtypes.float8_e4m3fn,
+    "f8e5m2": ml_dtypes.float8_e5m2,
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    rows: int
+    cols: int
+    format: str
+    scaling: str
+    """"none", "const", "arg" (the `matrix.mul` with the matvec's flags),
+    "arg-strict" (a `matrix.mul` without flags), "mx" (f8e8m0fnu scales per
+    32), "nv" (f8e4m3fn scales per 16)."""
+    flags: str
+    bias: bool
+    offsets: str
+    """"literal", or "index" (an argument: even or odd at run time)."""
+    layers: int
+    """0: one matvec; else a `scf.for` over this many layers."""
+
+    @property
+    def packed(self) -> bool:
+        return self.format == "f4e2m1fn"
+
+    @property
+    def block(self) -> int:
+        return {"mx": 32, "nv": 16}.get(self.scaling, 0)
+
+    @property
+    def stride(self) -> int:
+        """Row stride of the codes, in elements: past the row, even."""
+        return self.cols + 2 + self.cols % 2
+
+    @property
+    def layer_codes(self) -> int:
+        return self.rows * self.stride
+
+    def __str__(self) -> str:
+        return (
+            f"{self.rows}x{self.cols}-{self.format}-{self.scaling}-{self.flags}"
+            f"-{'bias' if self.bias else 'nobias'}-{self.offsets}-{self.layers}"
+        )
+
+
+def source(c: Case) -> str:
+    """`@f(%w, %s, %x, %y, %b, %o, %scale)`: y of each layer stored at
+    layer·R; codes at %o + layer·R·stride (literal: 4)."""
+    r, k, fmt = c.rows, c.cols, c.format
+    element = "i4" if c.packed else "i8"
+    q = f"!matrix.matrix<{r}x{k}x{element}>"
+    w = f"!matrix.matrix<{r}x{k}xf32>"
+    fm = f" fastmath<{c.flags}>"
+    packed = " packed" if c.packed else ""
+    start = "%o" if c.offsets == "index" else "%c4"
+    body = f"""%wo = arith.addi {start}, %at_w : index
+    %q = matrix.row_major_load %w[%wo] stride {c.stride}{packed} : memref<?xi8> -> {q}
+"""
+    if c.block:
+        blocks = -(-k // c.block)
+        s = f"!matrix.matrix<{r}x{blocks}xi8>"
+        scale_format = "f8e8m0fnu" if c.scaling == "mx" else "f8e4m3fn"
+        body += f"""%so = arith.muli %i, %c{r * blocks} : index
+    %sc = matrix.row_major_load %s[%so] : memref<?xi8> -> {s}
+    %m = arbfp.scaled_convert_from {fmt} %q, %sc block {c.block} scale {scale_format} : {q}, {s} to {w}
+"""
+    elif c.scaling == "none":
+        body += f"%m = arbfp.convert_from {fmt} %q : {q} to {w}\n"
+    else:
+        scalar = "%c0_375" if c.scaling == "const" else "%scale"
+        mul_fm = "" if c.scaling == "arg-strict" else fm
+        body += f"""%d = arbfp.convert_from {fmt} %q : {q} to {w}
+    %k = matrix.splat {scalar} : {w}
+    %m = matrix.mul %d, %k{mul_fm} : {w}
+"""
+    bias, bias_type = "", ""
+    if c.bias:
+        body += f"%bv = vector.load %b[%at_y] : memref<?xf32>, vector<{r}xf32>\n"
+        bias, bias_type = ", %bv", f", vector<{r}xf32>"
+    body += f"""%v = vector.load %x[%c0] : memref<?xf32>, vector<{k}xf32>
+    %r = matrix.matvec %m, %v{bias}{fm} : {w}, vector<{k}xf32>{bias_type} -> vector<{r}xf32>
+    vector.store %r, %y[%at_y] : memref<?xf32>, vector<{r}xf32>
+"""
+    constants = {0, 1, 4, r, c.layer_codes, max(c.layers, 1)}
+    if c.block:
+        constants.add(r * -(-k // c.block))
+    lines = "\n".join(
+        f"  %c{n} = arith.constant {n} : index" for n in sorted(constants)
+    )
+    layer = f"""%at_w = arith.muli %i, %c{c.layer_codes} : index
+    %at_y = arith.muli %i, %c{r} : index
+    {body}"""
+    if c.layers:
+        loop = f"""scf.for %i = %c0 to %c{c.layers} step %c1 {{
+    {layer}  }}"""
+    else:
+        loop = f"%i = arith.constant 0 : index\n  {layer}"
+    return f"""func.func @f(%w: memref<?xi8>, %s: memref<?xi8>, %x: memref<?xf32>, %y: memref<?xf32>, %b: memref<?xf32>, %o: index, %scale: f32) {{
+{lines}
+  %c0_375 = arith.constant 0.375 : f32
+  {loop}
+  func.return
+}}
+"""
+
+
+@dataclass
+class Data:
+    memory: Array
+    scales: Array
+    x: Array
+    bias: Array
+    offset: int
+    scale: np.float32
+    weights: Array
+    """(layers, R, K) float64 values of the weights: the reference's."""
+
+
+def data(c: Case, rng: np.random.Generator, offset: int) -> Data:
+    """Codes with NaN/inf codes in some rows (FP8), moderate scales with a
+    NaN scale in some rows (block-scaled), x and bias of mixed signs; no NaN
+    or inf where the flags promise none (`fast`: nnan, ninf)."""
+    specials = "fast" not in c.flags
+    layers, r, k = max(c.layers, 1), c.rows, c.cols
+    codes = rng.integers(0, 16 if c.packed else 256, (layers, r, k), dtype=np.uint8)
+    if not c.packed:
+        e4m3 = c.format == "f8e4m3fn"
+        special = (0x7F, 0xFF) if e4m3 else (0x7C, 0xFC, 0x7E)
+        mask = 0x7F if e4m3 else 0x7C
+        codes[(codes & mask) == mask] = 0x38  # (NaN/inf codes: placed below)
+        rows = range(1, r, 4) if specials else range(0)
+        for layer, row in itertools.product(range(layers), rows):
+            codes[layer, row, rng.integers(0, k)] = special[row % len(special)]
+    # memory: element (layer, row, col) at offset + layer·R·stride + row·stride + col
+    elements = np.zeros(offset + layers * c.layer_codes + 8, np.uint8)
+    at = (
+        offset
+        + np.arange(layers)[:, None, None] * c.layer_codes
+        + np.arange(r)[None, :, None] * c.stride
+        + np.arange(k)[None, None, :]
+    )
+    elements[at] = codes
+    if c.packed:
+        elements = np.append(elements, np.uint8(0))[: elements.size + elements.size % 2]
+        memory = elements[0::2] | (elements[1::2] << 4)
+    else:
+        memory = elements
+    values = codes.view(_DTYPES[c.format]).astype(np.float64)
+    scale = np.float32(-0.625)
+    scales = np.zeros(1, np.uint8)
+    if c.block:
+        blocks = -(-k // c.block)
+        if c.scaling == "mx":
+            scale_codes = rng.integers(120, 135, (layers, r, blocks), dtype=np.uint8)
+            if specials:
+                scale_codes[:, 3::7, 0] = 0xFF  # NaN
+            block_values = np.exp2(scale_codes.astype(np.float64) - 127)
+            block_values[scale_codes == 0xFF] = np.nan
+        else:
+            scale_codes = rng.integers(0x28, 0x48, (layers, r, blocks), dtype=np.uint8)
+            block_values = scale_codes.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        scales = scale_codes.ravel()
+        values = values * np.repeat(block_values, c.block, axis=-1)[..., :k]
+    elif c.scaling == "const":
+        values = values * 0.375
+    elif c.scaling.startswith("arg"):
+        values = values * np.float64(scale)
+    x = rng.standard_normal(k).astype(np.float32)
+    bias = rng.standard_normal(layers * r).astype(np.float32)
+    return Data(memory, scales, x, bias, offset, scale, values)
+
+
+def run(f: Any, c: Case, d: Data) -> Array:
+    y = np.full(max(c.layers, 1) * c.rows, np.nan, np.float32)
+    f(d.memory, d.scales, d.x, y, d.bias, d.offset, d.scale)
+    return y
+
+
+def _bound(c: Case, d: Data) -> tuple[Array, Array]:
+    """The exact y and the bound on |y - exact|: (K + 4)·2^-23·Σ|w·x|
+    (any order of the K sums, the products', the scales' and the bias's
+    roundings) plus K·2^-140 for products of subnormal size."""
+    x = d.x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        exact = (d.weights @ x).ravel()
+        size = (np.abs(d.weights) @ np.abs(x)).ravel()
+    if c.bias:
+        exact = exact + d.bias.astype(np.float64)
+        size = size + np.abs(d.bias.astype(np.float64))
+    return exact, (c.cols + 4) * 2.0**-23 * size + c.cols * 2.0**-140
+
+
+def _within(y: Array, exact: Array, bound: Array) -> None:
+    """`y` within `bound` of `exact` where that is finite; the same NaN or
+    infinity where it is not."""
+    finite = np.isfinite(exact)
+    assert np.array_equal(np.isnan(y), np.isnan(exact))
+    assert np.array_equal(y[np.isinf(exact)], exact[np.isinf(exact)])
+    error = np.abs(y[finite].astype(np.float64) - exact[finite])
+    worst = int(np.argmax(error - bound[finite])) if error.size else 0
+    assert np.all(error <= bound[finite]), (worst, error[worst], bound[finite][worst])
+
+
+def check(c: Case, seed: int) -> None:
+    text = source(c)
+    module = compile_module(text)
+    threaded = compile_module(text, THREADED)
+    remarks = module.f.remarks
+    assert remarks and all(
+        f"kernel: {FUSED_REASSOCIATED}" in r and "; not " not in r for r in remarks
+    ), remarks
+    rng = np.random.default_rng(seed)
+    offsets = [4] if c.offsets == "literal" else [2, 7] if c.packed else [5]
+    for offset in offsets:
+        d = data(c, rng, offset)
+        y = run(module.f, c, d)
+        exact, bound = _bound(c, d)
+        _within(y, exact, bound)
+        assert np.isfinite(y).any()
+        strict = np.full_like(y, np.nan)
+        run_function(
+            Parser(mx_context(), text).parse_module(),
+            "f",
+            d.memory,
+            d.scales,
+            d.x,
+            strict,
+            d.bias,
+            offset,
+            d.scale,
+        )
+        _within(y, strict.astype(np.float64), 2 * bound)
+        with mx.num_threads(1):
+            one = run(threaded.f, c, d)
+        with mx.num_threads(2):
+            two = run(threaded.f, c, d)
+        assert same_bits(one, two)
+        _within(one, exact, bound)
+
+
+PINNED = [
+    # the bench's spelling, small: MXFP4 and MXFP8 in a layer loop, index
+    # offsets; NaN and inf codes and scales (flags without nnan, ninf)
+    Case(37, 256, "f4e2m1fn", "mx", "contract,reassoc", False, "index", 3),
+    Case(9, 160, "f8e4m3fn", "mx", "contract,reassoc", True, "index", 2),
+    Case(6, 96, "f8e5m2", "mx", "reassoc", False, "literal", 0),
+    # NVFP4: blocks of 16 (8-lane vectors on AVX-512)
+    Case(13, 80, "f4e2m1fn", "nv", "contract,reassoc", True, "literal", 2),
+    # K not a multiple of a chunk: the last columns element by element
+    Case(5, 407, "f8e4m3fn", "arg", "reassoc", False, "index", 2),
+    Case(3, 77, "f4e2m1fn", "none", "fast", True, "index", 0),
+    Case(7, 100, "f8e5m2", "none", "contract,reassoc", True, "literal", 0),
+    Case(4, 13, "f8e4m3fn", "const", "reassoc", False, "literal", 0),
+    # a per-tensor scale whose multiply does not reassociate: per weight
+    Case(11, 128, "f8e4m3fn", "arg-strict", "fast", False, "literal", 2),
+    Case(10, 96, "f4e2m1fn", "arg-strict", "fast", True, "index", 0),
+    # one row; fewer rows than a group of 4
+    Case(1, 64, "f4e2m1fn", "mx", "fast", False, "literal", 2),
+    Case(2, 64, "f8e5m2", "none", "fast", True, "literal", 0),
+]
+
+
+@pytest.mark.parametrize("case", PINNED, ids=str)
+def test_pinned(case: Case) -> None:
+    check(case, case.rows * case.cols)
+
+
+def _generated(count: int) -> list[Case]:
+    """`count` cases drawn (fixed seed) from every choice of every field."""
+    rng = np.random.default_rng(2026)
+    cases: list[Case] = []
+    while len(cases) < count:
+        fmt = str(rng.choice(list(_DTYPES)))
+        scaling = str(rng.choice(["none", "const", "arg", "arg-strict", "mx", "nv"]))
+        if scaling == "nv" and fmt != "f4e2m1fn":
+            continue
+        block = {"mx": 32, "nv": 16}.get(scaling, 8)
+        cols = int(rng.integers(1, 12)) * block
+        if scaling not in ("mx", "nv"):  # (block scales: whole blocks)
+            cols += int(rng.choice([0, 1, 5, 12]))
+        cases.append(
+            Case(
+                int(rng.integers(1, 23)),
+                cols,
+                fmt,
+                scaling,
+                str(rng.choice(["fast", "reassoc", "contract,reassoc"])),
+                bool(rng.integers(0, 2)),
+                str(rng.choice(["literal", "index"])),
+                int(rng.choice([0, 2])),
+            )
+        )
+    return cases
+
+
+@pytest.mark.parametrize("case", _generated(SAMPLE), ids=str)
+def test_generated(case: Case) -> None:
+    check(case, case.rows + case.cols)
+
+
+@pytest.mark.parametrize(
+    ("flags", "kernel"),
+    [("contract", FUSED_BLOCK_SCALED), ("fast", FUSED_REASSOCIATED)],
+)
+def test_only_reassoc_sums_along_k(flags: str, kernel: str) -> None:
+    """Without `reassoc` the strict kernel (rows in lanes, k order)."""
+    c = Case(32, 64, "f4e2m1fn", "mx", flags, False, "literal", 0)
+    remarks = compile_module(source(c)).f.remarks
+    assert len(remarks) == 1 and remarks[0].endswith(f"kernel: {kernel}")
+
+
+def test_per_tensor_without_reassoc_is_strict() -> None:
+    c = Case(32, 64, "f8e4m3fn", "arg", "contract", False, "literal", 0)
+    assert compile_module(source(c)).f.remarks[0].endswith(f"kernel: {FUSED_DECODE}")
