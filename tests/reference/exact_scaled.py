@@ -121,8 +121,8 @@ def scaled_encode(
     exponents = np.empty(blocks.shape[0], dtype=np.int64)
     # A block's largest magnitude is one of its float64 values (abs and max
     # are exact): one Fraction per block, not one per element.
-    finite = np.isfinite(blocks).all(axis=1).tolist()
-    largest = np.abs(blocks).max(axis=1).tolist()
+    finite: list[bool] = np.all(np.isfinite(blocks), axis=1).tolist()
+    largest: list[float] = np.abs(blocks).max(axis=1).tolist()
     for i, (all_finite, amax) in enumerate(zip(finite, largest, strict=True)):
         if not all_finite:
             scales[i], exponents[i] = 0xFF, 0
