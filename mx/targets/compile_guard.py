@@ -114,7 +114,12 @@ def _in_child(
     through a pipe; `_Ended` if the child did not finish. `quiet`: without
     the child's messages on stderr."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:  # the child: never returns into the caller's code
         status = 1
         try:
