@@ -16,7 +16,7 @@ from functools import cache
 import llvmlite.binding as binding
 from llvmlite.binding.newpassmanagers import NewPassManager
 
-from mx.targets.compile_guard import check_compiles
+from mx.targets.compile_guard import compile_in_child
 from mx.targets.llvm_ir import host_target
 
 _ENGINE_BYTES = 64 * 1024
@@ -96,9 +96,11 @@ def machine_code(
     with _llvm():
         if _NARROW_FLOAT_VECTOR.search(llvm_ir):
             # Forked while this thread holds the LLVM lock: no other thread is
-            # inside LLVM, so the child's copy of its state is consistent.
-            check_compiles(llvm_ir, _host()[1], _emit_object, symbol_origin)
-        obj = _emit_object(llvm_ir)
+            # inside LLVM, so the child's copy of its state is consistent. The
+            # child's object code is loaded here: LLVM compiles the module once.
+            obj = compile_in_child(llvm_ir, _host()[1], _emit_object, symbol_origin)
+        else:
+            obj = _emit_object(llvm_ir)
         engine = binding.create_mcjit_compiler(
             binding.parse_assembly(""), _target_machine()
         )
@@ -150,7 +152,7 @@ def _optimized_object(module: binding.ModuleRef) -> bytes:
 
 _NARROW_FLOAT_VECTOR = re.compile(r" x (half|bfloat)>")
 """An f16 or bf16 vector type in LLVM IR: LLVM legalizes these per CPU, so a
-module with one is compiled in a child process first (`check_compiles`)."""
+module with one is compiled in a child process (`compile_in_child`)."""
 
 
 @cache

@@ -2,15 +2,17 @@
 
 LLVM reports some failures of its back end (a type it cannot legalize for a
 CPU, an assertion) by aborting the process, which Python cannot catch.
-`check_compiles` runs the compilation in a forked child first: if the child
-dies, the functions that make it die are found by compiling halves of the
-module (the others declared only), and an `LLVMCompileError` names them and
-the CPU. `functions` and `failing_functions` split a module's text by
-function for that search (the test of every CPU uses them too).
+`compile_in_child` runs the compilation in a forked child, which sends the
+object code back through a pipe: if the child dies, the functions that make
+it die are found by compiling halves of the module (the others declared
+only), and a `CompileError` names them and the CPU. `functions` and
+`failing_functions` split a module's text by function for that search (the
+test of every CPU uses them too).
 
-Forking costs a second compilation, so the JIT checks only modules with f16
-or bf16 vectors, the values whose lowering LLVM decides per CPU (see
-docs/low-precision.md).
+A fork costs the copy-on-write of the parent's pages touched while the child
+runs (the compilation itself is done once), so the JIT uses the child only
+for modules with f16 or bf16 vectors, the values whose lowering LLVM decides
+per CPU (see docs/low-precision.md).
 """
 
 from __future__ import annotations
@@ -97,51 +99,73 @@ def failing_functions(llvm_ir: str, compiles: Callable[[str], bool]) -> list[str
     return failing
 
 
-def _compiles_in_child(
-    compile_: Callable[[str], object], llvm_ir: str, quiet: bool = False
-) -> str | None:
-    """None if `compile_(llvm_ir)` returns in a forked child; else how the
-    child ended (a signal, or an exit status). `quiet`: without the child's
-    messages on stderr."""
-    pid = os.fork()
+@dataclass(frozen=True)
+class _Ended:
+    """How a child that did not finish its compilation ended: a signal, or
+    an exit status."""
+
+    how: str
+
+
+def _in_child(
+    compile_: Callable[[str], bytes], llvm_ir: str, quiet: bool = False
+) -> bytes | _Ended:
+    """What `compile_(llvm_ir)` returns, run in a forked child and sent back
+    through a pipe; `_Ended` if the child did not finish. `quiet`: without
+    the child's messages on stderr."""
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:  # the child: never returns into the caller's code
         status = 1
         try:
+            os.close(read_end)
             faulthandler.disable()  # LLVM's own message says what failed
             if quiet:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-            compile_(llvm_ir)
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(compile_(llvm_ir))
             status = 0
         finally:
             os._exit(status)
+    os.close(write_end)
+    # Read to the end before waiting: a child blocked on a full pipe would
+    # never exit.
+    with os.fdopen(read_end, "rb") as pipe:
+        output = pipe.read()
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+        return _Ended(f"signal {signal.Signals(os.WTERMSIG(status)).name}")
     code = os.waitstatus_to_exitcode(status)
-    return None if code == 0 else f"exit status {code}"
+    return output if code == 0 else _Ended(f"exit status {code}")
 
 
-def check_compiles(
+def compile_in_child(
     llvm_ir: str,
     cpu: str,
-    compile_: Callable[[str], object],
+    compile_: Callable[[str], bytes],
     source_name: Callable[[str], str] = lambda symbol: symbol,
-) -> None:
-    """Runs `compile_(llvm_ir)` (LLVM's optimization and code generation for
-    `cpu`) in a forked child; if the child does not finish, raises a
-    `CompileError` naming the failing functions (`source_name` of their
-    symbols) and the CPU."""
-    ended = _compiles_in_child(compile_, llvm_ir)
-    if ended is None:
-        return
+) -> bytes:
+    """What `compile_(llvm_ir)` (LLVM's optimization and code generation for
+    `cpu`: the object code) returns, run in a forked child; if the child
+    does not finish, raises a `CompileError` naming the failing functions
+    (`source_name` of their symbols) and the CPU."""
+    compiled = _in_child(compile_, llvm_ir)
+    if not isinstance(compiled, _Ended):
+        return compiled
     symbols = failing_functions(
-        llvm_ir, lambda text: _compiles_in_child(compile_, text, quiet=True) is None
+        llvm_ir,
+        lambda text: not isinstance(_in_child(compile_, text, quiet=True), _Ended),
     )
     names = dict.fromkeys(source_name(symbol) for symbol in symbols)
     listed = ", ".join(f"@{name}" for name in names) or "the module as a whole"
     raise CompileError(
         [
             f"error: LLVM failed to compile {listed} for CPU '{cpu}' (it ended "
-            f"with {ended}); please report it with the module"
+            f"with {compiled.how}); please report it with the module"
         ]
     )

@@ -578,9 +578,10 @@ def _packed_products() -> list[tuple[str, str]]:
     return functions
 
 
-def compile_for_cpu(cpu: str, llvm_ir: str) -> None:
+def compile_for_cpu(cpu: str, llvm_ir: str) -> bytes:
     """Optimizes `llvm_ir` at -O3 and emits an object for `cpu` with
-    llvmlite's LLVM, as the JIT does (an LLVM abort ends the process)."""
+    llvmlite's LLVM, as the JIT does (an LLVM abort ends the process): the
+    object code."""
     from llvmlite import binding
 
     binding.initialize_native_target()
@@ -593,7 +594,7 @@ def compile_for_cpu(cpu: str, llvm_ir: str) -> None:
     tuning = binding.create_pipeline_tuning_options(speed_level=3)
     builder = binding.create_pass_builder(machine, tuning)
     builder.getModulePassManager().run(module, builder)
-    machine.emit_object(module)
+    return machine.emit_object(module)
 
 
 if __name__ == "__main__":

@@ -119,15 +119,15 @@ def scaled_encode(
     blocks = x.reshape(-1, block)
     scales = np.empty(blocks.shape[0], dtype=np.int64)
     exponents = np.empty(blocks.shape[0], dtype=np.int64)
-    for i, values in enumerate(blocks.tolist()):
-        exact_block = [ref.exact(v) for v in values]
-        specials = ("nan", "inf", "-inf")
-        if any(v in specials for v in exact_block):
+    # A block's largest magnitude is one of its float64 values (abs and max
+    # are exact): one Fraction per block, not one per element.
+    finite: list[bool] = np.all(np.isfinite(blocks), axis=1).tolist()
+    largest: list[float] = np.abs(blocks).max(axis=1).tolist()
+    for i, (all_finite, amax) in enumerate(zip(finite, largest, strict=True)):
+        if not all_finite:
             scales[i], exponents[i] = 0xFF, 0
             continue
-        magnitudes = [abs(v) for v in exact_block if isinstance(v, Fraction)]
-        amax = max(magnitudes, default=Fraction(0))
-        e = -127 if amax == 0 else scale_exponent(name, amax, rule)
+        e = -127 if amax == 0 else scale_exponent(name, Fraction(amax), rule)
         exponents[i] = min(max(e, -127), 127)
         scales[i] = exponents[i] + 127
     e = np.repeat(exponents, block)

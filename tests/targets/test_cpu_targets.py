@@ -33,7 +33,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     KernelRemark,
     recording,
 )
-from mx.targets.compile_guard import check_compiles, failing_functions, functions
+from mx.targets.compile_guard import compile_in_child, failing_functions, functions
 from mx.testing.target_coverage import (
     CHECKED_CPUS,
     CI_SHAPES,
@@ -209,11 +209,15 @@ def test_the_packed_products_of_the_sample_are_cache_blocked(
     assert all(r.kernel == CACHE_BLOCKED for r in packed), packed
 
 
-def _abort_on(symbol: str) -> Callable[[str], None]:
-    def compile_(text: str) -> None:
+def _abort_on(symbol: str) -> Callable[[str], bytes]:
+    """A compilation that aborts on modules defining `symbol`; else its
+    output is the module's text 1000 times (more than a pipe holds)."""
+
+    def compile_(text: str) -> bytes:
         _, defined = functions(text)
         if any(f.name == symbol for f in defined):
             os.abort()
+        return text.encode() * 1000
 
     return compile_
 
@@ -224,8 +228,8 @@ def test_an_abort_in_llvm_is_an_error_naming_the_function_and_cpu() -> None:
         for name in ("a", "b", "_mx_fn_bad", "c")
     )
     with pytest.raises(CompileError, match=r"@bad for CPU 'znver4' .*SIGABRT"):
-        check_compiles(ir, "znver4", _abort_on("_mx_fn_bad"), lambda s: s[7:])
-    check_compiles(ir, "znver4", _abort_on("other"))
+        compile_in_child(ir, "znver4", _abort_on("_mx_fn_bad"), lambda s: s[7:])
+    assert compile_in_child(ir, "znver4", _abort_on("other")) == ir.encode() * 1000
 
 
 def test_llvm_abort_of_the_old_bf16_matvec_is_caught() -> None:
@@ -235,23 +239,52 @@ def test_llvm_abort_of_the_old_bf16_matvec_is_caught() -> None:
 
     ir = (ABORTS / "bf16_matvec_3x1.ll").read_text()
     with pytest.raises(CompileError, match=r"@f for CPU 'x86-64'"):
-        check_compiles(ir, "x86-64", lambda text: compile_for_cpu("x86-64", text))
+        compile_in_child(ir, "x86-64", lambda text: compile_for_cpu("x86-64", text))
+
+
+HALVES = """
+func.func @NAME(%a: vector<4xf16>, %b: vector<4xf16>) -> vector<4xf16> {
+  %r = arith.addf %a, %b : vector<4xf16>
+  func.return %r : vector<4xf16>
+}"""
 
 
 def test_jit_raises_instead_of_aborting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The JIT compiles a module with f16 vectors in a child first: an LLVM
-    abort there is an `MXError` naming the source function."""
+    """The JIT compiles a module with f16 vectors in a child: an LLVM abort
+    there is an `MXError` naming the source function."""
     import mx.jit
     import mx.jit_machine_code
 
     monkeypatch.setattr(mx.jit_machine_code, "_emit_object", _abort_on("_mx_fn_halves"))
-    source = """
-func.func @halves(%a: vector<4xf16>, %b: vector<4xf16>) -> vector<4xf16> {
-  %r = arith.addf %a, %b : vector<4xf16>
-  func.return %r : vector<4xf16>
-}"""
     with pytest.raises(CompileError, match=r"@halves for CPU '[^']+'"):
-        mx.jit.compile_module(source)
+        mx.jit.compile_module(HALVES.replace("NAME", "halves"))
+
+
+def test_jit_loads_the_object_code_of_the_guard_child(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """LLVM compiles a module with f16 vectors once, in the guard's child;
+    the JIT runs the object code the child sent back."""
+    import numpy as np
+
+    import mx.jit
+    import mx.jit_machine_code
+
+    compiled_by = tmp_path / "pids"
+    emit_object = mx.jit_machine_code._emit_object  # pyright: ignore[reportPrivateUsage]
+
+    def logged(text: str) -> bytes:
+        with compiled_by.open("a") as log:
+            log.write(f"{os.getpid()}\n")
+        return emit_object(text)
+
+    monkeypatch.setattr(mx.jit_machine_code, "_emit_object", logged)
+    add = mx.jit.jit(HALVES.replace("NAME", "guarded_halves"), "guarded_halves")
+    pids = compiled_by.read_text().split()
+    assert len(pids) == 1 and int(pids[0]) != os.getpid(), pids
+    a = np.array([1.5, -2.0, 1000.0, 0.1], np.float16)
+    b = np.array([0.25, 3.0, 24.0, 0.2], np.float16)
+    np.testing.assert_array_equal(add(a, b), a + b)
 
 
 ABORTED = """
