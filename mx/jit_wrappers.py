@@ -340,7 +340,7 @@ def _check_scalar(w: _Writer, obj: str, p: Operand, index: int) -> str:
             value = w.emit(f"zext i1 {value} to {t}")
     elif p.from_python == "int":
         w.check(w.emit(f"icmp eq ptr {obj_type}, {_const_ptr(id(int))}"))
-        overflow = w.emit("alloca i32")
+        overflow = w.local("i32")  # (an alloca elsewhere moves the stack pointer)
         as_long = _const_ptr(_api("PyLong_AsLongLongAndOverflow"))
         number = w.emit(f"call i64 {as_long}(ptr {obj}, ptr {overflow})")
         w.check(w.emit(f"icmp eq i32 {w.emit(f'load i32, ptr {overflow}')}, 0"))

@@ -85,6 +85,12 @@ UNROLL = 2
 """Chunks of each row per loop iteration when there are no block scales
 (with them: one block per iteration)."""
 
+FLOAT_ROWS = 1
+"""Rows of float weights summed at once: one stream of weights from memory
+at a time. On Zen 4, f16 weights streamed from DRAM took 67 ps a weight one
+row at a time, 119 two and 99–116 four rows at a time (the decoded FP4/FP8
+kernels are compute-bound and gain from sharing x among `ROWS` rows)."""
+
 
 def match_reassociated(
     op: MatvecOp, fused: set[Operation], lanes: int
@@ -439,7 +445,7 @@ def float_matvec_along_k(
     parallel: bool = False,
 ) -> SSAValue:
     """y = W·x (+ bias) for `sums_along_k`'s row-major float W, summed as a
-    hand-written kernel sums it: `ROWS` rows share each load of x; each row
+    hand-written kernel sums it: `FLOAT_ROWS` rows at a time; each row
     has two vectors of partial sums (even and odd steps of `lanes` columns),
     added and then summed by halves; the columns after the last whole
     vector one by one in k order; then the bias. The order depends only on
@@ -457,7 +463,7 @@ def float_matvec_along_k(
     if op.bias is not None:
         bias = allocate(MatrixType(rows, 1, t))
         e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
-    group = min(ROWS, rows)
+    group = min(FLOAT_ROWS, rows)
     step = 2 * lanes
     steps, rest = divmod(cols, step)
     vectorized = steps * step + (lanes if rest >= lanes else 0)

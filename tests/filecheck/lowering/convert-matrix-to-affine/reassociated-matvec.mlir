@@ -99,28 +99,27 @@ func.func @fp8_reassoc_nan_codes(%w: memref<?xi8>, %x: vector<40xf32>) -> vector
   func.return %y : vector<3xf32>
 }
 
-// Row-major f16 weights cast to f32 (the same kernel without a decoding):
-// 4 rows share each load of x; each row has two vectors of sums (even and
-// odd steps of 16 columns), added and summed by halves; K = 40: the last 8
-// columns element by element; then the bias. 18 rows: 4 groups of 4, then
-// the last 4 rows (overlapping the group before).
+// Row-major f16 weights cast to f32 (the same kernel without a decoding,
+// one row at a time): each row has two vectors of sums (even and odd steps
+// of 16 columns), added and summed by halves; K = 40: the last 8 columns
+// element by element in k order; then the bias.
 // CHECK-LABEL: func.func @f16_reassoc
-// CHECK: affine.for %{{.*}} = 0 to 4 {
-// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[E0:.*]] = %{{.*}}, %[[O0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: affine.for %{{.*}} = 0 to 18 {
+// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[E:.*]] = %{{.*}}, %[[O:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[X0:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
 // CHECK: %[[H:.*]] = vector.load %w[%{{.*}}] : memref<?xf16>, vector<16xf16>
 // CHECK-NEXT: %[[W:.*]] = arith.extf %[[H]] : vector<16xf16> to vector<16xf32>
-// CHECK-NEXT: math.fma %[[W]], %[[X0]], %[[E0]] fastmath<contract> : vector<16xf32>
+// CHECK-NEXT: %[[E1:.*]] = math.fma %[[W]], %[[X0]], %[[E]] fastmath<contract> : vector<16xf32>
 // CHECK: %[[X1:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
-// CHECK-NEXT: math.fma %{{.*}}, %[[X1]], %[[O0]] fastmath<contract> : vector<16xf32>
-// CHECK: affine.yield
+// CHECK-NEXT: %[[O1:.*]] = math.fma %{{.*}}, %[[X1]], %[[O]] fastmath<contract> : vector<16xf32>
+// CHECK-NEXT: affine.yield %[[E1]], %[[O1]] : vector<16xf32>, vector<16xf32>
 // CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
 // CHECK: affine.for %{{.*}} = 32 to 40 iter_args
-// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<4xf32>
-// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x18xf32>, vector<4xf32>
-// CHECK: affine.for %{{.*}} = 0 to 1 iter_args
+// CHECK: memref.load %w[%{{.*}}] : memref<?xf16>
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<1xf32>
+// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x18xf32>, vector<1xf32>
 // CHECK: func.return
 func.func @f16_reassoc(%w: memref<?xf16>, %x: vector<40xf32>, %b: vector<18xf32>) -> vector<18xf32> {
   %q = matrix.row_major_load %w[0] : memref<?xf16> -> !matrix.matrix<18x40xf16>
