@@ -86,6 +86,7 @@ from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.blocked import (
     CACHE_LINE,
     PARALLEL_BLOCKS,
+    RowMajorMemory,
     _ceil,
     _for,
     _identity,
@@ -840,8 +841,9 @@ def _row_passes(
     chunk = _chunk(lanes, codes.bits)
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
-    by_lines = scaled is None and codes.load is not None and not codes.packed
-    """Per-tensor FP8 codes of a load step by whole cache lines of each row,
+    by_lines = scaled is None and not codes.packed
+    """Per-tensor FP8 codes (of a load or a C-ordered argument) step by
+    whole cache lines of each row,
     from the first column at a line's start (rows a multiple of 4 KiB apart
     map to one L1 set: a line read in two steps came from L2 twice); block
     scales and packed codes by chunks from column 0."""
@@ -970,8 +972,8 @@ def _row_passes(
 
         line = CACHE_LINE // 4 * per_word
         if by_lines and m.cols >= line:
-            assert codes.load is not None
-            first = line_start(g, r, load=codes.load, size=1)
+            memory = RowMajorMemory(codes.memref, codes.load)
+            first = line_start(g, r, memory=memory, size=1)
             accs = add_lines(g, starts, 0, accs, lambda h, i: _below(h, i, first))
 
             def lines(

@@ -165,3 +165,27 @@ func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix
   %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// Per-tensor FP8 codes as the transpose of an argument (a C-ordered argument
+// under the JIT): a whole cache line (64 codes) of each row of the
+// argument's buffer a step, from the first column at a line's start (the
+// buffer's address), the columns before it and after the last line step in
+// masked steps, as for a load's codes.
+// CHECK-LABEL: func.func @fp8_row_major_lines_argument(%0: memref<32x128xi8>
+// CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%0) : (memref<32x128xi8>) -> index
+// CHECK: %[[FIRST:.*]] = arith.divui
+// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
+// CHECK: arith.cmpi ult, %{{.*}}, %[[FIRST]] : index
+// CHECK: scf.for
+// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
+// CHECK: scf.yield
+// CHECK: arith.cmpi uge
+// CHECK: func.return
+func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.transpose %qt : !matrix.matrix<128x32xi8> -> !matrix.matrix<32x128xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<32x128xi8> to !matrix.matrix<32x128xf32>
+  %k = matrix.splat %s : !matrix.matrix<32x128xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
