@@ -1043,15 +1043,24 @@ class RowMajorMemory:
     load: LoadOp | None
     """The load, if the memory is a load's; else `memref` is a buffer."""
 
+    @property
+    def pitch(self) -> int | None:
+        """Elements from a row to the next, if known at compile time."""
+        if self.load is not None:
+            stride = self.load.stride()
+            return stride if isinstance(stride, int) else None
+        t = self.memref.type
+        assert isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
+        return t.get_shape()[1]
+
     def row(self, e: Emitter, r: Index) -> Index:
         """The element of `memref` holding column 0 of row r."""
         if self.load is not None:
             return e.position(self.load, r, 0)
-        t = self.memref.type
-        assert isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
-        cols = t.get_shape()[1]
+        pitch = self.pitch
+        assert pitch is not None
         return (
-            r * cols if isinstance(r, int) else e.emit(arith.MuliOp(r, e.index(cols)))
+            r * pitch if isinstance(r, int) else e.emit(arith.MuliOp(r, e.index(pitch)))
         )
 
 
