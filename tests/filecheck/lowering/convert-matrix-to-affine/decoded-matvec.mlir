@@ -221,3 +221,21 @@ func.func @mxfp8_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<
   %y = matrix.matvec %f, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// Per-tensor FP8 rows 132 bytes apart (not a whole number of cache lines): no
+// line start serves every row, so chunks of 32 codes from column 0, no
+// address read.
+// CHECK-LABEL: func.func @fp8_row_major_chunks
+// CHECK-NOT: memref.extract_aligned_pointer_as_index
+// CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
+// CHECK-NOT: memref.extract_aligned_pointer_as_index
+// CHECK: func.return
+func.func @fp8_row_major_chunks(%w: memref<?xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] stride 132 : memref<?xi8> -> !matrix.matrix<32x128xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<32x128xi8> to !matrix.matrix<32x128xf32>
+  %k = matrix.splat %s : !matrix.matrix<32x128xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
