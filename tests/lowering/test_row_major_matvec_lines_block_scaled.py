@@ -1,5 +1,5 @@
 """Row-major block-scaled FP8 weights (MXFP8: `scaled_convert_from` of
-f8e4m3fn/f8e5m2 codes) whose rows are a whole number of cache lines apart
+f8e4m3fn/f8e5m2 codes; MXFP4 codes one a byte too) whose rows are a whole number of cache lines apart
 are read a cache line of each row at a time from the first column at a
 line's start (`decoded_matvec._row_passes`), which is no block's start: a
 word's block scales are those of its own block (`_line_scales`). The JIT
@@ -34,7 +34,7 @@ def _source(
     """y = W·x + b, W the `scaled_convert_from` of row-major codes (rows
     `pitch` bytes apart) from a load at a literal or `index` offset, or of a
     C-ordered matrix argument (`codes`: "literal", "index", "argument")."""
-    q = f"!matrix.matrix<{rows}x{cols}xi8>"
+    q = f"!matrix.matrix<{rows}x{cols}x{'i4' if fmt == 'f4e2m1fn' else 'i8'}>"
     s = f"!matrix.matrix<{rows}x{cols // block}xi8>"
     w = f"!matrix.matrix<{rows}x{cols}xf32>"
     if codes == "argument":
@@ -67,6 +67,7 @@ CASES = [
     (32, 192, "f8e4m3fn", 64, "f8e8m0fnu", 192),  # a block a line
     (32, 192, "f8e4m3fn", 96, "f8e8m0fnu", 192),  # longer than a line, not a multiple
     (32, 256, "f8e4m3fn", 16, "f8e4m3fn", 256),  # f8e4m3fn scales
+    (64, 128, "f4e2m1fn", 32, "f8e8m0fnu", 128),  # MXFP4 codes one a byte
 ]
 SPELLINGS = ("literal", "index", "argument")
 LONG = os.environ.get("MX_LONG_TESTS") == "1"
@@ -74,18 +75,23 @@ LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 def _params() -> list[Any]:
     """Each case in one spelling, in turn (MX_LONG_TESTS=1: in every
-    spelling; a case compiles in seconds)."""
-    return [
-        pytest.param(*case, spelling, id=f"{spelling}-{case[0]}x{case[1]}-{case[3]}")
-        for i, case in enumerate(CASES)
-        for j, spelling in enumerate(SPELLINGS)
-        if LONG or i % len(SPELLINGS) == j
-    ]
+    spelling; a case compiles in seconds); FP4 codes one a byte come from a
+    matrix argument only (a load of FP4 codes packs them)."""
+    params: list[Any] = []
+    for i, case in enumerate(CASES):
+        spellings = ("argument",) if case[2] == "f4e2m1fn" else SPELLINGS
+        for j, spelling in enumerate(spellings):
+            if LONG or len(spellings) == 1 or i % len(SPELLINGS) == j:
+                name = f"{spelling}-{case[2]}-{case[0]}x{case[1]}-{case[3]}"
+                params.append(pytest.param(*case, spelling, id=name))
+    return params
 
 
 def _codes(rng: np.random.Generator, fmt: str, rows: int, pitch: int) -> Array:
-    """Every finite code (no NaN, whose sign LLVM may not keep), `rows`
-    rows `pitch` bytes apart."""
+    """Every finite code (no NaN, whose sign LLVM may not keep; f4e2m1fn:
+    every code, one a byte), `rows` rows `pitch` bytes apart."""
+    if fmt == "f4e2m1fn":
+        return rng.integers(0, 16, rows * pitch).astype(np.uint8)
     codes = rng.integers(0, 256, rows * pitch).astype(np.uint8)
     codes[: min(codes.size, 256)] = np.arange(min(codes.size, 256))
     finite = 0x7F if fmt == "f8e4m3fn" else 0x7C
