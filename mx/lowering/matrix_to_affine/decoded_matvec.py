@@ -894,8 +894,9 @@ def _row_passes(
     by_lines = not codes.packed and (
         memory.pitch is None or memory.pitch % CACHE_LINE == 0
     )
-    """FP8 codes (of a load or a C-ordered argument) whose rows start at the
-    same place in a cache line step by whole cache lines of each row, from
+    """Codes one a byte (FP8, or FP4 of a matrix argument; of a load or a
+    C-ordered argument) whose rows start at the same place in a cache line
+    step by whole cache lines of each row, from
     the first column at a line's start (rows a multiple of 4 KiB apart map
     to one L1 set: a line read in two steps came from L2 twice); other rows
     (no line start serves them all: a row-major FP8 matvec at K = 4064 ran
@@ -941,7 +942,8 @@ def _row_passes(
         """The sums of the two tiles at `starts` plus the `count` words of
         columns from k0 (the tiles' lines, if already read; with `keep`,
         only column k0 + i where `keep(i)` holds). The block scales of
-        word j are `word_scales(j)`' (default: k0 starts a block)."""
+        word j are `word_scales(j)` (default: those of a k0 that starts a
+        block)."""
         tiles = tiles or [tile(g, s, k0, count) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
         for j in range(count):
