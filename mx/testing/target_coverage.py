@@ -429,7 +429,8 @@ def _row_major_float_matvecs() -> Iterator[tuple[str, str]]:
             f"  %r = matrix.matvec %w, %a1 : {w}, {x} -> {y}\n"
         )
         yield name, _function(name, [f"memref<?x{t}>", x], [y], body)
-    rows, cols = 64, 132  # (FP8 per-tensor: lines of 64 columns, masked ends)
+    rows, cols = 64, 192  # (FP8 per-tensor: whole lines apart, so in lines of 64
+    # columns, with masked ends)
     for fmt in ("f8e4m3fn", "f8e5m2"):
         name = f"row_major_matvec_{fmt}_{rows}x{cols}"
         q, w = _m(rows, cols, "i8"), _m(rows, cols, "f32")

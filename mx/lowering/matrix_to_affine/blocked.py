@@ -54,6 +54,8 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     IntegerType,
+    MemRefType,
+    NoneAttr,
     VectorType,
     i64,
 )
@@ -1030,12 +1032,43 @@ CACHE_LINE = 64
 """Bytes of a cache line."""
 
 
-def line_start(e: Emitter, r: Index, *, load: LoadOp, size: int) -> SSAValue:
-    """The first column of row r of the row-major `load` (elements of `size`
-    bytes) whose address is a multiple of CACHE_LINE (less than a line
-    ahead)."""
-    base = e.emit(memref.ExtractAlignedPointerAsIndexOp.get(load.memref))
-    at = e.emit(arith.MuliOp(e.index(e.position(load, r, 0)), e.index(size)))
+@dataclass(frozen=True)
+class RowMajorMemory:
+    """Memory with addresses that a matrix is read from along its rows'
+    elements (row-major): a row-major matrix load's (the user's memref), or
+    the buffer `memref<RxK>` of a K×R matrix read through a fused transpose
+    (a C-ordered function argument, `abi.py`)."""
+
+    memref: SSAValue
+    load: LoadOp | None
+    """The load, if the memory is a load's; else `memref` is a buffer."""
+
+    @property
+    def pitch(self) -> int | None:
+        """Elements from a row to the next, if known at compile time."""
+        if self.load is not None:
+            stride = self.load.stride()
+            return stride if isinstance(stride, int) else None
+        t = self.memref.type
+        assert isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
+        return t.get_shape()[1]
+
+    def row(self, e: Emitter, r: Index) -> Index:
+        """The element of `memref` holding column 0 of row r."""
+        if self.load is not None:
+            return e.position(self.load, r, 0)
+        pitch = self.pitch
+        assert pitch is not None
+        return (
+            r * pitch if isinstance(r, int) else e.emit(arith.MuliOp(r, e.index(pitch)))
+        )
+
+
+def line_start(e: Emitter, r: Index, *, memory: RowMajorMemory, size: int) -> SSAValue:
+    """The first column of row r of `memory` (elements of `size` bytes)
+    whose address is a multiple of CACHE_LINE (less than a line ahead)."""
+    base = e.emit(memref.ExtractAlignedPointerAsIndexOp.get(memory.memref))
+    at = e.emit(arith.MuliOp(e.index(memory.row(e, r)), e.index(size)))
     address = e.emit(arith.AddiOp(base, at))
     ahead = e.emit(arith.SubiOp(e.index(0), address))
     in_line = e.emit(arith.AndIOp(ahead, e.index(CACHE_LINE - 1)))

@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from math import gcd
-from typing import cast
+from typing import TypeVar, cast
 
 import numpy as np
 from xdsl.dialects import arith, llvm, vector
@@ -86,6 +86,7 @@ from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.blocked import (
     CACHE_LINE,
     PARALLEL_BLOCKS,
+    RowMajorMemory,
     _ceil,
     _for,
     _identity,
@@ -841,11 +842,60 @@ def _below(e: Emitter, a: int, b: SSAValue) -> SSAValue:
     return e.emit(arith.CmpiOp(e.index(a), b, "ult"))
 
 
-def _shifted(
-    keep: Callable[[Emitter, int], SSAValue], by: int, e: Emitter, i: int
-) -> SSAValue:
-    """keep(i + by)."""
-    return keep(e, i + by)
+_T = TypeVar("_T")
+
+
+def _shifted(f: Callable[[Emitter, int], _T], by: int, e: Emitter, i: int) -> _T:
+    """f(e, i + by)."""
+    return f(e, i + by)
+
+
+_WordScales = Callable[[Emitter, int], list[SSAValue]]
+"""The block scales of word j of a step, one vector per tile of rows."""
+
+
+def _line_scales(
+    e: Emitter, kernel: _Kernel, starts: list[Index], k0: Index, per_word: int
+) -> _WordScales:
+    """The block scales of word j of a cache line of each row from column
+    k0 (a multiple of `per_word`, so no word spans two blocks): of the block
+    holding column k0 + per_word·j. With k0 an index value (a line's start),
+    word j is in the block holding column k0 + c or in the next one, c =
+    (per_word·j // B)·B (B the block): the next one iff (k0 mod B) +
+    (per_word·j mod B) >= B (one select); the next block holds column
+    k0 + min(c + B, last column of the line)."""
+    scaled = kernel.weights.scaled
+    assert scaled is not None
+    block, last = scaled.block_size, CACHE_LINE - 1
+    of_column: dict[int, list[SSAValue]] = {}
+
+    def at(h: Emitter, column: int) -> list[SSAValue]:
+        """The scales of the block holding column k0 + column."""
+        if column not in of_column:
+            k = offset(h, k0, column)
+            of_column[column] = [
+                kernel.scale_vector(h, s, k, kernel.lanes) for s in starts
+            ]
+        return of_column[column]
+
+    if isinstance(k0, int):
+        return lambda h, j: at(h, max(0, (k0 + per_word * j) // block * block - k0))
+    into = e.emit(arith.RemUIOp(k0, e.index(block)))
+
+    def word(h: Emitter, j: int) -> list[SSAValue]:
+        column = per_word * j // block * block
+        this = at(h, column)
+        past = per_word * j % block
+        if past == 0:  # (a word at a block's start: (k0 mod B) < B)
+            return this
+        following = at(h, min(column + block, last))
+        crosses = h.emit(arith.CmpiOp(into, h.index(block - past), "uge"))
+        return [
+            h.emit(arith.SelectOp(crosses, n, t))
+            for n, t in zip(following, this, strict=True)
+        ]
+
+    return word
 
 
 def _row_passes(
@@ -866,11 +916,18 @@ def _row_passes(
     chunk = _chunk(lanes, codes.bits)
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
-    by_lines = scaled is None and codes.load is not None and not codes.packed
-    """Per-tensor FP8 codes of a load step by whole cache lines of each row,
-    from the first column at a line's start (rows a multiple of 4 KiB apart
-    map to one L1 set: a line read in two steps came from L2 twice); block
-    scales and packed codes by chunks from column 0."""
+    memory = RowMajorMemory(codes.memref, codes.load)
+    by_lines = not codes.packed and (
+        memory.pitch is None or memory.pitch % CACHE_LINE == 0
+    )
+    """Codes one a byte (FP8, or FP4 of a matrix argument; of a load or a
+    C-ordered argument) whose rows start at the same place in a cache line
+    step by whole cache lines of each row, from
+    the first column at a line's start (rows a multiple of 4 KiB apart map
+    to one L1 set: a line read in two steps came from L2 twice); other rows
+    (no line start serves them all: a row-major FP8 matvec at K = 4064 ran
+    1.17x slower per weight in lines than at 4096) and packed codes by
+    chunks from column 0."""
 
     def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
         """`count` words of `row` from column k0, as the first lanes of a
@@ -906,18 +963,28 @@ def _row_passes(
         count: int,
         tiles: list[list[SSAValue]] | None = None,
         keep: Callable[[Emitter, int], SSAValue] | None = None,
+        word_scales: _WordScales | None = None,
     ) -> list[SSAValue]:
         """The sums of the two tiles at `starts` plus the `count` words of
         columns from k0 (the tiles' lines, if already read; with `keep`,
-        only column k0 + i where `keep(i)` holds)."""
+        only column k0 + i where `keep(i)` holds). The block scales of
+        word j are `word_scales(j)` (default: those of a k0 that starts a
+        block)."""
         tiles = tiles or [tile(g, s, k0, count) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
         for j in range(count):
             first = per_word * j
-            block = 0 if scaled is None else first // scaled.block_size
-            if scaled is not None and block not in scales:
-                k = offset(g, k0, first)
-                scales[block] = [kernel.scale_vector(g, s, k, lanes) for s in starts]
+            block_scales: list[SSAValue] | None = None
+            if word_scales is not None:
+                block_scales = word_scales(g, j)
+            elif scaled is not None:
+                block = first // scaled.block_size
+                if block not in scales:
+                    k = offset(g, k0, first)
+                    scales[block] = [
+                        kernel.scale_vector(g, s, k, lanes) for s in starts
+                    ]
+                block_scales = scales[block]
             for n in range(per_word):
                 k = offset(g, k0, first + n)
                 xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
@@ -925,7 +992,7 @@ def _row_passes(
                     values = kernel.scaled(
                         g,
                         [kernel.word_element(g, lines[j], n)],
-                        None if scaled is None else [scales[block][t]],
+                        None if block_scales is None else [block_scales[t]],
                     )
                     added = _step(g, flags, values[0], xk, accs[t])
                     accs[t] = (
@@ -943,7 +1010,11 @@ def _row_passes(
         keep: Callable[[Emitter, int], SSAValue] | None = None,
     ) -> list[SSAValue]:
         """`add_chunk` of the two chunks of a cache line of each row from
-        k0 (one load a row: no line is read twice)."""
+        k0 (one load a row: no line is read twice); k0 is a multiple of a
+        word's elements, no block's start (`_line_scales`)."""
+        line_scales = (
+            None if scaled is None else _line_scales(g, kernel, starts, k0, per_word)
+        )
         lines = {
             (t, i): g.emit(
                 vector.BitcastOp(
@@ -978,7 +1049,12 @@ def _row_passes(
             ]
             k = offset(g, k0, c * chunk)
             masked = None if keep is None else partial(_shifted, keep, c * chunk)
-            accs = add_chunk(g, starts, k, accs, words, tiles, masked)
+            chunk_scales = (
+                None
+                if line_scales is None
+                else partial(_shifted, line_scales, c * words)
+            )
+            accs = add_chunk(g, starts, k, accs, words, tiles, masked, chunk_scales)
         return accs
 
     def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
@@ -996,8 +1072,10 @@ def _row_passes(
 
         line = CACHE_LINE // 4 * per_word
         if by_lines and m.cols >= line:
-            assert codes.load is not None
-            first = line_start(g, r, load=codes.load, size=1)
+            first = line_start(g, r, memory=memory, size=1)
+            if scaled is not None:  # (no word across two blocks)
+                within = g.emit(arith.RemUIOp(first, g.index(per_word)))
+                first = g.emit(arith.SubiOp(first, within))
             accs = add_lines(g, starts, 0, accs, lambda h, i: _below(h, i, first))
 
             def lines(

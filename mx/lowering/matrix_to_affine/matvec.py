@@ -9,8 +9,19 @@ from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
-from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp, element_type_of
-from mx.lowering.matrix_to_affine.blocked import Gemv, blocked_matvec, line_start
+from mx.dialects.matrix import (
+    LoadOp,
+    MatrixType,
+    MatvecOp,
+    TransposeOp,
+    element_type_of,
+)
+from mx.lowering.matrix_to_affine.blocked import (
+    Gemv,
+    RowMajorMemory,
+    blocked_matvec,
+    line_start,
+)
 from mx.lowering.matrix_to_affine.buffers import element_bytes
 from mx.lowering.matrix_to_affine.decoded_matvec import (
     Weights,
@@ -51,25 +62,45 @@ from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
 from mx.lowering.matrix_to_affine.vectors import read_block, readable, write_block
 
 
-def _read_memory(matrix: SSAValue, fused: set[Operation]) -> tuple[int, LoadOp | None]:
+def _read_memory(
+    matrix: SSAValue, fused: set[Operation]
+) -> tuple[int, RowMajorMemory | None]:
     """Bytes per element of the narrowest memory the lowered `matrix` is
     read from (the fused ops' matrix operands, down to buffers and loads),
-    and the load reading it, if one does."""
-    pending, narrowest = [matrix], (8, None)
+    and that memory if `matrix` reads it row-major (`RowMajorMemory`)."""
+    pending: list[tuple[SSAValue, bool]] = [(matrix, False)]
+    narrowest: tuple[int, RowMajorMemory | None] = (8, None)
     while pending:
-        value = pending.pop()
+        value, transposed = pending.pop()
         op = value.owner
+        buffer = buffer_of(value)
         if (
-            buffer_of(value) is None
+            buffer is None
             and isinstance(op, Operation)
             and op in fused
             and not isinstance(op, LoadOp)
         ):
-            pending += [x for x in op.operands if isinstance(x.type, MatrixType)]
+            flips = isinstance(op, TransposeOp)
+            pending += [
+                (x, transposed != flips)
+                for x in op.operands
+                if isinstance(x.type, MatrixType)
+            ]
             continue
         size = element_bytes(element_type_of(value.type))
-        if size <= narrowest[0]:
-            narrowest = (size, op if isinstance(op, LoadOp) else None)
+        if size > narrowest[0]:
+            continue
+        memory = None
+        if buffer is not None and transposed:
+            memory = RowMajorMemory(buffer, None)
+        elif (
+            isinstance(op, LoadOp)
+            and not transposed
+            and not op.COLUMN_MAJOR
+            and not op.is_packed
+        ):
+            memory = RowMajorMemory(op.memref, op)
+        narrowest = (size, memory)
     return narrowest
 
 
@@ -261,7 +292,7 @@ class LowerMatvec(MatrixPattern):
         )
         result = op.result_element
         unsigned = op.unsigned is not None
-        size, load = _read_memory(matrix, fused)
+        size, memory = _read_memory(matrix, fused)
         gemv = Gemv(
             m.rows,
             m.cols,
@@ -274,8 +305,8 @@ class LowerMatvec(MatrixPattern):
             lambda f, x: widen(f, x, result, unsigned),
             size,
             None
-            if along_rows or load is None or load.COLUMN_MAJOR or load.is_packed
-            else partial(line_start, load=load, size=size),
+            if along_rows or memory is None
+            else partial(line_start, memory=memory, size=size),
         )
         return blocked_matvec(
             self.state.emitter(op),

@@ -90,3 +90,26 @@ func.func @matvec_row_lines(%w: memref<?xf32>, %x: vector<40xf32>) -> vector<4xf
   %y = matrix.matvec %m, %x : !matrix.matrix<4x40xf32>, vector<40xf32> -> vector<4xf32>
   func.return %y : vector<4xf32>
 }
+
+// A row-major matrix that is the transpose of an argument (a C-ordered
+// argument under the JIT): the argument's buffer memref<4x40xf32> holds the
+// rows (row r from element 40·r); the line steps start from its address, as
+// from a load's memref.
+// CHECK-LABEL: func.func @matvec_row_lines_argument(%0: memref<4x40xf32>
+// CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%0) : (memref<4x40xf32>) -> index
+// CHECK-NEXT: %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[BYTES:.*]] = arith.muli %[[ROW]], %{{.*}} : index
+// CHECK-NEXT: arith.addi %[[BASE]], %[[BYTES]] : index
+// CHECK: %[[FIRST:.*]] = arith.divui
+// CHECK-COUNT-4: vector.load %0[%{{.*}}, %{{.*}}] : memref<4x40xf32>, vector<16xf32>
+// CHECK: arith.cmpi ult, %{{.*}}, %[[FIRST]] : index
+// CHECK: scf.for
+// CHECK-COUNT-4: vector.load %0[%{{.*}}, %{{.*}}] : memref<4x40xf32>, vector<16xf32>
+// CHECK: scf.yield
+// CHECK: arith.cmpi uge
+// CHECK: func.return
+func.func @matvec_row_lines_argument(%at: !matrix.matrix<40x4xf32>, %x: vector<40xf32>) -> vector<4xf32> {
+  %m = matrix.transpose %at : !matrix.matrix<40x4xf32> -> !matrix.matrix<4x40xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<4x40xf32>, vector<40xf32> -> vector<4xf32>
+  func.return %y : vector<4xf32>
+}

@@ -148,14 +148,17 @@ func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x
 }
 
 // Transposes of arguments (a C-ordered argument under the JIT): the codes
-// are row-major, read as 32-bit words of each row of the argument's buffer;
-// the scales are rows, copied into a column-major buffer first.
+// are row-major, read as 32-bit words of each row of the argument's buffer,
+// a cache line of each row at a time (rows 64 bytes apart: see
+// @mxfp8_row_major_lines) from the buffer's address; the scales are rows,
+// copied into a column-major buffer first.
 // CHECK-LABEL: func.func @mxfp8_row_major_arguments(%0: memref<32x64xi8>, %1: memref<32x2xi8>
 // CHECK: %[[SCALES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x32xi8>
 // CHECK: vector.load %1[%{{.*}}, %{{.*}}] : memref<32x2xi8>, vector<2xi8>
 // CHECK: vector.store %{{.*}}, %[[SCALES]][%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<2xi8>
-// CHECK: %[[ROW:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<32x64xi8>, vector<32xi8>
-// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
+// CHECK: "memref.extract_aligned_pointer_as_index"(%0) : (memref<32x64xi8>) -> index
+// CHECK: %[[ROW:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<32x64xi8>, vector<64xi8>
+// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<64xi8> to vector<16xi32>
 // CHECK: vector.load %[[SCALES]][%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<16xi8>
 // CHECK: func.return
 func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix.matrix<2x32xi8>, %x: vector<64xf32>) -> vector<32xf32> {
@@ -163,5 +166,76 @@ func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix
   %sc = matrix.transpose %st : !matrix.matrix<2x32xi8> -> !matrix.matrix<32x2xi8>
   %f = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 32 : !matrix.matrix<32x64xi8>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
   %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Per-tensor FP8 codes as the transpose of an argument (a C-ordered argument
+// under the JIT): a whole cache line (64 codes) of each row of the
+// argument's buffer a step, from the first column at a line's start (the
+// buffer's address), the columns before it and after the last line step in
+// masked steps, as for a load's codes.
+// CHECK-LABEL: func.func @fp8_row_major_lines_argument(%0: memref<32x128xi8>
+// CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%0) : (memref<32x128xi8>) -> index
+// CHECK: %[[FIRST:.*]] = arith.divui
+// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
+// CHECK: arith.cmpi ult, %{{.*}}, %[[FIRST]] : index
+// CHECK: scf.for
+// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
+// CHECK: scf.yield
+// CHECK: arith.cmpi uge
+// CHECK: func.return
+func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.transpose %qt : !matrix.matrix<128x32xi8> -> !matrix.matrix<32x128xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<32x128xi8> to !matrix.matrix<32x128xf32>
+  %k = matrix.splat %s : !matrix.matrix<32x128xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// MXFP8 rows a whole number of cache lines apart (128 bytes): a line of each
+// row a step (one load of 64 codes a row) from the first column at a line's
+// start rounded down to a word (so no word spans two blocks); a step starts
+// at no block's start, so a word takes the block scales of the step's first
+// column, or of the next block when k0 mod 32 reaches past the word's
+// place: one select a word and tile (two tiles).
+// CHECK-LABEL: func.func @mxfp8_row_major_lines
+// CHECK: "memref.extract_aligned_pointer_as_index"(%w) : (memref<?xi8>) -> index
+// CHECK: %[[LINE:.*]] = arith.divui
+// CHECK-NEXT: %[[PAST:.*]] = arith.remui %[[LINE]], %{{.*}} : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.subi %[[LINE]], %[[PAST]] : index
+// CHECK: scf.for
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: %[[K0:.*]] = arith.addi %{{.*}}, %[[FIRST]] : index
+// CHECK-NEXT: %[[INTO:.*]] = arith.remui %[[K0]], %{{.*}} : index
+// CHECK: vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
+// CHECK: %[[CROSSES:.*]] = arith.cmpi uge, %[[INTO]], %{{.*}} : index
+// CHECK-NEXT: arith.select %[[CROSSES]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.select %[[CROSSES]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: func.return
+func.func @mxfp8_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<32x128xi8>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x4xi8>
+  %f = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 32 : !matrix.matrix<32x128xi8>, !matrix.matrix<32x4xi8> to !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+// Per-tensor FP8 rows 132 bytes apart (not a whole number of cache lines): no
+// line start serves every row, so chunks of 32 codes from column 0, no
+// address read.
+// CHECK-LABEL: func.func @fp8_row_major_chunks
+// CHECK-NOT: memref.extract_aligned_pointer_as_index
+// CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
+// CHECK-NOT: memref.extract_aligned_pointer_as_index
+// CHECK: func.return
+func.func @fp8_row_major_chunks(%w: memref<?xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] stride 132 : memref<?xi8> -> !matrix.matrix<32x128xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<32x128xi8> to !matrix.matrix<32x128xf32>
+  %k = matrix.splat %s : !matrix.matrix<32x128xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
