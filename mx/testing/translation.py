@@ -55,6 +55,7 @@ from mx.frontend import mx_context
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAGGED = re.compile(r"fastmath<[^>]*\b(contract|reassoc|fast)\b")
+NO_NANS = re.compile(r"fastmath<[^>]*\b(nnan|fast)\b")
 
 Array = np.ndarray[Any, Any]
 
@@ -254,7 +255,9 @@ def identical(a: Any, b: Any) -> bool:
     return bool(np.array_equal(x, y))
 
 
-def flagged_tolerance(before: Any, after: Any, depth: int) -> bool:
+def flagged_tolerance(
+    before: Any, after: Any, depth: int, no_nans: bool = False
+) -> bool:
     """For functions with contract/reassoc flags: |before - after| <=
     2 * depth * eps(T) * (max |before| + 1), where depth bounds the number of
     roundings a reassociation or fusion can change (the largest dimension of
@@ -263,7 +266,9 @@ def flagged_tolerance(before: Any, after: Any, depth: int) -> bool:
     sums and products overflow, fusing a product changes which infinities
     meet (inf + -inf is NaN with the product rounded to -inf first, +inf
     with it fused) and whether a product's overflow survives (fused with a
-    large addend of the other sign, the sum may stay finite)."""
+    large addend of the other sign, the sum may stay finite). With
+    `no_nans` (the function has an op with `nnan`), a NaN `before` meets
+    anything: LLVM's poison."""
     x = np.asarray(before).astype(np.float64)
     y = np.asarray(after).astype(np.float64)
     if x.shape != y.shape:
@@ -278,17 +283,19 @@ def flagged_tolerance(before: Any, after: Any, depth: int) -> bool:
     scale = float(np.max(np.abs(x[finite]), initial=0.0)) + 1.0
     with np.errstate(invalid="ignore"):
         close = np.abs(x - y) <= 2 * depth * eps * scale
+    if no_nans:  # (a NaN reaching an op that promised none: any result)
+        finite |= np.isnan(x)
+        close |= np.isnan(x)
     near_overflow = float(ml_dtypes.finfo(np.asarray(before).dtype).max) / 256
     overflowed = ~np.isfinite(x) | (np.abs(x) >= near_overflow)
     overflowed_too = ~np.isfinite(y) | (np.abs(y) >= near_overflow)
     return bool(np.all(np.where(finite, close, overflowed & overflowed_too)))
 
 
-def uses_flags(func: FuncOp) -> bool:
+def uses_flags(func: FuncOp, flags: re.Pattern[str] = FLAGGED) -> bool:
+    """True if an op of `func` has fastmath flags `flags` matches."""
     return any(
-        FLAGGED.search(str(op))
-        for op in func.body.walk()
-        if "fastmath" in op.properties
+        flags.search(str(op)) for op in func.body.walk() if "fastmath" in op.properties
     )
 
 
@@ -413,7 +420,11 @@ def _check(
 ) -> None:
     depth = rounding_depth(func)
     for k, (x, y) in enumerate(zip(expected, actual, strict=True)):
-        ok = flagged_tolerance(x, y, depth) if flagged else identical(x, y)
+        ok = (
+            flagged_tolerance(x, y, depth, uses_flags(func, NO_NANS))
+            if flagged
+            else identical(x, y)
+        )
         if not ok:
             raise AssertionError(
                 f"{path.relative_to(ROOT)} -p '{pipeline}': @{func.sym_name.data} result #{k} "

@@ -32,6 +32,7 @@ from mx.dialects.matrix import MatrixType
 from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
 from mx.testing.translation import (
+    NO_NANS,
     ROOT,
     flagged_tolerance,
     identical,
@@ -100,6 +101,7 @@ def test_lowered_code_computes_the_same(path: Path) -> None:
                 continue
             name = func.sym_name.data
             flagged, depth = uses_flags(func), rounding_depth(func)
+            no_nans = uses_flags(func, NO_NANS)
             memrefs = [
                 i
                 for i, t in enumerate(func.function_type.inputs.data)
@@ -124,7 +126,9 @@ def test_lowered_code_computes_the_same(path: Path) -> None:
                 actual = (*after, *(after_args[i] for i in memrefs))
                 for x, y in zip(expected, actual, strict=True):
                     same = (
-                        flagged_tolerance(x, y, depth) if flagged else identical(x, y)
+                        flagged_tolerance(x, y, depth, no_nans)
+                        if flagged
+                        else identical(x, y)
                     )
                     assert same, f"{path.name} @{name}: {x!r} != {y!r} on {args!r}"
                 compared_here += 1
