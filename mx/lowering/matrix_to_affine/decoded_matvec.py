@@ -601,13 +601,34 @@ def decoded_matvec(
     (element by element). With `parallel`, blocks of its groups of rows run
     on threads (not inside the run-time version check: the outlined loops
     stay at the function's top level)."""
+    return versioned(
+        e,
+        op,
+        weights,
+        lambda f, threads: _decoded_matvec(f, op, weights, lanes, allocate, threads),
+        otherwise,
+        parallel,
+    )
+
+
+def versioned(
+    e: Emitter,
+    op: MatvecOp,
+    weights: Weights,
+    kernel: Callable[[Emitter, bool], SSAValue],
+    otherwise: Callable[[Emitter], SSAValue],
+    parallel: bool,
+) -> SSAValue:
+    """`kernel(e, parallel)`, or for packed weights whose offset or stride
+    may be odd (`Weights.versioned`) `kernel` without threads if both are
+    even at run time, else `otherwise`."""
     if not weights.versioned:
-        return _decoded_matvec(e, op, weights, lanes, allocate, parallel)
+        return kernel(e, parallel)
     (y,) = _if(
         e,
         even_layout(e, cast(LoadOp, weights.codes.load)),
         [op.result.type],
-        lambda f: [_decoded_matvec(f, op, weights, lanes, allocate, False)],
+        lambda f: [kernel(f, False)],
         lambda f: [otherwise(f)],
     )
     return y

@@ -56,9 +56,9 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Operation, SSAValue
 
-from mx.dialects.matrix import LoadOp, MatrixType, MatvecOp, MulOp
+from mx.dialects.matrix import MatrixType, MatvecOp, MulOp
 from mx.lowering.bitwise import BitwiseEmitter
-from mx.lowering.matrix_to_affine.blocked import _identity, _if, _step
+from mx.lowering.matrix_to_affine.blocked import _identity, _step
 from mx.lowering.matrix_to_affine.decoded_matvec import (
     F16_BIAS,
     Weights,
@@ -67,9 +67,9 @@ from mx.lowering.matrix_to_affine.decoded_matvec import (
     _insert,
     _Kernel,
     match_dequantization,
+    versioned,
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
-from mx.lowering.matrix_to_affine.packed import even_layout
 from mx.lowering.matrix_to_affine.state import matrix_type
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
@@ -136,16 +136,16 @@ def reassociated_matvec(
     Packed codes whose offset or stride may be odd (`Weights.versioned`) are
     read as whole bytes only if both are even at run time, else by
     `otherwise` (element by element), as `decoded_matvec` does."""
-    if not weights.versioned:
-        return _reassociated_matvec(e, op, weights, lanes, allocate, parallel)
-    (y,) = _if(
+    return versioned(
         e,
-        even_layout(e, cast(LoadOp, weights.codes.load)),
-        [op.result.type],
-        lambda f: [_reassociated_matvec(f, op, weights, lanes, allocate, False)],
-        lambda f: [otherwise(f)],
+        op,
+        weights,
+        lambda f, threads: _reassociated_matvec(
+            f, op, weights, lanes, allocate, threads
+        ),
+        otherwise,
+        parallel,
     )
-    return y
 
 
 def _without_reassoc(flags: FastMathFlagsAttr) -> FastMathFlagsAttr:
@@ -173,6 +173,25 @@ def _sum_lanes(e: Emitter, v: SSAValue, flags: FastMathFlagsAttr) -> SSAValue:
         )
         v = e.emit(add(low, high, flags))
     return e.emit(vector.ExtractOp(v, [0], element))
+
+
+def _store_sums(
+    e: Emitter,
+    totals: Sequence[SSAValue],
+    r: Index,
+    y: SSAValue,
+    bias: SSAValue | None,
+    flags: FastMathFlagsAttr,
+) -> None:
+    """y[r..] = the group's sums (plus the bias)."""
+    group_type = VectorType(totals[0].type, [len(totals)])
+    result = e.emit(vector.BroadcastOp(totals[0], group_type))
+    for i, total in enumerate(totals[1:], 1):
+        result = e.emit(vector.InsertOp(total, result, [i]))
+    at = [e.index(0), e.index(r)]
+    if bias is not None:
+        result = e.emit(add(result, e.emit(vector.LoadOp(bias, at, group_type)), flags))
+    e.builder.insert(vector.StoreOp(result, y, at))
 
 
 def _x_lanes(
@@ -400,16 +419,7 @@ def _reassociated_matvec(
                 ]
 
             totals = list(g.loop(vectorized, cols, totals, column))
-        group_type = VectorType(f32, [group])
-        result = g.emit(vector.BroadcastOp(totals[0], group_type))
-        for i, total in enumerate(totals[1:], 1):
-            result = g.emit(vector.InsertOp(total, result, [i]))
-        at = [g.index(0), g.index(r)]
-        if bias is not None:
-            result = g.emit(
-                add(result, g.emit(vector.LoadOp(bias, at, group_type)), flags)
-            )
-        g.builder.insert(vector.StoreOp(result, y, at))
+        _store_sums(g, totals, r, y, bias, flags)
 
     _for_groups(e, rows, group, rows_of, parallel)
     return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
@@ -517,16 +527,7 @@ def float_matvec_along_k(
                 ]
 
             totals = list(g.loop(vectorized, cols, totals, column))
-        group_type = VectorType(t, [group])
-        result = g.emit(vector.BroadcastOp(totals[0], group_type))
-        for i, total in enumerate(totals[1:], 1):
-            result = g.emit(vector.InsertOp(total, result, [i]))
-        at = [g.index(0), g.index(r)]
-        if bias is not None:
-            result = g.emit(
-                add(result, g.emit(vector.LoadOp(bias, at, group_type)), flags)
-            )
-        g.builder.insert(vector.StoreOp(result, y, at))
+        _store_sums(g, totals, r, y, bias, flags)
 
     _for_groups(e, rows, group, rows_of, parallel)
     return e.emit(vector.LoadOp(y, [zero, zero], op.result.type))
