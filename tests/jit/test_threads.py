@@ -27,19 +27,15 @@ import mx
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
-from mx.passes.mx_lower_to_llvm import PIPELINE
 from mx.runtime.threads import parallel_min_count
+from tests.pipelines import lowering_with
 from tests.reference.bits import same_bits
 from tests.system_tools import required_tool
 
 THREAD_COUNTS = (1, 2, 3, 4)
 
-PARALLEL_PIPELINE = ",".join(
-    "convert-matrix-to-affine{parallel-min-work=1 blocked-min-bytes=0 "
-    "l1-bytes=2048 l2-bytes=16384 l3-bytes=8192}"
-    if p == "convert-matrix-to-affine"
-    else p
-    for p in PIPELINE
+PARALLEL_PIPELINE = lowering_with(
+    "parallel-min-work=1 blocked-min-bytes=0 l1-bytes=2048 l2-bytes=16384 l3-bytes=8192"
 )
 """mx-lower-to-llvm's steps, every product on threads, small blocks."""
 

@@ -25,18 +25,11 @@ from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.kernel_remarks import CACHE_BLOCKED, REASSOCIATED
-from mx.passes.mx_lower_to_llvm import PIPELINE
+from tests.pipelines import THREADED
 from tests.reference.bits import same_bits
 
 Array = npt.NDArray[Any]
 
-THREADED = ",".join(
-    "convert-matrix-to-affine{parallel-min-work=1}"
-    if p == "convert-matrix-to-affine"
-    else p
-    for p in PIPELINE
-)
-"""mx-lower-to-llvm with every product on threads."""
 
 _DTYPES: dict[str, Any] = {
     "f16": np.float16,

@@ -33,18 +33,11 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_DECODE,
     FUSED_REASSOCIATED,
 )
-from mx.passes.mx_lower_to_llvm import PIPELINE
+from tests.pipelines import THREADED
 from tests.reference.bits import same_bits
 
 Array = npt.NDArray[Any]
 
-THREADED = ",".join(
-    "convert-matrix-to-affine{parallel-min-work=1}"
-    if p == "convert-matrix-to-affine"
-    else p
-    for p in PIPELINE
-)
-"""mx-lower-to-llvm with every product on threads."""
 
 SAMPLE = int(os.environ.get("MX_REASSOC_CASES", "14"))
 """Generated cases the CI runs (docs/long-runs.md)."""
