@@ -419,16 +419,20 @@ def _row_major_float_matvecs() -> Iterator[tuple[str, str]]:
     a narrower step, single columns; rows past the last tile); FP8 codes
     times a per-tensor scale argument (the fused kernel by cache lines)."""
     rows, cols = 37, 117
-    for t in ("f16", "bf16"):
-        name = f"row_major_matvec_{t}_{rows}x{cols}"
+    for t, flags in (("f16", ""), ("bf16", ""), ("f16", "fast"), ("bf16", "reassoc")):
+        # (with reassoc: the kernel summing along K, an index offset)
+        suffix = f"_{flags}" if flags else ""
+        name = f"row_major_matvec_{t}_{rows}x{cols}{suffix}"
         q, w = _m(rows, cols, t), _m(rows, cols, "f32")
         x, y = f"vector<{cols}xf32>", f"vector<{rows}xf32>"
+        at, fm = ("%a2", f" fastmath<{flags}>") if flags else ("0", "")
         body = (
-            f"  %q = matrix.row_major_load %a0[0] : memref<?x{t}> -> {q}\n"
+            f"  %q = matrix.row_major_load %a0[{at}] : memref<?x{t}> -> {q}\n"
             f"  %w = matrix.cast %q : {q} to {w}\n"
-            f"  %r = matrix.matvec %w, %a1 : {w}, {x} -> {y}\n"
+            f"  %r = matrix.matvec %w, %a1{fm} : {w}, {x} -> {y}\n"
         )
-        yield name, _function(name, [f"memref<?x{t}>", x], [y], body)
+        params = [f"memref<?x{t}>", x] + (["index"] if flags else [])
+        yield name, _function(name, params, [y], body)
     rows, cols = 64, 192  # (FP8 per-tensor: whole lines apart, so in lines of 64
     # columns, with masked ends)
     for fmt in ("f8e4m3fn", "f8e5m2"):

@@ -24,7 +24,10 @@ import mx
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
-from mx.lowering.matrix_to_affine.kernel_remarks import CACHE_BLOCKED, REASSOCIATED
+from mx.lowering.matrix_to_affine.kernel_remarks import (
+    CACHE_BLOCKED,
+    REASSOCIATED_VECTOR,
+)
 from tests.pipelines import THREADED
 from tests.reference.bits import same_bits
 
@@ -118,9 +121,9 @@ def check(c: Case, seed: int) -> None:
     module = compile_module(text)
     threaded = compile_module(text, THREADED)
     remarks = module.f.remarks
-    assert remarks and all(r.endswith(f"kernel: {REASSOCIATED}") for r in remarks), (
-        remarks
-    )
+    assert remarks and all(
+        r.endswith(f"kernel: {REASSOCIATED_VECTOR}") for r in remarks
+    ), remarks
     rng = np.random.default_rng(seed)
     layers, t = max(c.layers, 1), _DTYPES[c.result]
     offset = 3 if c.offsets == "literal" else int(rng.integers(0, 9))

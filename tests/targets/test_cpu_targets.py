@@ -29,6 +29,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
     FUSED_REASSOCIATED,
+    REASSOCIATED_VECTOR,
     VERSIONED,
     KernelRemark,
     recording,
@@ -196,6 +197,24 @@ def test_the_reassociated_kernels_of_the_sample_are_fused(
         assert (remark.note == VERSIONED) == (
             name.startswith("reassoc_f4e2m1fn") and "_index_" in name
         ), remark
+
+
+def test_the_reassociated_float_matvecs_of_the_sample_sum_along_k(
+    lowered: tuple[Path, list[KernelRemark]],
+) -> None:
+    """The sample's row-major f16/bf16 matvecs with `reassoc` get the kernel
+    summing along K (and those without it the tiled one), so the CPUs
+    compile both."""
+    _, remarks = lowered
+    kernels = {
+        r.function: r.kernel
+        for r in remarks
+        if r.function.startswith(("row_major_matvec_f16_", "row_major_matvec_bf16_"))
+    }
+    assert len(kernels) == 4, kernels
+    for name, kernel in kernels.items():
+        reassociated = name.endswith(("_fast", "_reassoc"))
+        assert kernel == (REASSOCIATED_VECTOR if reassociated else CACHE_BLOCKED), name
 
 
 def test_the_packed_products_of_the_sample_are_cache_blocked(

@@ -36,7 +36,7 @@ FUSED_DECODE = "fused decode vector"
 FUSED_REASSOCIATED = "fused reassociated vector"
 """FP4/FP8 row-major weights decoded in registers and summed along K, under
 `reassoc` (reassociated_matvec.py)."""
-REASSOCIATED = "reassociated vector"
+REASSOCIATED_VECTOR = "reassociated vector"
 """Row-major float weights (f16/bf16 widened, or f32/f64) summed along K,
 under `reassoc` (reassociated_matvec.py)."""
 CACHE_BLOCKED = "cache-blocked vector"

@@ -40,7 +40,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     ELEMENT_BY_ELEMENT,
     FUSED_REASSOCIATED,
-    REASSOCIATED,
+    REASSOCIATED_VECTOR,
     SCALAR,
     UNREADABLE_PACKED,
     VECTORIZED,
@@ -178,7 +178,7 @@ class LowerMatvec(MatrixPattern):
                 op.matrix, lanes
             ):
                 if weights is None and sums_along_k(op, self.state.plan.fused):
-                    self.state.choose(op, REASSOCIATED)
+                    self.state.choose(op, REASSOCIATED_VECTOR)
                     unsigned = op.unsigned is not None
                     y = float_matvec_along_k(
                         e,
