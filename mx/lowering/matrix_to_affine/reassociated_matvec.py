@@ -54,7 +54,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import FastMathFlag
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from mx.dialects.matrix import MatrixType, MatvecOp, MulOp
 from mx.lowering.bitwise import BitwiseEmitter
@@ -194,6 +194,51 @@ def _store_sums(
     e.builder.insert(vector.StoreOp(result, y, at))
 
 
+def _buffers(
+    e: Emitter,
+    op: MatvecOp,
+    t: Attribute,
+    allocate: Callable[[MatrixType], SSAValue],
+) -> tuple[SSAValue, SSAValue, SSAValue | None]:
+    """Buffers of `t` for x (stored), y and the bias (stored, if any)."""
+    m = matrix_type(op.matrix)
+    zero = e.index(0)
+    x = allocate(MatrixType(m.cols, 1, t))
+    e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+    y = allocate(MatrixType(m.rows, 1, t))
+    if op.bias is None:
+        return x, y, None
+    bias = allocate(MatrixType(m.rows, 1, t))
+    e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
+    return x, y, bias
+
+
+def _columns_in_order(
+    e: Emitter,
+    op: MatvecOp,
+    x: SSAValue,
+    r: Index,
+    totals: Sequence[SSAValue],
+    start: int,
+    flags: FastMathFlagsAttr,
+    widen: Callable[[Emitter, SSAValue], SSAValue] = lambda _, v: v,
+) -> list[SSAValue]:
+    """`totals` (the sums of the rows from r) plus the columns from `start`
+    on, one by one in k order."""
+    cols = matrix_type(op.matrix).cols
+    if start >= cols:
+        return list(totals)
+
+    def column(h: Emitter, k: SSAValue, carried: Sequence[SSAValue]) -> list[SSAValue]:
+        xk = h.load_buffer(x, k, 0)
+        return [
+            _step(h, flags, widen(h, h.element(op.matrix, offset(h, r, i), k)), xk, s)
+            for i, s in enumerate(carried)
+        ]
+
+    return list(e.loop(start, cols, totals, column))
+
+
 def _x_lanes(
     e: Emitter,
     x: SSAValue,
@@ -326,19 +371,13 @@ def _reassociated_matvec(
     group = min(ROWS, rows)
     vt = VectorType(f32, [width])
     zero = e.index(0)
-    x = allocate(MatrixType(cols, 1, f32))
-    e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
+    x, y, bias = _buffers(e, op, f32, allocate)
     x_scale = _x_scale(e, weights, width) if folded else None
     x_lanes = (
         _x_lanes(e, x, vectorized, width, weights.codes.packed, x_scale, allocate)
         if (weights.codes.packed or x_scale is not None) and vectorized
         else x
     )
-    y = allocate(MatrixType(rows, 1, f32))
-    bias = None
-    if op.bias is not None:
-        bias = allocate(MatrixType(rows, 1, f32))
-        e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
     minus_zero = e.emit(vector.BroadcastOp(_identity(e, f32), vt))
 
     def products(
@@ -407,18 +446,7 @@ def _reassociated_matvec(
             sums: list[SSAValue | None] = list(accs)
             accs = [cast(SSAValue, s) for s in products(g, r, c * chunk, sums)]
         totals = [_sum_lanes(g, acc, flags) for acc in accs]
-        if vectorized < cols:
-
-            def column(
-                h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
-            ) -> list[SSAValue]:
-                xk = h.load_buffer(x, k, 0)
-                return [
-                    _step(h, flags, h.element(op.matrix, offset(h, r, i), k), xk, t)
-                    for i, t in enumerate(carried)
-                ]
-
-            totals = list(g.loop(vectorized, cols, totals, column))
+        totals = _columns_in_order(g, op, x, r, totals, vectorized, flags)
         _store_sums(g, totals, r, y, bias, flags)
 
     _for_groups(e, rows, group, rows_of, parallel)
@@ -466,13 +494,7 @@ def float_matvec_along_k(
     vt = VectorType(t, [lanes])
     flags = _without_reassoc(op.fastmath)
     zero = e.index(0)
-    x = allocate(MatrixType(cols, 1, t))
-    e.builder.insert(vector.StoreOp(op.vector, x, [zero, zero]))
-    y = allocate(MatrixType(rows, 1, t))
-    bias = None
-    if op.bias is not None:
-        bias = allocate(MatrixType(rows, 1, t))
-        e.builder.insert(vector.StoreOp(op.bias, bias, [zero, zero]))
+    x, y, bias = _buffers(e, op, t, allocate)
     group = min(FLOAT_ROWS, rows)
     step = 2 * lanes
     steps, rest = divmod(cols, step)
@@ -509,24 +531,7 @@ def float_matvec_along_k(
             _sum_lanes(g, g.emit(add(accs[2 * i], accs[2 * i + 1], flags)), flags)
             for i in range(group)
         ]
-        if vectorized < cols:
-
-            def column(
-                h: Emitter, k: SSAValue, carried: Sequence[SSAValue]
-            ) -> list[SSAValue]:
-                xk = h.load_buffer(x, k, 0)
-                return [
-                    _step(
-                        h,
-                        flags,
-                        widen(h, h.element(op.matrix, offset(h, r, i), k)),
-                        xk,
-                        s,
-                    )
-                    for i, s in enumerate(carried)
-                ]
-
-            totals = list(g.loop(vectorized, cols, totals, column))
+        totals = _columns_in_order(g, op, x, r, totals, vectorized, flags, widen)
         _store_sums(g, totals, r, y, bias, flags)
 
     _for_groups(e, rows, group, rows_of, parallel)
