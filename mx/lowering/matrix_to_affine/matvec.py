@@ -123,33 +123,26 @@ class LowerMatvec(MatrixPattern):
         otherwise = partial(self._by_elements, op, m, compute)
         parallel = self.state.blocking.parallel(m.rows * m.cols)
         reassociated = match_reassociated(op, self.state.plan.fused, lanes)
-        if isinstance(reassociated, Weights):
-            weights = self._with_scales(reassociated, op)
-            note = VERSIONED if weights.versioned else None
-            self.state.choose(op, FUSED_REASSOCIATED, note=note)
-            y = reassociated_matvec(
-                e,
-                op,
-                weights,
-                lanes,
-                lambda t: self.state.temporary(t, op),
-                otherwise,
-                parallel,
-            )
-            rewriter.replace(op, [], [y])
-            return
-        weights = match_weights(op, self.state.plan.fused, lanes)
+        along_k = isinstance(reassociated, Weights)
+        weights = (
+            reassociated
+            if isinstance(reassociated, Weights)
+            else match_weights(op, self.state.plan.fused, lanes)
+        )
         if isinstance(weights, Weights):
             weights = self._with_scales(weights, op)
             note = VERSIONED if weights.versioned else None
-            self.state.choose(
-                op,
-                fused_kernel(op.matrix),
-                reassociated and FUSED_REASSOCIATED,
-                reassociated,
-                note,
-            )
-            y = decoded_matvec(
+            if along_k:
+                self.state.choose(op, FUSED_REASSOCIATED, note=note)
+            else:  # (and why not the reassociated kernel, if it is one)
+                self.state.choose(
+                    op,
+                    fused_kernel(op.matrix),
+                    reassociated and FUSED_REASSOCIATED,
+                    reassociated,
+                    note,
+                )
+            y = (reassociated_matvec if along_k else decoded_matvec)(
                 e,
                 op,
                 weights,
