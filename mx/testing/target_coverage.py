@@ -501,7 +501,8 @@ REASSOCIATED = (
     ("f4e2m1fn", "nv", "layers"),
 )
 """The reassociated matvec kernels of the sample (format, scaling, spelling):
-MXFP4 at `index` offsets (versioned), MXFP8 in a loop over layers, FP8 times
+MXFP4 at `index` offsets (versioned; a group of 128 columns and a block),
+MXFP8 in a loop over layers, FP8 times
 a per-tensor scale argument with K not a multiple of the chunk, NVFP4 (blocks
 of 16: half-width vectors)."""
 
@@ -513,7 +514,7 @@ def _reassociated_matvecs() -> list[tuple[str, str]]:
     functions: list[tuple[str, str]] = []
     for fmt, scaling, spelling in REASSOCIATED:
         rows = 7
-        cols = 100 if scaling == "arg" else 128
+        cols = 100 if scaling == "arg" else 160 if scaling == "mx" else 128
         block, scale = (16, "f8e4m3fn") if scaling == "nv" else (32, "f8e8m0fnu")
         fp4 = fmt == "f4e2m1fn"
         q, w = _m(rows, cols, "i4" if fp4 else "i8"), _m(rows, cols, "f32")

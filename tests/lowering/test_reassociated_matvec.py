@@ -33,7 +33,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_DECODE,
     FUSED_REASSOCIATED,
 )
-from tests.pipelines import THREADED
+from tests.pipelines import THREADED, lowering_with
 from tests.reference.bits import same_bits
 
 Array = npt.NDArray[Any]
@@ -57,13 +57,15 @@ class Case:
     scaling: str
     """"none", "const", "arg" (the `matrix.mul` with the matvec's flags),
     "arg-strict" (a `matrix.mul` without flags), "mx" (f8e8m0fnu scales per
-    32), "nv" (f8e4m3fn scales per 16)."""
+    32; "mxN": per N), "nv" (f8e4m3fn scales per 16)."""
     flags: str
     bias: bool
     offsets: str
     """"literal", or "index" (an argument: even or odd at run time)."""
     layers: int
     """0: one matvec; else a `scf.for` over this many layers."""
+    column_scales: bool = False
+    """Block scales column-major (else row-major, as they are stored)."""
 
     @property
     def packed(self) -> bool:
@@ -71,7 +73,9 @@ class Case:
 
     @property
     def block(self) -> int:
-        return {"mx": 32, "nv": 16}.get(self.scaling, 0)
+        if self.scaling.startswith("mx"):
+            return int(self.scaling[2:] or 32)
+        return 16 if self.scaling == "nv" else 0
 
     @property
     def stride(self) -> int:
@@ -86,6 +90,7 @@ class Case:
         return (
             f"{self.rows}x{self.cols}-{self.format}-{self.scaling}-{self.flags}"
             f"-{'bias' if self.bias else 'nobias'}-{self.offsets}-{self.layers}"
+            + ("-column-scales" if self.column_scales else "")
         )
 
 
@@ -105,9 +110,9 @@ def source(c: Case) -> str:
     if c.block:
         blocks = -(-k // c.block)
         s = f"!matrix.matrix<{r}x{blocks}xi8>"
-        scale_format = "f8e8m0fnu" if c.scaling == "mx" else "f8e4m3fn"
+        scale_format = "f8e8m0fnu" if c.scaling != "nv" else "f8e4m3fn"
         body += f"""%so = arith.muli %i, %c{r * blocks} : index
-    %sc = matrix.row_major_load %s[%so] : memref<?xi8> -> {s}
+    %sc = matrix.{"column" if c.column_scales else "row"}_major_load %s[%so] : memref<?xi8> -> {s}
     %m = arbfp.scaled_convert_from {fmt} %q, %sc block {c.block} scale {scale_format} : {q}, {s} to {w}
 """
     elif c.scaling == "none":
@@ -196,7 +201,7 @@ def data(c: Case, rng: np.random.Generator, offset: int) -> Data:
     scales = np.zeros(1, np.uint8)
     if c.block:
         blocks = -(-k // c.block)
-        if c.scaling == "mx":
+        if c.scaling != "nv":
             scale_codes = rng.integers(120, 135, (layers, r, blocks), dtype=np.uint8)
             if specials:
                 scale_codes[:, 3::7, 0] = 0xFF  # NaN
@@ -205,7 +210,9 @@ def data(c: Case, rng: np.random.Generator, offset: int) -> Data:
         else:
             scale_codes = rng.integers(0x28, 0x48, (layers, r, blocks), dtype=np.uint8)
             block_values = scale_codes.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
-        scales = scale_codes.ravel()
+        scales = (
+            scale_codes.transpose(0, 2, 1) if c.column_scales else scale_codes
+        ).ravel()
         values = values * np.repeat(block_values, c.block, axis=-1)[..., :k]
     elif c.scaling == "const":
         values = values * 0.375
@@ -247,10 +254,15 @@ def _within(y: Array, exact: Array, bound: Array) -> None:
     assert np.all(error <= bound[finite]), (worst, error[worst], bound[finite][worst])
 
 
-def check(c: Case, seed: int) -> None:
+def check(c: Case, seed: int, vector_bits: int | None = None) -> None:
     text = source(c)
-    module = compile_module(text)
-    threaded = compile_module(text, THREADED)
+    width = "" if vector_bits is None else f"vector-bits={vector_bits}"
+    module = (
+        compile_module(text, lowering_with(width)) if width else compile_module(text)
+    )
+    threaded = compile_module(
+        text, lowering_with(f"{width} parallel-min-work=1") if width else THREADED
+    )
     remarks = module.f.remarks
     assert remarks and all(
         f"kernel: {FUSED_REASSOCIATED}" in r and "; not " not in r for r in remarks
@@ -300,6 +312,21 @@ PINNED = [
     # a per-tensor scale whose multiply does not reassociate: per weight
     Case(11, 128, "f8e4m3fn", "arg-strict", "fast", False, "literal", 2),
     Case(10, 96, "f4e2m1fn", "arg-strict", "fast", True, "index", 0),
+    # packed FP4 in groups of 8·16 columns (a 32-bit lane's codes in each
+    # lane), then whole blocks, chunks and single columns: blocks of 8, 16,
+    # 32, 64 (within a group) and 256 (two groups a block); no block scales,
+    # a per-tensor scale folded into x or multiplying each weight
+    Case(9, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2),
+    Case(9, 288, "f4e2m1fn", "mx", "contract,reassoc", False, "index", 2, True),
+    Case(6, 136, "f4e2m1fn", "mx8", "fast", False, "literal", 0),
+    Case(6, 136, "f4e2m1fn", "mx8", "fast", False, "literal", 0, True),
+    Case(7, 512, "f4e2m1fn", "mx256", "fast", True, "literal", 2, True),
+    Case(5, 272, "f4e2m1fn", "nv", "reassoc", False, "index", 0),
+    Case(7, 320, "f4e2m1fn", "mx64", "fast", True, "literal", 2),
+    Case(4, 512, "f4e2m1fn", "mx256", "contract,reassoc", False, "index", 0),
+    Case(3, 300, "f4e2m1fn", "none", "contract,reassoc", False, "index", 2),
+    Case(5, 130, "f4e2m1fn", "const", "fast", True, "literal", 0),
+    Case(6, 256, "f4e2m1fn", "arg-strict", "fast", False, "index", 0),
     # one row; fewer rows than a group of 4
     Case(1, 64, "f4e2m1fn", "mx", "fast", False, "literal", 2),
     Case(2, 64, "f8e5m2", "none", "fast", True, "literal", 0),
@@ -311,18 +338,31 @@ def test_pinned(case: Case) -> None:
     check(case, case.rows * case.cols)
 
 
+@pytest.mark.parametrize("vector_bits", [256, 128])
+def test_groups_of_narrower_vectors(vector_bits: int) -> None:
+    """8-lane (AVX2) and 4-lane vectors: groups of 64 and 32 columns,
+    blocks of 32 spanning two groups or filling one."""
+    check(
+        Case(6, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2),
+        vector_bits,
+        vector_bits,
+    )
+
+
 def _generated(count: int) -> list[Case]:
     """`count` cases drawn (fixed seed) from every choice of every field."""
     rng = np.random.default_rng(2026)
     cases: list[Case] = []
     while len(cases) < count:
         fmt = str(rng.choice(list(_DTYPES)))
-        scaling = str(rng.choice(["none", "const", "arg", "arg-strict", "mx", "nv"]))
-        if scaling == "nv" and fmt != "f4e2m1fn":
+        scaling = str(
+            rng.choice(["none", "const", "arg", "arg-strict", "mx", "nv", "mx64"])
+        )
+        if scaling in ("nv", "mx64") and fmt != "f4e2m1fn":
             continue
-        block = {"mx": 32, "nv": 16}.get(scaling, 8)
+        block = {"mx": 32, "nv": 16, "mx64": 64}.get(scaling, 8)
         cols = int(rng.integers(1, 12)) * block
-        if scaling not in ("mx", "nv"):  # (block scales: whole blocks)
+        if scaling not in ("mx", "nv", "mx64"):  # (block scales: whole blocks)
             cols += int(rng.choice([0, 1, 5, 12]))
         cases.append(
             Case(
@@ -334,6 +374,7 @@ def _generated(count: int) -> list[Case]:
                 bool(rng.integers(0, 2)),
                 str(rng.choice(["literal", "index"])),
                 int(rng.choice([0, 2])),
+                bool(rng.integers(0, 2)),
             )
         )
     return cases

@@ -80,6 +80,7 @@ from mx.dialects.matrix import (
     TransposeOp,
     element_type_of,
 )
+from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.convert_arbfp_to_arith import emit_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
@@ -147,16 +148,7 @@ class Codes:
     def read(self, e: Emitter, r: Index, k: Index, count: int) -> SSAValue:
         """`count` bytes from the one holding code (r, k) on, along the
         contiguous dimension, as a `vector<count x i8>`."""
-        if self.load is not None:
-            at = [e.index(e.position(self.load, r, k))]
-            if self.packed:
-                at = [e.emit(arith.ShRUIOp(at[0], e.index(1)))]
-        else:
-            at = (
-                [e.index(k), e.index(r)]
-                if self.column_major
-                else [e.index(r), e.index(k)]
-            )
+        at = self._at(e, r, k)
         memory = self.memref.type
         assert isinstance(memory, MemRefType)
         element = memory.element_type
@@ -164,6 +156,18 @@ class Codes:
         if element != i8:  # (i4 codes one a byte: zero-extended bytes)
             data = e.emit(llvm.ZExtOp(data, VectorType(i8, [count])))
         return data
+
+    def prefetch(self, e: Emitter, r: Index, k: Index) -> None:
+        """A prefetch of the byte holding code (r, k)."""
+        e.builder.insert(PrefetchOp(self.memref, self._at(e, r, k)))
+
+    def _at(self, e: Emitter, r: Index, k: Index) -> list[SSAValue]:
+        """The indices of the byte holding code (r, k)."""
+        if self.load is None:
+            at = [k, r] if self.column_major else [r, k]
+            return [e.index(i) for i in at]
+        at = e.index(e.position(self.load, r, k))
+        return [e.emit(arith.ShRUIOp(at, e.index(1)))] if self.packed else [at]
 
 
 def match_codes(value: SSAValue, fused: set[Operation]) -> Codes | None:
@@ -461,10 +465,20 @@ class _Kernel:
 
     def scale_vector(self, e: Emitter, r: Index, k: Index, width: int) -> SSAValue:
         """The block scales of rows r .. r+width-1 at column `k`."""
+        return self.scale_values(e, self.scale_codes(e, r, k, width))
+
+    def scale_codes(self, e: Emitter, r: Index, k: Index, width: int) -> SSAValue:
+        """The codes of `scale_vector` (a vector of `width` i8)."""
         op, scales = self.weights.scaled, self.weights.scales
         assert op is not None and scales is not None
         column = block_index(e, k, op.block_size)
-        codes = read_block(e, scales, r, column, width, True)
+        return read_block(e, scales, r, column, width, True)
+
+    def scale_values(self, e: Emitter, codes: SSAValue) -> SSAValue:
+        """The block scales of a vector of their i8 codes."""
+        op = self.weights.scaled
+        assert op is not None
+        width = cast(VectorType, codes.type).get_shape()[0]
         codes = e.emit(llvm.ZExtOp(codes, VectorType(i32, [width])))
         ops, scale = emit_convert_from(
             op.scale_float_format, codes, VectorType(f32, [width])

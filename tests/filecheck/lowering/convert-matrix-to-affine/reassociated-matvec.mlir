@@ -13,8 +13,7 @@
 // CHECK-LABEL: func.func @mxfp4_reassoc
 // CHECK-NOT: memref<64x5xf32>
 // CHECK: %[[X:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<32xf32>
-// CHECK-NEXT: %[[EVEN:.*]] = vector.shuffle %[[X]], %[[X]] [0, 2, 4, {{.*}}, 30] : vector<32xf32>, vector<32xf32>
-// CHECK: %[[ODD:.*]] = vector.shuffle %[[X]], %[[X]] [1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
+// CHECK-NEXT: vector.shuffle %[[X]], %[[X]] [0, 2, 4, {{.*}}, 30, 1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
 // CHECK: affine.for %{{.*}} = 0 to 1 {
 // CHECK: affine.for %{{.*}} = 0 to 2 iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}, %[[S2:.*]] = %{{.*}}, %[[S3:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[XE:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
@@ -43,6 +42,52 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
   func.return %y : vector<5xf32>
 }
 
+// MXFP4 with K = 160: one group of 128 columns (packed codes, 64 bytes a
+// row), then one block in chunks as above. x's group is copied with its
+// columns 8·j + p in vector p's lane j; the row's 64 bytes are split into low
+// and high nibbles, and each byte position is spread to the low byte of its
+// 32-bit lane (a byte shuffle with zeros) for the table look-up: vector p
+// holds columns 8·j + p. The codes 512 bytes ahead are prefetched. The 4
+// blocks' scales of the 4 rows are read a block at a time and decoded at
+// once (lane 4·b + i: row i, block b); each row's 8 products are summed,
+// then multiplied by its scales spread to the lanes of their blocks.
+// CHECK-LABEL: func.func @mxfp4_groups
+// CHECK: %[[XG:.*]] = vector.load %{{.*}} : memref<1x160xf32>, vector<128xf32>
+// CHECK-NEXT: vector.shuffle %[[XG]], %[[XG]] [0, 8, 16, 24, {{.*}}, 120, 1, 9, {{.*}}, 119, 127] : vector<128xf32>, vector<128xf32>
+// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[A0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<1x160xf32>, vector<16xf32>
+// CHECK-COUNT-4: vector<4xi8>
+// CHECK: %[[CODES:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi8>, vector<8xi8>
+// CHECK-NEXT: llvm.zext %[[CODES]] : vector<16xi8> to vector<16xi32>
+// CHECK: %[[SCALES:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: memref.prefetch %w[%{{.*}}], read, locality<3>, data : memref<?xi8>
+// CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
+// CHECK-NEXT: %[[FIFTEEN:.*]] = arith.constant dense<15> : vector<64xi8>
+// CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[BYTES]], %[[FIFTEEN]] : vector<64xi8>
+// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<64xi8>
+// CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[BYTES]], %[[FOUR]] : vector<64xi8>
+// CHECK: %[[SPREAD:.*]] = vector.shuffle %[[LOW]], %{{.*}} [0, 64, 64, 64, 4, 64, 64, 64, {{.*}}, 60, 64, 64, 64] : vector<64xi8>, vector<64xi8>
+// CHECK-NEXT: vector.bitcast %[[SPREAD]] : vector<64xi8> to vector<16xi32>
+// CHECK: vector.shuffle %[[HIGH]], %{{.*}} [0, 64, 64, 64, 4, {{.*}}] : vector<64xi8>, vector<64xi8>
+// CHECK: vector.shuffle %[[LOW]], %{{.*}} [1, 64, 64, 64, 5, {{.*}}] : vector<64xi8>, vector<64xi8>
+// CHECK: vector.shuffle %[[HIGH]], %{{.*}} [3, 64, 64, 64, 7, {{.*}}, 63, 64, 64, 64] : vector<64xi8>, vector<64xi8>
+// CHECK: %[[P0:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : vector<16xf32>
+// CHECK-COUNT-7: math.fma
+// CHECK-NEXT: %[[ROW0:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: math.fma %{{.*}}, %[[ROW0]], %[[A0]] fastmath<contract> : vector<16xf32>
+// CHECK: vector.shuffle %[[SCALES]], %[[SCALES]] [1, 1, 1, 1, 5, 5, 5, 5, 9, 9, 9, 9, 13, 13, 13, 13] : vector<16xf32>, vector<16xf32>
+// CHECK: affine.yield
+// CHECK: affine.for %{{.*}} = 0 to 1 iter_args
+// CHECK: vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
+// CHECK: func.return
+func.func @mxfp4_groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<160xf32>) -> vector<5xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<5x160xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<5x5xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<5x160xi4>, !matrix.matrix<5x5xi8> to !matrix.matrix<5x160xf32>
+  %y = matrix.matvec %f, %x fastmath<reassoc,contract> : !matrix.matrix<5x160xf32>, vector<160xf32> -> vector<5xf32>
+  func.return %y : vector<5xf32>
+}
+
 // FP8 e4m3fn times a per-tensor scale whose multiply reassociates too: x
 // times 2^8 times the scale, once; each row's 32 codes placed as f16 bits
 // (sign-extended, shifted left by 7; under `nnan` nothing marks the NaN
@@ -50,10 +95,10 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // is the kernel's). K = 40: the last 8 columns element by element, after
 // the lanes are summed.
 // CHECK-LABEL: func.func @fp8_reassoc
-// CHECK: %[[S:.*]] = vector.broadcast %scale : f32 to vector<32xf32>
-// CHECK: %[[P:.*]] = vector.broadcast %{{.*}} : f32 to vector<32xf32>
-// CHECK-NEXT: %[[SP:.*]] = arith.mulf %[[S]], %[[P]] : vector<32xf32>
-// CHECK: arith.mulf %{{.*}}, %[[SP]] : vector<32xf32>
+// CHECK: %[[P:.*]] = arith.constant 2.560000e+02 : f32
+// CHECK-NEXT: %[[SP:.*]] = arith.mulf %scale, %[[P]] : f32
+// CHECK-NEXT: %[[S:.*]] = vector.broadcast %[[SP]] : f32 to vector<32xf32>
+// CHECK: arith.mulf %{{.*}}, %[[S]] : vector<32xf32>
 // CHECK: %[[CODES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.sext %[[CODES]] : vector<32xi8> to vector<32xi16>
 // CHECK-NEXT: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
