@@ -23,8 +23,8 @@ share every load of x:
   vector of the blocks' scales (`_group_scales`). The columns after the
   last whole group go by chunks.
 - Each decoded vector times x's lanes is added to the row's partial sums
-  (one FMA with `contract`, else a multiply and an add). The codes
-  `PREFETCH_BYTES` ahead in each row are prefetched.
+  (one FMA with `contract`, else a multiply and an add). In groups, the
+  codes `PREFETCH_BYTES` ahead in each row are prefetched.
 - Block-scaled weights: the chunks of a block are summed first, and that
   partial sum is multiplied by the block's scale once per block: s·Σ w·x for
   Σ (s·w)·x, a reassociation (the products w·x are those of the strict
@@ -96,9 +96,11 @@ UNROLL = 2
 (with them: one block per iteration)."""
 
 PREFETCH_BYTES = 512
-"""How far ahead in each row its codes are prefetched. With weights
-streamed from DRAM, the hardware prefetchers alone left the MXFP4 kernel at
-74 ps a weight on Zen 4, 62 with 512 bytes ahead (60-66 for 256 to 2048)."""
+"""How far ahead in each row packed FP4 codes are prefetched (in groups).
+With weights streamed from DRAM, the hardware prefetchers alone left the
+MXFP4 kernel at 74 ps a weight on Zen 4, 62 with 512 bytes ahead (60-66 for
+256 to 2048). FP8 chunks gain nothing from it (72.6 ps without, 74.3 with
+512 bytes, 86.9 with 2048): they are not prefetched."""
 
 NIBBLES = 8
 """Packed f4e2m1fn codes in a 32-bit lane."""
@@ -593,8 +595,6 @@ def _reassociated_matvec(
 
     def block(g: Emitter, r: Index, k: Index, accs: list[SSAValue]) -> list[SSAValue]:
         """The accumulators plus the step of columns from k."""
-        for i in range(group):
-            codes.prefetch(g, offset(g, r, i), offset(g, k, ahead))
         if scaled is None:
             sums: list[SSAValue | None] = list(accs)
             for c in range(step // chunk):
