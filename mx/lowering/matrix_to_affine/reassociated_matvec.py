@@ -227,7 +227,9 @@ def _concatenated(e: Emitter, vectors: list[SSAValue]) -> SSAValue:
     return vectors[0]
 
 
-def _narrowed(e: Emitter, v: SSAValue, width: int) -> SSAValue:
+def _narrowed(
+    e: Emitter, v: SSAValue, width: int, flags: FastMathFlagsAttr
+) -> SSAValue:
     """`v`'s lanes added by halves (low plus high) down to `width` lanes."""
     t = cast(VectorType, v.type)
     n = t.get_shape()[0]
@@ -238,7 +240,7 @@ def _narrowed(e: Emitter, v: SSAValue, width: int) -> SSAValue:
             e.emit(vector.ShuffleOp(v, v, _lanes_mask(h * n, n), result_type=half))
             for h in (0, 1)
         )
-        v = e.emit(add(low, high, FastMathFlagsAttr("none")))
+        v = e.emit(add(low, high, flags))
     return v
 
 
@@ -280,18 +282,8 @@ def _lanes_mask(first: int, count: int, step: int = 1) -> DenseArrayBase[I64]:
 def _sum_lanes(e: Emitter, v: SSAValue, flags: FastMathFlagsAttr) -> SSAValue:
     """The sum of `v`'s lanes: the low half plus the high half, until one
     lane is left."""
-    t = cast(VectorType, v.type)
-    element = t.element_type
-    n = t.get_shape()[0]
-    while n > 1:
-        n //= 2
-        half = VectorType(element, [n])
-        low, high = (
-            e.emit(vector.ShuffleOp(v, v, _lanes_mask(h * n, n), result_type=half))
-            for h in (0, 1)
-        )
-        v = e.emit(add(low, high, flags))
-    return e.emit(vector.ExtractOp(v, [0], element))
+    element = cast(VectorType, v.type).element_type
+    return e.emit(vector.ExtractOp(_narrowed(e, v, 1, flags), [0], element))
 
 
 def _store_sums(
@@ -520,6 +512,7 @@ def _reassociated_matvec(
     codes = weights.codes
     ahead = PREFETCH_BYTES * 8 // codes.bits
     wt = VectorType(f32, [lanes])
+    minus_zero = e.emit(vector.BroadcastOp(_identity(e, f32), vt))
     wide_zero = e.emit(vector.BroadcastOp(_identity(e, f32), wt))
     wide = _Kernel(kernel.weights, lanes, flags)
     if grouped:
@@ -633,11 +626,11 @@ def _reassociated_matvec(
         ) -> list[SSAValue]:
             return block(h, r, block_start(h, grouped, step, i), list(carried))
 
-        accs = [wide_zero] * group
+        accs = [minus_zero] * group
         if grouped:
             assert columns is not None
-            accs = list(g.loop(0, grouped // columns, accs, each_group))
-        accs = [_narrowed(g, acc, width) for acc in accs]
+            group_sums = g.loop(0, grouped // columns, [wide_zero] * group, each_group)
+            accs = [_narrowed(g, acc, width, flags) for acc in group_sums]
         if steps:
             accs = list(g.loop(0, steps, accs, each))
         for c in range(steps * step // chunk, chunks):
