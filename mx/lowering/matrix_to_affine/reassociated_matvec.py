@@ -362,7 +362,8 @@ def _x_lanes(
     len(order) columns, lane i of a piece taking its column order[i]."""
     arranged = allocate(MatrixType(regions[-1][1], 1, f32))
     for first, end, order in regions:
-        _arrange(e, x, arranged, first, end, order, scale)
+        if end > first:
+            _arrange(e, x, arranged, first, end, order, scale)
     return arranged
 
 
