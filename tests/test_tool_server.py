@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tool_server import running
+from tests.tool_server import client, running
 
-CLIENT = Path(__file__).parent / "tool_server.py"
 BIN = Path(sys.executable).parent
 
 VALID = """func.func @f(%a: !matrix.matrix<2x2xf32>) -> !matrix.matrix<2x2xf32> {
@@ -44,7 +43,7 @@ def _both(
     """The real tool's run and the served one's, from the same directory."""
     commands = (
         [str(BIN / tool), *args],
-        [sys.executable, "-S", "-E", str(CLIENT), "run", server, tool, *args],
+        [*client(server, tool), *args],
     )
     real, served = (
         subprocess.run(
@@ -100,8 +99,8 @@ def _children(pid: int) -> list[int]:
 def test_a_signal_ending_the_tool_ends_the_client(server: str) -> None:
     """The tool's process killed while it reads its input: the client dies of
     the same signal."""
-    client = subprocess.Popen(
-        [sys.executable, "-S", "-E", str(CLIENT), "run", server, "mx-opt"],
+    served = subprocess.Popen(
+        client(server, "mx-opt"),
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -118,6 +117,6 @@ def test_a_signal_ending_the_tool_ends_the_client(server: str) -> None:
         time.sleep(0.05)
     assert len(tools) == 1, tools
     os.kill(tools[0], signal.SIGKILL)
-    assert client.wait(timeout=30) == -signal.SIGKILL
-    assert client.stdin is not None
-    client.stdin.close()
+    assert served.wait(timeout=30) == -signal.SIGKILL
+    assert served.stdin is not None
+    served.stdin.close()

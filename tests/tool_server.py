@@ -160,6 +160,11 @@ def serve(path: str) -> Any:
                     break
 
 
+def client(path: str, tool: str) -> list[str]:
+    """The command running `tool` through the server at `path`."""
+    return [sys.executable, "-S", "-E", __file__, "run", path, tool]
+
+
 @contextlib.contextmanager
 def running(path: Path) -> Generator[dict[str, str]]:
     """A server at `path` (a socket's file name) for the context's span; the
