@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import bench.build
 from bench import cabi
 from bench.build import BENCH, CLANG, Build, build
 from bench.kernels import (
@@ -35,6 +36,7 @@ from bench.kernels import (
     symbol,
 )
 from tests.system_tools import required_tool
+from tests.tool_server import client, running
 
 KERNELS = all_kernels()
 CASES = [
@@ -48,13 +50,19 @@ Arr = NDArray[Any]
 
 
 @pytest.fixture(scope="session")
-def built() -> Build:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    """The kernels built, mx's each lowered by an `mx-opt` forked from one
+    that imported it (tests/tool_server.py): Python's start-up was 40 % of
+    the build."""
     required_tool(CLANG)
     from mx.universe import ALL_PASSES
 
-    return build(
-        KERNELS, BENCH / "build" / "full", with_mx="mx-lower-to-llvm" in ALL_PASSES
-    )
+    socket = tmp_path_factory.mktemp("bench") / "tools.sock"
+    with running(socket), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bench.build, "mx_opt", lambda: client(str(socket), "mx-opt"))
+        return build(
+            KERNELS, BENCH / "build" / "full", with_mx="mx-lower-to-llvm" in ALL_PASSES
+        )
 
 
 def _cm(x: Arr, n: int) -> Arr:

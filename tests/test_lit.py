@@ -3,13 +3,18 @@
 One pytest test per lit file: pytest-xdist spreads them over its workers like
 any other test (one lit run of the whole suite was a three-minute straggler).
 Each runs lit on its one file, so lit.cfg.py's substitutions and environment
-apply as in a direct `lit tests/filecheck` run."""
+apply as in a direct `lit tests/filecheck` run; the tools themselves run in
+processes forked from one server per worker that imported them
+(tests/tool_server.py), not each a new Python."""
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.tool_server import running
 
 LIT = Path(sys.executable).parent / "lit"
 SUITE = Path(__file__).parent / "filecheck"
@@ -21,15 +26,24 @@ FILES = sorted(
 )
 
 
-def _lit(*args: str) -> subprocess.CompletedProcess[str]:
+def _lit(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(LIT), *args], capture_output=True, text=True, check=False
+        [str(LIT), *args], capture_output=True, text=True, check=False, env=env
     )
 
 
+@pytest.fixture(scope="module")
+def served_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment of a lit run whose RUN lines' tools the server runs."""
+    with running(tmp_path_factory.mktemp("lit") / "tools.sock") as env:
+        yield env
+
+
 @pytest.mark.parametrize("name", FILES)
-def test_lit_file(name: str) -> None:
-    result = _lit("-v", str(SUITE / name))
+def test_lit_file(name: str, served_tools: dict[str, str]) -> None:
+    result = _lit("-v", str(SUITE / name), env=served_tools)
     # lit -v prints the commands and output of a failing test.
     assert result.returncode == 0, f"lit failed:\n{result.stdout}\n{result.stderr}"
 

@@ -413,11 +413,20 @@ def _decoded_matvec(fmt: str, layout: str, spelling: str) -> tuple[str, str]:
     return name, _function(name, params, [y], body)
 
 
-def _row_major_float_matvecs() -> Iterator[tuple[str, str]]:
+PER_TENSOR_FP8 = ("f8e5m2", "f8e4m3fn")
+"""The FP8 formats of the per-tensor row-major matvecs: without `long`, the
+first only. The kernel by cache lines has the same instructions on the same
+vector types as the block-scaled one of the same format, whose row-major
+kernels `_decoded_matvecs` compiles for both formats; each is ~1 MB of LLVM
+IR (0.8 and 1.1 MB), 6 s of `llc-16` for `x86-64`."""
+
+
+def _row_major_float_matvecs(long: bool) -> Iterator[tuple[str, str]]:
     """f16 and bf16 row-major weights cast to f32 times an f32 vector, in a
     shape taking every step of the tiled kernel (a cache line of each row,
     a narrower step, single columns; rows past the last tile); FP8 codes
-    times a per-tensor scale argument (the fused kernel by cache lines)."""
+    times a per-tensor scale argument (the fused kernel by cache lines) in
+    the formats of `PER_TENSOR_FP8`."""
     rows, cols = 37, 117
     for t, flags in (("f16", ""), ("bf16", ""), ("f16", "fast"), ("bf16", "reassoc")):
         # (with reassoc: the kernel summing along K, an index offset)
@@ -435,7 +444,7 @@ def _row_major_float_matvecs() -> Iterator[tuple[str, str]]:
         yield name, _function(name, params, [y], body)
     rows, cols = 64, 192  # (FP8 per-tensor: whole lines apart, so in lines of 64
     # columns, with masked ends)
-    for fmt in ("f8e4m3fn", "f8e5m2"):
+    for fmt in PER_TENSOR_FP8 if long else PER_TENSOR_FP8[:1]:
         name = f"row_major_matvec_{fmt}_{rows}x{cols}"
         q, w = _m(rows, cols, "i8"), _m(rows, cols, "f32")
         x, y = f"vector<{cols}xf32>", f"vector<{rows}xf32>"
@@ -485,7 +494,7 @@ def coverage_functions(long: bool = False) -> list[tuple[str, str]]:
     )
     for rows, dest in scaled:
         functions += _block_scaled(rows, dest)
-    functions += _row_major_float_matvecs()
+    functions += _row_major_float_matvecs(long)
     return (
         functions
         + list(_decoded_matvecs(long))

@@ -22,11 +22,19 @@ config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", ""
 # its own `mx`, not the one the venv installed.
 if "PYTHONPATH" in os.environ:
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
+# tests/test_lit.py serves the tools from one process that imported them
+# (tests/tool_server.py): each RUN line's tool is then a client of a few
+# milliseconds instead of a Python start-up of up to a second.
+server = os.environ.get("MX_LIT_TOOL_SERVER")
+client = os.path.join(os.path.dirname(os.path.dirname(__file__)), "tool_server.py")
 for tool in ("mx-opt", "mx-run", "filecheck"):
-    # Only whole words: not inside paths or longer names such as `mx-opt-foo`.
-    config.substitutions.append(
-        (rf"(?<![\w/.-]){tool}(?![\w/.-])", os.path.join(bin_dir, tool))
+    command = (
+        f"{sys.executable} -S -E {client} run {server} {tool}"
+        if server
+        else os.path.join(bin_dir, tool)
     )
+    # Only whole words: not inside paths or longer names such as `mx-opt-foo`.
+    config.substitutions.append((rf"(?<![\w/.-]){tool}(?![\w/.-])", command))
 # Tools and `python` import mx from PYTHONPATH when it is set (a source tree
 # other than the installed one).
 if "PYTHONPATH" in os.environ:

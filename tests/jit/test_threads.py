@@ -5,7 +5,8 @@ Kernels are compiled with `parallel-min-work=1` and small cache sizes, so
 that small products already run their blocks on threads and cross every
 block boundary; the batch loop runs on threads from `parallel_min_count`
 calls. The property tests draw shapes (derandomized);
-MX_THREADS_EXAMPLES=N runs N examples each instead of the CI sample.
+MX_THREADS_EXAMPLES=N runs N examples each instead of the CI sample;
+MX_LONG_TESTS=1 runs every decoded matvec with and without `contract`.
 """
 
 import os
@@ -40,6 +41,7 @@ PARALLEL_PIPELINE = lowering_with(
 """mx-lower-to-llvm's steps, every product on threads, small blocks."""
 
 EXAMPLES = int(os.environ.get("MX_THREADS_EXAMPLES", "6"))
+LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 DTYPES: dict[str, Any] = {
     "f16": np.float16,
@@ -176,11 +178,20 @@ func.func @f(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>) -> vect
 """
 
 
-@pytest.mark.parametrize("layout", ["row_major", "column_major"])
-@pytest.mark.parametrize("fmt", ["f4e2m1fn", "f8e4m3fn"])
-@pytest.mark.parametrize("flags", ["", "contract"])
+DECODED = [
+    (fmt, layout, flags)
+    for fmt in ("f4e2m1fn", "f8e4m3fn")
+    for layout in ("row_major", "column_major")
+    for flags in ("", "contract")
+    if LONG or (flags == "contract") == ((fmt == "f8e4m3fn") == (layout == "row_major"))
+]
+"""Each format and layout; `contract` or not in turn (the rows a thread
+takes do not depend on it), both with MX_LONG_TESTS=1."""
+
+
+@pytest.mark.parametrize(("fmt", "layout", "flags"), DECODED)
 def test_decoded_matvec_same_bits_for_every_thread_count(
-    fmt: str, flags: str, layout: str
+    fmt: str, layout: str, flags: str
 ) -> None:
     """MXFP4/MXFP8 weights decoded in registers, blocks of rows on threads."""
     rows, cols = 352, 128

@@ -3,23 +3,38 @@ transpose, cast, load/store and product, compiled with vectors (the default)
 and without (`vector-bits=0`), equals the interpreter bit for bit over shapes
 with full vectors, tails and single lanes. With `contract`, an f16/bf16
 product sums in f32 and rounds once: checked against the exact result within
-the documented bound."""
+the documented bound.
 
+The scalar lowering has no tails: its loops are the same ops for every shape
+(but a product of depth 1, which has no loop over K), as
+`test_the_scalar_lowering_is_the_same_ops_for_every_shape` checks, so it
+compiles the shapes of `SCALAR_SHAPES` and `SCALAR_PRODUCT_SHAPES` only;
+`MX_LONG_TESTS=1` compiles every shape."""
+
+import os
+from collections import Counter
 from fractions import Fraction
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    ConvertMatrixToAffinePass,
+)
 from mx.passes.mx_lower_to_llvm import PIPELINE
 
 DTYPES = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+LONG = os.environ.get("MX_LONG_TESTS") == "1"
 SHAPES = ((1, 1), (5, 7), (16, 16), (33, 18))
+SCALAR_SHAPES = SHAPES if LONG else SHAPES[1:2]
 SCALAR_PIPELINE = ",".join(
     "convert-matrix-to-affine{vector-bits=0}" if p == "convert-matrix-to-affine" else p
     for p in PIPELINE
@@ -124,9 +139,15 @@ def _same(x: Any, y: Any) -> bool:
     return x.shape == y.shape and bool(np.all(nan | bits))
 
 
-def _check(text: str, calls: dict[str, list[Any]]) -> None:
+def _pipelines(text: str, scalar: bool) -> list[Any]:
+    """`text` compiled with vectors, and without if `scalar`."""
+    vector = compile_module(text)
+    return [vector, compile_module(text, SCALAR_PIPELINE)] if scalar else [vector]
+
+
+def _check(text: str, calls: dict[str, list[Any]], scalar: bool) -> None:
     module = _parse(text)
-    for compiled in (compile_module(text), compile_module(text, SCALAR_PIPELINE)):
+    for compiled in _pipelines(text, scalar):
         for name, args in calls.items():
             interp_args = [a.copy() for a in args]
             jit_args = [a.copy() for a in args]
@@ -158,10 +179,11 @@ def test_elementwise_jit_equals_interpreter(t: str, rows: int, cols: int) -> Non
         ],
         "memory": [_random(dtype, (size,), rng), _random(dtype, (size,), rng)],
     }
-    _check(_elementwise(t, rows, cols), calls)
+    _check(_elementwise(t, rows, cols), calls, (rows, cols) in SCALAR_SHAPES)
 
 
 PRODUCT_SHAPES = ((1, 1, 1), (5, 7, 3), (16, 16, 16), (33, 9, 18))
+SCALAR_PRODUCT_SHAPES = PRODUCT_SHAPES if LONG else PRODUCT_SHAPES[:2]
 
 
 @pytest.mark.parametrize("t", list(DTYPES))
@@ -182,7 +204,8 @@ def test_strict_products_jit_equals_interpreter(
     matvec = t != "bf16" or rows % 2 == 0 or rows < 5
     if not matvec:
         del calls["matvec"]
-    _check(_products(t, rows, depth, cols, "", matvec), calls)
+    scalar = (rows, depth, cols) in SCALAR_PRODUCT_SHAPES
+    _check(_products(t, rows, depth, cols, "", matvec), calls, scalar)
 
 
 def _contract_bound(
@@ -271,6 +294,30 @@ def test_contract_products_in_documented_order(
     c = _random(dtype, (rows, cols), rng)
     want = {"matmul": _contract_order(a, b, None, dtype)}
     want["matmul_add"] = _contract_order(a, b, c, dtype)
-    for compiled in (compile_module(text), compile_module(text, SCALAR_PIPELINE)):
+    for compiled in _pipelines(text, (rows, depth, cols) in SCALAR_PRODUCT_SHAPES):
         assert _same(compiled["matmul"](a, b), want["matmul"])
         assert _same(compiled["matmul_add"](a, b, c), want["matmul_add"])
+
+
+def _scalar_ops(text: str) -> dict[str, Counter[str]]:
+    """How many ops of each name each function holds, lowered without vectors."""
+    module = _parse(text)
+    ConvertMatrixToAffinePass(vector_bits=0).apply(Context(), module)
+    return {
+        f.sym_name.data: Counter(op.name for op in f.walk())
+        for f in module.ops
+        if isinstance(f, FuncOp)
+    }
+
+
+def test_the_scalar_lowering_is_the_same_ops_for_every_shape() -> None:
+    """Why the scalar pipeline compiles one shape of each kind (but depth 1)."""
+    for t in DTYPES:
+        elementwise = [_scalar_ops(_elementwise(t, r, c)) for r, c in SHAPES]
+        assert all(ops == elementwise[0] for ops in elementwise), t
+        for flags, matvec in (("", True), (" fastmath<contract>", False)):
+            products = [
+                _scalar_ops(_products(t, r, k, c, flags, matvec))
+                for r, k, c in PRODUCT_SHAPES[1:]
+            ]
+            assert all(ops == products[0] for ops in products), (t, flags)
