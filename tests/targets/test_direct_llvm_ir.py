@@ -56,9 +56,11 @@ def _alpha(text: str) -> str:
     )
 
 
-def _both(text: str) -> tuple[str | None, str] | None:
+def _both(text: str, uncovered: bool = True) -> tuple[str | None, str] | None:
     """(direct translation or None if not covered, dialect path's LLVM IR)
-    of a program; None if it does not lower (a diagnostic test's input)."""
+    of a program; None if it does not lower (a diagnostic test's input).
+    Without `uncovered`, a program the direct writer does not cover is not
+    taken through the dialect path (its LLVM IR is then "")."""
     try:
         module = parse_and_verify(text, "<test>")
         LOWERING.apply_structured(mx_context(), module)
@@ -68,6 +70,8 @@ def _both(text: str) -> tuple[str | None, str] | None:
         translation = translate_module(module)
     except NotCovered:
         direct = None
+        if not uncovered:
+            return None, ""
     else:
         writer = LLVMIRWriter()
         writer.add_functions(translation.functions, translation.declarations)
@@ -80,10 +84,10 @@ def _both(text: str) -> tuple[str | None, str] | None:
         return None
 
 
-def _check(texts: list[str]) -> Counter[str]:
+def _check(texts: list[str], uncovered: bool = True) -> Counter[str]:
     counts: Counter[str] = Counter()
     for text in texts:
-        both = _both(text)
+        both = _both(text, uncovered)
         if both is None:
             counts["does not lower"] += 1
             continue
@@ -97,7 +101,10 @@ def _check(texts: list[str]) -> Counter[str]:
 
 
 def test_filecheck_inputs_translate_as_convert_to_llvm() -> None:
-    counts = _check(corpus())
+    # (the lit inputs the direct writer does not cover, e.g. the fused decode
+    # kernels of i4 buffers, ~12 s each through convert-to-llvm, compare
+    # nothing: the lit and JIT tests take them through the pipeline)
+    counts = _check(corpus(), uncovered=False)
     print(dict(counts))
     assert counts["same"] >= 30, counts
 
