@@ -64,7 +64,7 @@ from mx.lowering.llvm.math import (
     IntrinsicOpLowering,
 )
 from mx.lowering.llvm.memref import store_size
-from mx.lowering.llvm.types import convert_type
+from mx.lowering.llvm.types import convert_type, memory_type
 from mx.semantics.index import wrap_index
 from mx.targets.llvm_ir import (
     BINARY_INSTRUCTIONS,
@@ -95,16 +95,24 @@ goes to memory here, where it takes a byte)."""
 def _scalar_ok(type_: Attribute, in_memory: bool) -> bool:
     if isinstance(type_, Float16Type | Float32Type | Float64Type | IndexType):
         return True
-    return (
-        isinstance(type_, IntegerType)
-        and type_.signedness.data == Signedness.SIGNLESS
-        and type_.width.data in _INTEGER_WIDTHS
-        and not (in_memory and type_.width.data == 1)
+    if not isinstance(type_, IntegerType):
+        return False
+    width = type_.width.data
+    return type_.signedness.data == Signedness.SIGNLESS and (
+        (width in _INTEGER_WIDTHS and not (in_memory and width == 1))
+        or _container(width)
     )
 
 
+def _container(width: int) -> bool:
+    """True for the i4/i6-style integers held one a byte (or in the next
+    whole integer) in memory (`memory_type`)."""
+    return 1 < width < 64 and width % 8 != 0
+
+
 def _value_type(type_: Attribute, in_memory: bool = False) -> str:
-    """The LLVM IR type of a scalar or 1-D vector value of `type_`."""
+    """The LLVM IR type of a scalar or 1-D vector value of `type_` (as it is
+    held in memory: its `memory_type`)."""
     if isinstance(type_, VectorType):
         if type_.get_num_dims() != 1 or any(type_.get_scalable_dims()):
             raise NotCovered(f"vector type {type_}")
@@ -113,7 +121,7 @@ def _value_type(type_: Attribute, in_memory: bool = False) -> str:
         element = type_
     if not _scalar_ok(element, in_memory):
         raise NotCovered(f"type {type_}")
-    return type_str(convert_type(type_))
+    return type_str(memory_type(type_) if in_memory else convert_type(type_))
 
 
 def _memref_type(value: SSAValue) -> MemRefType:
@@ -133,6 +141,8 @@ def _boundary_type(type_: Attribute) -> str:
     """The LLVM IR type of a function argument or result of `type_`."""
     if isinstance(type_, MemRefType):
         return "ptr"
+    if memory_type(type_) != convert_type(type_):
+        raise NotCovered(f"an argument or result of {type_}")
     return _value_type(type_, in_memory=True)
 
 
@@ -467,16 +477,30 @@ class _FunctionWriter:
         return name
 
     def load(self, result: SSAValue, pointer: str, aligned: bool) -> None:
-        type_ = _value_type(result.type, in_memory=True)
+        """A load of the memory type, truncated to the value's if they
+        differ (as `convert-to-llvm` loads an `i4`)."""
+        memory = _value_type(result.type, in_memory=True)
+        type_ = _value_type(result.type)
         align = f", align {store_size(self._element(result.type))}" if aligned else ""
-        self.define(result, f"load {type_}, ptr {pointer}{align}")
+        load = f"load {memory}, ptr {pointer}{align}"
+        if memory == type_:
+            self.define(result, load)
+            return
+        loaded = self.fresh()
+        self.lines.append(f"  {loaded} = {load}")
+        self.define(result, f"trunc {memory} {loaded} to {type_}")
 
     def store(self, value: SSAValue, pointer: str, aligned: bool) -> None:
-        type_ = _value_type(value.type, in_memory=True)
+        """A store of the memory type, the value zero-extended to it if
+        they differ."""
+        memory = _value_type(value.type, in_memory=True)
+        type_ = _value_type(value.type)
         align = f", align {store_size(self._element(value.type))}" if aligned else ""
-        self.lines.append(
-            f"  store {type_} {self.operand(value)}, ptr {pointer}{align}"
-        )
+        stored = self.operand(value)
+        if memory != type_:
+            stored, wide = self.fresh(), stored
+            self.lines.append(f"  {stored} = zext {type_} {wide} to {memory}")
+        self.lines.append(f"  store {memory} {stored}, ptr {pointer}{align}")
 
     @staticmethod
     def _element(type_: Attribute) -> Attribute:
@@ -524,6 +548,11 @@ class _FunctionWriter:
     def memref_cast(self, op: memref.CastOp) -> None:
         _memref_type(op.dest)
         self.names[op.dest] = self.operand(op.source)
+
+    def aligned_address(self, op: memref.ExtractAlignedPointerAsIndexOp) -> None:
+        """The memref's (bare) pointer as an integer."""
+        _memref_type(op.source)
+        self.define(op.results[0], f"ptrtoint ptr {self.operand(op.source)} to i64")
 
     # -------------------------------------------------------- arithmetic
 
@@ -720,6 +749,7 @@ _TRANSLATIONS: dict[type[Operation], Callable[[_FunctionWriter, Operation], None
     memref.StoreOp: _FunctionWriter.memref_store,
     memref.AllocaOp: _FunctionWriter.alloca,
     memref.CastOp: _FunctionWriter.memref_cast,
+    memref.ExtractAlignedPointerAsIndexOp: _FunctionWriter.aligned_address,
     vector.LoadOp: _FunctionWriter.vector_load,
     vector.StoreOp: _FunctionWriter.vector_store,
     vector.BroadcastOp: _FunctionWriter.broadcast,
