@@ -30,6 +30,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     recording,
 )
 from mx.passes.mx_lower_to_llvm import PIPELINE
+from tests.placement import at_byte
 
 Array = npt.NDArray[Any]
 LONG = os.environ.get("MX_LONG_TESTS") == "1"
@@ -244,15 +245,6 @@ def test_per_tensor_matches_the_interpreter(
     assert np.isfinite(expected).any() or scale == "3.0e38"  # (inf - inf)
 
 
-def _at_byte(codes: Array, by: int) -> Array:
-    """`codes` copied to `by` bytes past a 64-byte boundary."""
-    raw = np.zeros(codes.size + 128, np.uint8)
-    start = (-raw.ctypes.data) % 64 + by
-    view = raw[start : start + codes.size]
-    view[:] = codes
-    return view
-
-
 LINE_STEP_CASES = [
     (64, 64, "f8e4m3fn", "arg", "", False, "row_major"),
     (32, 200, "f8e5m2", "", "contract", True, "row_major"),
@@ -296,7 +288,7 @@ def test_per_tensor_rows_at_every_start_in_a_line(
     mv = compile_module(_mv(source)).mv
     assert mv.remarks[0].endswith("kernel: fused decode vector"), mv.remarks
     for by in range(64):
-        actual = mv(_at_byte(codes, by), *rest)
+        actual = mv(at_byte(codes, by), *rest)
         assert _same(actual, expected), by
 
 

@@ -22,6 +22,7 @@ from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from tests.placement import at_byte
 
 Array = npt.NDArray[Any]
 
@@ -79,15 +80,6 @@ def _operands(t: str, rows: int, cols: int) -> tuple[Array, list[Any]]:
     return w, [x]
 
 
-def _at_byte(w: Array, by: int) -> Array:
-    """`w` copied, C-ordered, to `by` bytes past a 64-byte boundary."""
-    raw = np.zeros(w.nbytes + 128, np.uint8)
-    start = (-raw.ctypes.data) % 64 + by
-    view = raw[start : start + w.nbytes].view(w.dtype).reshape(w.shape)
-    view[:] = w
-    return view
-
-
 CASES = [
     # element type, rows, columns, kernel
     ("f16", 37, 117, "cache-blocked vector"),  # lines, a narrow step, single columns
@@ -116,7 +108,7 @@ def test_rows_of_an_argument_at_every_start_in_a_line(
     want = np.asarray(want)
     assert np.isfinite(want).all() if t != "i8" else want.any()
     for by in range(0, 64, w.itemsize):
-        got = np.asarray(f(_at_byte(w, by), *rest))
+        got = np.asarray(f(at_byte(w, by), *rest))
         assert got.tobytes() == want.tobytes(), (t, by)
 
 

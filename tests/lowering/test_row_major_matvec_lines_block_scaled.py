@@ -24,6 +24,7 @@ from mx.jit import compile_module
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from tests.placement import at_byte
 
 Array = npt.NDArray[Any]
 
@@ -99,15 +100,6 @@ def _codes(rng: np.random.Generator, fmt: str, rows: int, pitch: int) -> Array:
     return codes
 
 
-def _at_byte(codes: Array, by: int) -> Array:
-    """`codes` copied to `by` bytes past a 64-byte boundary."""
-    raw = np.zeros(codes.size + 128, np.uint8)
-    start = (-raw.ctypes.data) % 64 + by
-    view = raw[start : start + codes.size]
-    view[:] = codes
-    return view
-
-
 @pytest.mark.parametrize(
     ("rows", "cols", "fmt", "block", "scale", "pitch", "spelling"), _params()
 )
@@ -141,7 +133,7 @@ def test_rows_at_every_start_in_a_line(
     run_function(module, "mv", weights, *extra, scales, x, bias, want)
     assert np.isfinite(want).all()
     for by in range(64):
-        w = _at_byte(codes, by)
+        w = at_byte(codes, by)
         got = np.zeros(rows, np.float32)
         w = w.reshape(rows, pitch) if spelling == "argument" else w
         mv(w, *extra, scales, x, bias, got)
