@@ -515,8 +515,9 @@ def _reassociated_matvec(
     wt = VectorType(f32, [lanes])
     minus_zero = e.emit(vector.BroadcastOp(_identity(e, f32), vt))
     wide_zero = e.emit(vector.BroadcastOp(_identity(e, f32), wt))
-    wide = _Kernel(kernel.weights, lanes, flags)
-    if grouped:
+    # (the groups' kernel: the chunks' if their vectors are as wide)
+    wide = kernel if width == lanes else _Kernel(kernel.weights, lanes, flags)
+    if grouped and wide is not kernel:
         wide.prepare(e)
 
     def group_products(
