@@ -385,7 +385,10 @@ def fast_entry(
     w = _Writer()
     not_implemented = _const_ptr(id(NotImplemented))
     incref, decref = (_const_ptr(_api(f)) for f in ("Py_IncRef", "Py_DecRef"))
-    w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) {{")
+    # Not optimized (optnone: LLVM's -O0 code generation): its ~150 blocks of
+    # checks were ~60% of the compile time of a small kernel, and unoptimized
+    # they cost ~0.015 µs a call (docs/python-api.md#the-abi-underneath).
+    w.raw(f"define ptr {name}(ptr %self, ptr %args, i64 %nargs) optnone noinline {{")
     w.raw("entry:")
     shape = _BatchShape.start(w)
     w.raw("  %result_orders = alloca i64")
@@ -831,7 +834,12 @@ def _batch_body(
     of the batch, operand k of call i at `bases[k] + i * strides[k]`."""
     w = _Writer()
     operands = [*params, *results]
-    w.raw(f"define internal void {name}(i64 %lo, i64 %hi, ptr %bases, ptr %strides) {{")
+    # noinline: optimized once, not again inside each of its two callers
+    # (half of the rest of a small kernel's compile time).
+    w.raw(
+        f"define internal void {name}(i64 %lo, i64 %hi, ptr %bases, ptr %strides)"
+        " noinline {"
+    )
     w.raw("entry:")
     bases: list[str] = []
     strides: list[str] = []

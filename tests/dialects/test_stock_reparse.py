@@ -34,6 +34,7 @@ from mx.diagnostics import OpDiagnostic
 from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.targets.mlir16 import MLIR16Target
 from mx.testing.stock_xdsl import stock_parse_error
+from mx.testing.translation import DISCARDED
 from mx.tools.mx_opt import split_input
 from mx.tools.pipeline import PipelineError, build_passes
 from tests.system_tools import required_tool
@@ -70,10 +71,13 @@ def _inputs() -> list[Path]:
 
 
 def _pipelines(text: str) -> list[str]:
-    """The pipelines of the RUN lines whose output is MLIR text."""
+    """The pipelines of the RUN lines whose output is MLIR text (not LLVM IR,
+    nor discarded with `-o /dev/null`)."""
     pipelines: list[str] = []
     for line in text.splitlines():
         if "RUN:" not in line or "mx-opt" not in line or "-t llvm" in line:
+            continue
+        if DISCARDED.search(line.split("|")[0]):
             continue
         for match in _PIPELINE.finditer(line):
             (pipeline,) = shlex.split(match.group(1))
