@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from mx.errors import CompileError
-from mx.jit import lower_to_llvm_ir
+from mx.jit import compile_module, lower_to_llvm_ir
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
@@ -132,6 +132,37 @@ def test_every_op_compiles_for_cpu(llvm_ir: Path, cpu: str, compiler: Compiler) 
         f"{cpu}: {' '.join(command[:2])} ended with {result.returncode}; "
         f"failing functions: {failing}\n{result.stderr[-1500:]}"
     )
+
+
+ENTRIES = "".join(
+    f"func.func @{t}_{n}(%a: vector<{n}x{t}>, %s: {t}, %m: !matrix.matrix<3x{n}x{t}>)"
+    f" -> (vector<{n}x{t}>, !matrix.matrix<3x{n}x{t}>) {{\n"
+    f"  %b = vector.broadcast %s : {t} to vector<{n}x{t}>\n"
+    f"  %c = arith.addf %a, %b : vector<{n}x{t}>\n"
+    f"  %d = matrix.add %m, %m : !matrix.matrix<3x{n}x{t}>\n"
+    f"  func.return %c, %d : vector<{n}x{t}>, !matrix.matrix<3x{n}x{t}>\n}}\n"
+    for t in FLOATS
+    for n in (1, 3, 16)
+)
+"""Functions whose JIT entries pass f16/bf16 vectors, scalars and matrices."""
+
+
+@pytest.fixture(scope="module")
+def jit_entries(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The LLVM IR the JIT compiles for `ENTRIES`: the kernels, their fast
+    entries (not optimized: `optnone`) and batch loops."""
+    path = tmp_path_factory.mktemp("entries") / "entries.ll"
+    path.write_text(compile_module(ENTRIES).llvm_ir)
+    return path
+
+
+@pytest.mark.parametrize("cpu", CHECKED_CPUS)
+def test_the_jit_entries_compile_for_cpu(jit_entries: Path, cpu: str) -> None:
+    """What the JIT adds to the kernels compiles for every CPU too (with the
+    llvmlite the JIT uses): its entries' IR is not the coverage module's."""
+    assert "optnone" in jit_entries.read_text()
+    result = _compiles(_llvmlite(cpu, jit_entries))
+    assert result.returncode == 0, f"{cpu}: {result.stderr[-1500:]}"
 
 
 def test_the_sample_has_every_op_on_every_element_type() -> None:
