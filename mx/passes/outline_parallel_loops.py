@@ -23,6 +23,18 @@ one contiguous chunk per thread of OpenMP's team (`mx/runtime/parallel_for.py`).
 The captured `%v...` are the values the body uses from outside (constants
 are copied into the function instead). Splitting the iterations never
 changes a result: each computes what it computes in the single loop.
+
+A parallel loop over blocks whose body makes passes over its block,
+
+    affine.for %b = 0 to N {
+      (passes) affine.for %i = (%b * S) to min(%b * S + S, L) {mx.parallel_block} ...
+    } {mx.parallel}
+
+where `%b` is used only as both bounds of such block loops, is outlined for
+a range of blocks at once: `@F(%lo, %hi, ...)` runs the body once, each block
+loop from `%lo * S` to `min(%hi * S, L)`. A thread then makes each pass over
+all the blocks it runs (one sweep of a column-major matrix's columns, over the
+thread's rows), not each block's passes in turn.
 """
 
 from dataclasses import dataclass
@@ -53,11 +65,70 @@ PARALLEL = "mx.parallel"
 """The unit attribute of an `affine.for` whose iterations may run in parallel."""
 
 
+PARALLEL_BLOCK = "mx.parallel_block"
+"""The unit attribute of an `affine.for` over one block of a parallel loop's
+blocks (module docs)."""
+
+
 def mark_parallel(body: Block) -> None:
     """Marks the affine.for whose body is `body` as parallel (module docs)."""
     loop = body.parent_op()
     assert isinstance(loop, affine.ForOp)
     loop.attributes[PARALLEL] = UnitAttr()
+
+
+def mark_parallel_block(body: Block) -> None:
+    """Marks the affine.for whose body is `body` as running over one block of
+    the parallel loop whose induction variable gives both its bounds."""
+    loop = body.parent_op()
+    assert isinstance(loop, affine.ForOp)
+    loop.attributes[PARALLEL_BLOCK] = UnitAttr()
+
+
+def _block_step(loop: Operation, block: SSAValue) -> int | None:
+    """S if `loop` is a block loop (module docs) of `block`: from `block * S`
+    to min(`block * S + S`, ...), else None."""
+    if not isinstance(loop, affine.ForOp) or PARALLEL_BLOCK not in loop.attributes:
+        return None
+    bounds = (list(loop.lowerBoundOperands), list(loop.upperBoundOperands))
+    if bounds != ([block], [block]):
+        return None
+    lower, upper = loop.lowerBoundMap.data, loop.upperBoundMap.data
+    if lower.num_dims != 1 or lower.num_symbols or len(lower.results) != 1:
+        return None
+    if lower.eval([0], []) != (0,) or upper.num_dims != 1 or upper.num_symbols:
+        return None
+    step = lower.eval([1], [])[0]
+    first = AffineMap(1, 0, (upper.results[0],))
+    if step <= 0 or lower.eval([2], []) != (2 * step,):
+        return None
+    if first.eval([0], []) != (step,) or first.eval([1], []) != (2 * step,):
+        return None
+    return step
+
+
+def _block_loops(loop: affine.ForOp) -> list[affine.ForOp] | None:
+    """The block loops of `loop`'s induction variable if it has no other use."""
+    block = loop.body.block.args[0]
+    found: list[affine.ForOp] = []
+    for use in block.uses:
+        user = use.operation
+        if _block_step(user, block) is None:
+            return None
+        assert isinstance(user, affine.ForOp)
+        if user not in found:
+            found.append(user)
+    return found or None
+
+
+def _range_of_blocks(loops: list[affine.ForOp], lo: SSAValue, hi: SSAValue) -> None:
+    """Each block loop made to run from `lo * S` to min(`hi * S`, ...)."""
+    for inner in loops:
+        upper = inner.upperBoundMap.data
+        lower = inner.lowerBoundMap.data
+        ranged = AffineMap(1, 0, (lower.results[0], *upper.results[1:]))
+        inner.upperBoundMap = AffineMapAttr(ranged)
+        inner.operands = [lo, hi, *inner.operands[2:]]
 
 
 def _trip_count(loop: affine.ForOp) -> int | None:
@@ -115,7 +186,8 @@ class OutlineParallelLoop(RewritePattern):
     """`affine.for %i = 0 to N {body} {mx.parallel}` -> a call of the
     trampoline `@_mx_parallel_for_F(N, captured...)` (declared), with
     `@F(%lo, %hi, captured...)` running `affine.for %i = %lo to %hi {body}`,
-    the body's scratch allocations hoisted out of the loop."""
+    the body's scratch allocations hoisted out of the loop; or, for a loop
+    over blocks (module docs), the body once over blocks [%lo, %hi)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: affine.ForOp, rewriter: PatternRewriter, /):
@@ -144,18 +216,26 @@ class OutlineParallelLoop(RewritePattern):
             copies[constant.result] = copy.result
         for value, copy in copies.items():
             value.replace_uses_with_if(copy, lambda use: op.is_ancestor(use.operation))
-        identity = AffineMapAttr(AffineMap.identity(1))
-        chunk = affine.ForOp.from_region(
-            [lo], [hi], [], [], identity, identity, op.detach_region(op.body)
-        )
-        entry.add_op(chunk)
-        body = chunk.body.block
-        for scratch in [o for o in body.ops if isinstance(o, memref.AllocOp)]:
-            scratch.detach()
-            entry.insert_op_before(scratch, chunk)
-        for free in [o for o in body.ops if isinstance(o, memref.DeallocOp)]:
-            free.detach()
-            entry.add_op(free)
+        if (block_loops := _block_loops(op)) is not None:
+            # The body once, over blocks [lo, hi).
+            _range_of_blocks(block_loops, lo, hi)
+            for inner in list(op.body.block.ops):
+                if not isinstance(inner, affine.YieldOp):
+                    inner.detach()
+                    entry.add_op(inner)
+        else:
+            identity = AffineMapAttr(AffineMap.identity(1))
+            chunk = affine.ForOp.from_region(
+                [lo], [hi], [], [], identity, identity, op.detach_region(op.body)
+            )
+            entry.add_op(chunk)
+            body = chunk.body.block
+            for scratch in [o for o in body.ops if isinstance(o, memref.AllocOp)]:
+                scratch.detach()
+                entry.insert_op_before(scratch, chunk)
+            for free in [o for o in body.ops if isinstance(o, memref.DeallocOp)]:
+                free.detach()
+                entry.add_op(free)
         entry.add_op(func.ReturnOp())
         name = fresh_function_name(module, f"{function.sym_name.data}__parallel")
         outlined = func.FuncOp(name, (types, []), Region(entry), "private")

@@ -109,7 +109,7 @@ from mx.lowering.matrix_to_affine.vectors import (
     offset,
     read_block,
 )
-from mx.passes.outline_parallel_loops import mark_parallel
+from mx.passes.outline_parallel_loops import mark_parallel, mark_parallel_block
 from mx.semantics.arbfp import FloatFormat
 
 COLUMNS = 16
@@ -769,23 +769,41 @@ def _column_passes(
     """Adds every column to the sums: column-major W, a pass per `COLUMNS`
     columns over groups of rows, each column one contiguous read. With
     `parallel`, the groups of rows are split in `PARALLEL_BLOCKS` blocks at
-    least, each running every pass over its rows (on threads)."""
+    least, and each thread runs every pass over the rows of its blocks."""
     lanes, group, flags = kernel.lanes, kernel.group, kernel.flags
     vt = VectorType(f32, [lanes])
     columns = COLUMNS
     if kernel.weights.scaled is not None:
         columns = gcd(columns, kernel.weights.scaled.block_size)
 
-    def rows_of(g: Emitter, k0: Index, count: int, r: Index, at_row: Index) -> None:
+    def x_of(f: Emitter, k0: Index, count: int) -> list[SSAValue]:
+        """x[k0 .. k0+count-1], each broadcast."""
+        return [
+            f.emit(vector.BroadcastOp(f.load_buffer(x, offset(f, k0, j), 0), vt))
+            for j in range(count)
+        ]
+
+    def rows_of(
+        g: Emitter,
+        k0: Index,
+        count: int,
+        r: Index,
+        at_row: Index,
+        xs: list[SSAValue] | None = None,
+    ) -> None:
         """Columns k0 .. k0+count-1 added to the sums of the group of rows r..
-        (its sums at row `at_row`)."""
+        (its sums at row `at_row`); `xs`: their x, broadcast before the loop
+        over the rows, else here."""
         at = [[g.index(0), g.index(offset(g, at_row, h * lanes))] for h in (0, 1)]
         accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
         scales = kernel.scales(g, r, k0)
         for j in range(count):
             k = offset(g, k0, j)
             values = kernel.decode(g, r, k, scales)
-            xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
+            if xs is None:
+                xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
+            else:
+                xk = xs[j]
             accs = [
                 _step(g, flags, v, xk, a) for v, a in zip(values, accs, strict=True)
             ]
@@ -809,9 +827,20 @@ def _column_passes(
         mark_parallel(rb.block)
 
         def block_pass(h: Emitter, k0: Index, count: int) -> None:
+            # x's broadcasts before the loop over the rows: in the outlined
+            # function its buffer is an argument that the stores to the sums
+            # may alias for LLVM, which then reloads it for every group
+            # (1.35x slower a weight on one thread).
+            xs = x_of(h, k0, count)
+
             def each(g: Emitter, i: SSAValue, _: object) -> list[SSAValue]:
+                # On threads, each pass runs over all the blocks of the thread
+                # (`outline-parallel-loops`): one sweep of the columns' codes,
+                # not one per block (1.15x slower a weight on one thread).
+                assert isinstance(i, BlockArgument)
+                mark_parallel_block(i.block)
                 r = block_start(g, 0, group, i)
-                rows_of(g, k0, count, r, r)
+                rows_of(g, k0, count, r, r, xs)
                 return []
 
             _for(h, (rb, per_block, per_block, full), [], each)

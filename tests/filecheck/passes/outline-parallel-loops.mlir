@@ -96,3 +96,49 @@ func.func @two(%m: memref<8xf32>) {
   } {mx.parallel}
   func.return
 }
+
+// A loop over blocks whose variable only bounds loops marked
+// mx.parallel_block (each over its block of rows) is outlined for a range
+// of blocks: the body runs once, each pass over rows lo*6 .. min(hi*6, 64).
+// CHECK-LABEL: func.func @passes_over_blocks
+// CHECK:         func.call @_mx_parallel_for_passes_over_blocks__parallel_0(
+// CHECK-LABEL: func.func private @passes_over_blocks__parallel_0
+// CHECK-SAME:    (%lo: index, %hi: index, %x: memref<8xf32>, %m: memref<64x8xf32>, %y: memref<64xf32>)
+// CHECK-NEXT:    affine.for %k = 0 to 8 {
+// CHECK-NEXT:      %xk = affine.load %x[%k] : memref<8xf32>
+// CHECK-NEXT:      affine.for %r = affine_map<(d0) -> ((d0 * 6))>(%lo) to min affine_map<(d0) -> ((d0 * 6), 64)>(%hi) {
+// CHECK:           } {mx.parallel_block}
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+func.func @passes_over_blocks(%m: memref<64x8xf32>, %x: memref<8xf32>, %y: memref<64xf32>) {
+  affine.for %b = 0 to 11 {
+    affine.for %k = 0 to 8 {
+      %xk = affine.load %x[%k] : memref<8xf32>
+      affine.for %r = affine_map<(d0) -> (d0 * 6)>(%b) to min affine_map<(d0) -> (d0 * 6 + 6, 64)>(%b) {
+        %w = affine.load %m[%r, %k] : memref<64x8xf32>
+        %s = affine.load %y[%r] : memref<64xf32>
+        %p = arith.mulf %w, %xk : f32
+        %t = arith.addf %s, %p : f32
+        affine.store %t, %y[%r] : memref<64xf32>
+      } {mx.parallel_block}
+    }
+  } {mx.parallel}
+  func.return
+}
+
+// The block variable has another use (an index of the body): the loop is
+// outlined iteration by iteration, as any other.
+// CHECK-LABEL: func.func private @block_variable_used__parallel_0
+// CHECK-SAME:    (%lo: index, %hi: index, %v: f32, %y: memref<64xf32>)
+// CHECK-NEXT:    affine.for %b = affine_map<(d0) -> (d0)>(%lo) to affine_map<(d0) -> (d0)>(%hi) {
+// CHECK-NEXT:      affine.for %r = affine_map<(d0) -> ((d0 * 8))>(%b) to min affine_map<(d0) -> (((d0 * 8) + 8), 64)>(%b) {
+// CHECK:           affine.store %v, %y[%b] : memref<64xf32>
+func.func @block_variable_used(%y: memref<64xf32>, %v: f32) {
+  affine.for %b = 0 to 8 {
+    affine.for %r = affine_map<(d0) -> (d0 * 8)>(%b) to min affine_map<(d0) -> (d0 * 8 + 8, 64)>(%b) {
+      affine.store %v, %y[%r] : memref<64xf32>
+    } {mx.parallel_block}
+    affine.store %v, %y[%b] : memref<64xf32>
+  } {mx.parallel}
+  func.return
+}
