@@ -52,20 +52,20 @@ func.func @matvec(%m: !matrix.matrix<272x8xf32>, %x: vector<8xf32>) -> vector<27
   func.return %y : vector<272xf32>
 }
 
-// The fused FP8 decode by columns: 12 blocks of one group of 32 rows, each
+// The fused FP8 decode by columns: 2 blocks of one group of 32 rows, each
 // pass (16 columns) over the rows of a block in a loop marked
 // mx.parallel_block, so that a thread's function sweeps each pass over all
 // its rows (outline-parallel-loops); x of the pass broadcast before it.
 // CHECK-LABEL: func.func @fp8_decode
-// CHECK:         affine.for %[[RB:.*]] = 0 to 12 {
+// CHECK:         affine.for %[[RB:.*]] = 0 to 2 {
 // CHECK:           affine.for %{{.*}} = 0 to 2 {
 // CHECK-COUNT-16:    vector.broadcast %{{.*}} : f32 to vector<16xf32>
-// CHECK:             affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[RB]]) to min affine_map<(d0) -> ((d0 + 1), 12)>(%[[RB]]) {
+// CHECK:             affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[RB]]) to min affine_map<(d0) -> ((d0 + 1), 2)>(%[[RB]]) {
 // CHECK:             } {mx.parallel_block}
 // CHECK:         } {mx.parallel}
-func.func @fp8_decode(%w: memref<?xi8>, %x: vector<32xf32>) -> vector<384xf32> {
-  %q = matrix.column_major_load %w[0] : memref<?xi8> -> !matrix.matrix<384x32xi8>
-  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<384x32xi8> to !matrix.matrix<384x32xf32>
-  %y = matrix.matvec %d, %x : !matrix.matrix<384x32xf32>, vector<32xf32> -> vector<384xf32>
-  func.return %y : vector<384xf32>
+func.func @fp8_decode(%w: memref<?xi8>, %x: vector<32xf32>) -> vector<64xf32> {
+  %q = matrix.column_major_load %w[0] : memref<?xi8> -> !matrix.matrix<64x32xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<64x32xi8> to !matrix.matrix<64x32xf32>
+  %y = matrix.matvec %d, %x : !matrix.matrix<64x32xf32>, vector<32xf32> -> vector<64xf32>
+  func.return %y : vector<64xf32>
 }
