@@ -77,7 +77,7 @@ from mx.lowering.matrix_to_affine.vectors import (
     segments,
     transpose_tile,
 )
-from mx.passes.outline_parallel_loops import mark_parallel
+from mx.passes.outline_parallel_loops import mark_parallel, mark_parallel_block
 
 PANEL_VECTORS = 1
 """Machine vectors per panel of rows of A (MR = PANEL_VECTORS * lanes)."""
@@ -973,16 +973,27 @@ def _matvec_by_columns(
 
     for_each_segment(e, g.rows, lanes, fill)
 
-    def update(f: Emitter, r: Index, w: int, k0: Index, count: int) -> None:
-        """y[r..r+w) += M[r..r+w, k0..k0+count) · x[k0..k0+count), in k order."""
+    def column(f: Emitter, k0: Index, j: int) -> Index:
+        return k0 + j if isinstance(k0, int) else _apply(f, _d(0) + j, [k0])
+
+    def update(
+        f: Emitter,
+        r: Index,
+        w: int,
+        k0: Index,
+        count: int,
+        xs: list[SSAValue] | None = None,
+    ) -> None:
+        """y[r..r+w) += M[r..r+w, k0..k0+count) · x[k0..k0+count), in k order
+        (`xs`: x's broadcasts, made before the loop over the rows)."""
         at = [f.index(0), f.index(r)]
         acc = f.emit(vector.LoadOp(y, at, VectorType(t, [w])))
         for j in range(count):
-            k = k0 + j if isinstance(k0, int) else _apply(f, _d(0) + j, [k0])
+            k = column(f, k0, j)
             a = g.widen(f, read_block(f, g.matrix, r, k, w, True))
-            acc = _step(
-                f, g.flags, a, _broadcast_x(f, g, x, k, VectorType(t, [w])), acc
-            )
+            vt = VectorType(t, [w])
+            xk = _broadcast_x(f, g, x, k, vt) if xs is None else xs[j]
+            acc = _step(f, g.flags, a, xk, acc)
         f.builder.insert(vector.StoreOp(acc, y, at))
 
     full_steps, last = divmod(g.cols, MATVEC_COLUMNS)
@@ -1007,8 +1018,26 @@ def _matvec_by_columns(
             mark_parallel(rb.block)
 
         def rows(h: Emitter, k0: Index, count: int) -> None:
+            # On threads, x's broadcasts before the loop over the rows (in the
+            # outlined function LLVM must assume the stores to y may alias x,
+            # and reloads it for every vector), and the loop over a block's
+            # rows marked so that a thread sweeps each step of columns over
+            # all its rows at once (`outline-parallel-loops`), not block by
+            # block: f32 4096², one thread, 3.9 -> 2.4 ms.
+            xs = (
+                [
+                    _broadcast_x(h, g, x, column(h, k0, j), VectorType(t, [lanes]))
+                    for j in range(count)
+                ]
+                if parallel
+                else None
+            )
+
             def vec(i: Emitter, v: SSAValue, _: object) -> list[SSAValue]:
-                update(i, _apply(i, _d(0) * lanes, [v]), lanes, k0, count)
+                if parallel:
+                    assert isinstance(v, BlockArgument)
+                    mark_parallel_block(v.block)
+                update(i, _apply(i, _d(0) * lanes, [v]), lanes, k0, count, xs)
                 return []
 
             _for(h, (rb, per_block, per_block, full_vectors), [], vec)

@@ -41,11 +41,15 @@ func.func @f16_sums(%a: !matrix.matrix<256x8xf16>, %b: !matrix.matrix<8x4xf16>) 
 
 // The cache-blocked matvec by columns: the loop over blocks of rows of y,
 // narrower than L1 would allow so that there are at least 12 (9 blocks of
-// 2 vectors of 16 rows, the last of one).
+// 2 vectors of 16 rows, the last of one). Each step of 8 columns broadcasts
+// its x first, then runs over the block's rows in a loop marked
+// mx.parallel_block (a thread sweeps the step over all its rows).
 // CHECK-LABEL: func.func @matvec
 // CHECK:         affine.for %[[RB:.*]] = 0 to 9 {
 // CHECK:           affine.for %{{.*}} = 0 to 1 {
-// CHECK:             affine.for %{{.*}} = affine_map<(d0) -> ((d0 * 2))>(%[[RB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 17)>(%[[RB]]) {
+// CHECK-COUNT-8:     vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-NEXT:        affine.for %{{.*}} = affine_map<(d0) -> ((d0 * 2))>(%[[RB]]) to min affine_map<(d0) -> (((d0 * 2) + 2), 17)>(%[[RB]]) {
+// CHECK:             } {mx.parallel_block}
 // CHECK:         } {mx.parallel}
 func.func @matvec(%m: !matrix.matrix<272x8xf32>, %x: vector<8xf32>) -> vector<272xf32> {
   %y = matrix.matvec %m, %x : !matrix.matrix<272x8xf32>, vector<8xf32> -> vector<272xf32>
