@@ -800,10 +800,7 @@ def _column_passes(
         for j in range(count):
             k = offset(g, k0, j)
             values = kernel.decode(g, r, k, scales)
-            if xs is None:
-                xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
-            else:
-                xk = xs[j]
+            xk = x_of(g, k, 1)[0] if xs is None else xs[j]
             accs = [
                 _step(g, flags, v, xk, a) for v, a in zip(values, accs, strict=True)
             ]
