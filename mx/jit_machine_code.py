@@ -10,7 +10,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache
 
 import llvmlite.binding as binding
@@ -101,6 +101,7 @@ def machine_code(
             obj = compile_in_child(llvm_ir, _host()[1], _emit_object, symbol_origin)
         else:
             obj = _emit_object(llvm_ir)
+        _runtime_symbols()
         engine = binding.create_mcjit_compiler(
             binding.parse_assembly(""), _target_machine()
         )
@@ -108,6 +109,57 @@ def machine_code(
         engine.finalize_object()
         addresses = {s: engine.get_function_address(s) for s in symbols}
     return NativeCode(engine, len(obj) + _ENGINE_BYTES, addresses)
+
+
+_BF16_TRUNCATION = """
+define <8 x i16> @__truncsfbf2(float %x) {
+  %bits = bitcast float %x to i32
+  %magnitude = and i32 %bits, 2147483647
+  %nan = icmp ugt i32 %magnitude, 2139095040
+  %odd = and i32 %bits, 65536
+  %half = lshr i32 %odd, 16
+  %bias = add i32 %half, 32767
+  %rounded = add i32 %bits, %bias
+  %high = lshr i32 %bits, 16
+  %low = and i32 %bits, 65535
+  %payload_low = icmp ne i32 %low, 0
+  %quiet = select i1 %payload_low, i32 64, i32 0
+  %kept = or i32 %high, %quiet
+  %nearest = lshr i32 %rounded, 16
+  %result = select i1 %nan, i32 %kept, i32 %nearest
+  %narrow = trunc i32 %result to i16
+  %vector = insertelement <8 x i16> zeroinitializer, i16 %narrow, i64 0
+  ret <8 x i16> %vector
+}
+"""
+"""f32 -> bf16 (round to nearest even) in the libcall's register convention
+(in and out in xmm0). LLVM calls it where a CPU has no bf16 instruction: it
+holds a `bfloat` loaded, passed or splatted as an f32 and narrows it back
+(so the values it sees are exact bf16s, which this returns bit for bit,
+NaN payloads included). LLVM's runtime library has it, but neither libgcc
+12 nor the Python process does, and MCJIT called address 0 (a crash on Zen 1,
+Zen 2/3 and Intel CPUs before Cooper Lake)."""
+
+RUNTIME_LIBCALLS: dict[str, str] = {"__truncsfbf2": _BF16_TRUNCATION}
+"""The libcalls LLVM may emit that the process lacks, each with the LLVM IR
+defining it for the JIT."""
+
+
+@cache
+def _runtime_symbols() -> binding.ExecutionEngine:
+    """Defines `RUNTIME_LIBCALLS` for every engine after it: an engine of
+    its own, kept for the life of the process. Loads GCC's runtime library
+    too, for the f16 libcalls of CPUs without F16C (`__extendhfsf2`,
+    `__truncsfhf2`: libgcc_s since GCC 12)."""
+    with suppress(RuntimeError):  # (no libgcc_s: only F16C-less CPUs miss it)
+        binding.load_library_permanently("libgcc_s.so.1")
+    engine = binding.create_mcjit_compiler(
+        binding.parse_assembly("".join(RUNTIME_LIBCALLS.values())), _target_machine()
+    )
+    engine.finalize_object()
+    for name in RUNTIME_LIBCALLS:
+        binding.add_symbol(name, engine.get_function_address(name))
+    return engine
 
 
 def _emit_object(llvm_ir: str) -> bytes:

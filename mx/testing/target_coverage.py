@@ -613,5 +613,8 @@ def compile_for_cpu(cpu: str, llvm_ir: str) -> bytes:
 
 
 if __name__ == "__main__":
+    # cpu, .ll file, object file
     with open(sys.argv[2]) as ir_file:
-        compile_for_cpu(sys.argv[1], ir_file.read())
+        obj = compile_for_cpu(sys.argv[1], ir_file.read())
+    with open(sys.argv[3], "wb") as obj_file:
+        obj_file.write(obj)

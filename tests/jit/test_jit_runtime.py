@@ -601,3 +601,43 @@ def test_python_ints_take_the_fast_entry(name: str, bits: int) -> None:
         with pytest.raises(ArgumentError):
             function(value)
     assert calls.count == 2
+
+
+TRUNCATE = """
+declare <8 x i16> @__truncsfbf2(float)
+define i16 @truncate(i32 %bits) {
+  %x = bitcast i32 %bits to float
+  %v = call <8 x i16> @__truncsfbf2(float %x)
+  %narrow = extractelement <8 x i16> %v, i64 0
+  ret i16 %narrow
+}
+"""
+
+
+def test_the_jit_defines_the_bf16_libcall_rounding_to_nearest_even() -> None:
+    """`__truncsfbf2`, which LLVM calls on CPUs without AVX512-BF16 (the
+    JIT called address 0 before it defined it), rounds as ml_dtypes does,
+    and gives every bf16 back bit for bit (NaN payloads included)."""
+    import ctypes
+
+    from mx.jit_machine_code import machine_code
+
+    code = machine_code(TRUNCATE, ["truncate"], str)
+    # (bits in and out: a float through ctypes would quiet signaling NaNs)
+    truncate = ctypes.CFUNCTYPE(ctypes.c_uint16, ctypes.c_uint32)(
+        code.addresses["truncate"]
+    )
+    every_bf16 = np.arange(1 << 16, dtype=np.uint32) << 16
+    got = np.array([truncate(int(b)) for b in every_bf16], np.uint16)
+    np.testing.assert_array_equal(got, every_bf16 >> 16)
+    rng = np.random.default_rng(26)
+    bits = rng.integers(0, 1 << 32, 20000, dtype=np.uint64).astype(np.uint32)
+    bits[:4] = [0x7F800001, 0xFF800001, 0x7F7FFFFF, 0x00008000]  # NaNs, overflow, tie
+    x = bits.view(np.float32)
+    got = np.array([truncate(int(b)) for b in bits], np.uint16)
+    with np.errstate(invalid="ignore"):  # (NaN inputs)
+        want = x.astype(ml_dtypes.bfloat16).view(np.uint16)
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(got[~nan], want[~nan])
+    assert np.isnan(got[nan].view(ml_dtypes.bfloat16).astype(np.float32)).all()
+    assert ((got[nan] >> 15) == (bits[nan] >> 31)).all()

@@ -73,23 +73,52 @@ def llvm_ir(lowered: tuple[Path, list[KernelRemark]]) -> Path:
     return lowered[0]
 
 
-Compiler = Callable[[str, Path], list[str]]
-"""The command compiling a `.ll` file for a CPU."""
+Compiler = Callable[[str, Path, str], list[str]]
+"""The command compiling a `.ll` file for a CPU into an object file."""
 
 
-def _llvmlite(cpu: str, path: Path) -> list[str]:
-    return [sys.executable, "-m", "mx.testing.target_coverage", cpu, str(path)]
+def _llvmlite(cpu: str, path: Path, obj: str = os.devnull) -> list[str]:
+    return [sys.executable, "-m", "mx.testing.target_coverage", cpu, str(path), obj]
 
 
-def _llc(cpu: str, path: Path) -> list[str]:
+def _llc(cpu: str, path: Path, obj: str = os.devnull) -> list[str]:
     llc = required_tool("llc-16")
-    return [llc, "-O3", f"-mcpu={cpu}", "-filetype=obj", "-o", os.devnull, str(path)]
+    return [llc, "-O3", f"-mcpu={cpu}", "-filetype=obj", "-o", obj, str(path)]
 
 
-def _clang(cpu: str, path: Path) -> list[str]:
+def _clang(cpu: str, path: Path, obj: str = os.devnull) -> list[str]:
     """LLVM 16's optimizer and back end, as a C user would build the `.ll`."""
     clang = required_tool("clang-16")
-    return [clang, "-O3", f"-march={cpu}", "-c", "-o", os.devnull, str(path)]
+    return [clang, "-O3", f"-march={cpu}", "-c", "-o", obj, str(path)]
+
+
+C_LIBRARY = {
+    *("memcpy", "memmove", "memset", "aligned_alloc", "free"),  # libc
+    *("fma", "fmaf"),  # libm (x86-64 without FMA)
+    *("__extendhfsf2", "__truncsfhf2"),  # libgcc (f16 without F16C)
+}
+"""What LLVM 16 may call that a C program built by clang-16 has (OpenMP and
+the thread count are declared weak: a program without them runs
+single-threaded)."""
+
+
+def _resolved_in_the_jit(symbols: set[str]) -> set[str]:
+    """Those of `symbols` the JIT's engines find (what MCJIT looks up)."""
+    from llvmlite import binding
+
+    compile_module(HALVES.replace("NAME", "resolving"))  # the JIT's own symbols
+    return {s for s in symbols if binding.address_of_symbol(s) is not None}
+
+
+def _undefined(obj: Path) -> set[str]:
+    """The symbols `obj` needs that it does not define, weak ones aside."""
+    listing = subprocess.run(
+        [required_tool("llvm-nm-16"), "-u", str(obj)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {line.split()[1] for line in listing.splitlines() if line.split()[0] == "U"}
 
 
 def _compiles(command: list[str]) -> subprocess.CompletedProcess[str]:
@@ -117,15 +146,23 @@ CPU."""
     ],
 )
 def test_every_op_compiles_for_cpu(llvm_ir: Path, cpu: str, compiler: Compiler) -> None:
-    command = compiler(cpu, llvm_ir)
+    """...into an object file whose calls the JIT resolves (llvmlite's LLVM)
+    or a C program links (LLVM 16): a libcall nobody defines is a call to
+    address 0 in the JIT (`__truncsfbf2` for bf16 on CPUs without
+    AVX512-BF16 was)."""
+    obj = llvm_ir.with_suffix(f".{cpu}.{compiler.__name__}.o")
+    command = compiler(cpu, llvm_ir, str(obj))
     result = _compiles(command)
     if result.returncode == 0:
+        needed = _undefined(obj)
+        found = _resolved_in_the_jit(needed) if compiler is _llvmlite else C_LIBRARY
+        assert needed <= found, (cpu, needed - found)
         return
 
     def compiles(text: str) -> bool:
         part = llvm_ir.with_suffix(".part.ll")
         part.write_text(text)
-        return _compiles(compiler(cpu, part)).returncode == 0
+        return _compiles(compiler(cpu, part, os.devnull)).returncode == 0
 
     failing = failing_functions(llvm_ir.read_text(), compiles)
     pytest.fail(
@@ -161,8 +198,11 @@ def test_the_jit_entries_compile_for_cpu(jit_entries: Path, cpu: str) -> None:
     """What the JIT adds to the kernels compiles for every CPU too (with the
     llvmlite the JIT uses): its entries' IR is not the coverage module's."""
     assert "optnone" in jit_entries.read_text()
-    result = _compiles(_llvmlite(cpu, jit_entries))
+    obj = jit_entries.with_suffix(f".{cpu}.o")
+    result = _compiles(_llvmlite(cpu, jit_entries, str(obj)))
     assert result.returncode == 0, f"{cpu}: {result.stderr[-1500:]}"
+    needed = _undefined(obj)
+    assert needed <= _resolved_in_the_jit(needed), (cpu, needed)
 
 
 def test_the_sample_has_every_op_on_every_element_type() -> None:

@@ -240,7 +240,7 @@ def _narrowed(
             e.emit(vector.ShuffleOp(v, v, _lanes_mask(h * n, n), result_type=half))
             for h in (0, 1)
         )
-        v = e.emit(add(low, high, flags))
+        v = e.emit(add(low, high, _unfused(flags)))
     return v
 
 
@@ -275,6 +275,17 @@ def _without_reassoc(flags: FastMathFlagsAttr) -> FastMathFlagsAttr:
     return FastMathFlagsAttr([f for f in flags.data if f is not FastMathFlag.REASSOC])
 
 
+def _unfused(flags: FastMathFlagsAttr) -> FastMathFlagsAttr:
+    """`flags` but `contract`, for the kernels' separate multiplies and
+    adds: the kernel fuses where it means to (`_step`'s `math.fma`); LLVM,
+    allowed to, fused a multiply into an add in one copy of a loop and not
+    in another (AVX2: rows of one thread's range differed by an ulp from
+    the same rows in another's)."""
+    return FastMathFlagsAttr(
+        [f for f in flags.data if f is not FastMathFlag.ALLOW_CONTRACT]
+    )
+
+
 def _lanes_mask(first: int, count: int, step: int = 1) -> DenseArrayBase[I64]:
     return DenseArrayBase.from_list(i64, list(range(first, first + count * step, step)))
 
@@ -301,7 +312,8 @@ def _store_sums(
         result = e.emit(vector.InsertOp(total, result, [i]))
     at = [e.index(0), e.index(r)]
     if bias is not None:
-        result = e.emit(add(result, e.emit(vector.LoadOp(bias, at, group_type)), flags))
+        bias_values = e.emit(vector.LoadOp(bias, at, group_type))
+        result = e.emit(add(result, bias_values, _unfused(flags)))
     e.builder.insert(vector.StoreOp(result, y, at))
 
 
@@ -548,7 +560,7 @@ def _reassociated_matvec(
                     acc = _step(g, flags, value, xv, acc)
                 added.append(acc)
                 continue
-            part = g.emit(multiply(values[0], xs[0], flags))
+            part = g.emit(multiply(values[0], xs[0], _unfused(flags)))
             for value, xv in zip(values[1:], xs[1:], strict=True):
                 part = _step(g, flags, value, xv, part)
             assert scaled is not None
@@ -581,7 +593,7 @@ def _reassociated_matvec(
             )
             for value, xv in zip(values, xs, strict=True):
                 total = (
-                    g.emit(multiply(value, xv, flags))
+                    g.emit(multiply(value, xv, _unfused(flags)))
                     if total is None
                     else _step(g, flags, value, xv, total)
                 )
@@ -722,7 +734,9 @@ def float_matvec_along_k(
         if rest >= lanes:
             accs = products(g, r, steps * step, accs, 0)
         totals = [
-            _sum_lanes(g, g.emit(add(accs[2 * i], accs[2 * i + 1], flags)), flags)
+            _sum_lanes(
+                g, g.emit(add(accs[2 * i], accs[2 * i + 1], _unfused(flags))), flags
+            )
             for i in range(group)
         ]
         totals = _columns_in_order(g, op, x, r, totals, vectorized, flags, widen)
