@@ -2,7 +2,10 @@
 
 // The reassociated weight-times-vector kernel (matvec with `reassoc` of
 // row-major FP4/FP8 codes): each row's sums are a vector over K, 4 rows
-// sharing each load of x; the lanes are summed by halves at the end.
+// sharing each load of x; the lanes are summed by halves at the end. The
+// kernel fuses where it means to (`math.fma` under `contract`); its separate
+// multiplies and adds carry no `contract`, so LLVM fuses nothing more (and
+// every copy of a loop computes the same bits).
 
 // MXFP4: x copied once with each chunk of 32 columns as its even columns,
 // then its odd ones (the low and high nibbles of 16 bytes); per block and
@@ -20,7 +23,7 @@
 // CHECK: %[[XO:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
 // CHECK-NEXT: llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
-// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %[[XE]] fastmath<contract> : vector<16xf32>
+// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %[[XE]] : vector<16xf32>
 // CHECK-NEXT: %[[PART:.*]] = math.fma %{{.*}}, %[[XO]], %[[P]] fastmath<contract> : vector<16xf32>
 // CHECK: vector.load %{{.*}} : memref<2x5xi8>, vector<4xi8>
 // CHECK: %[[SCALE:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
@@ -28,7 +31,7 @@
 // CHECK: affine.yield
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xf32>, vector<16xf32>
-// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<8xf32>
+// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.store %{{.*}}, %{{.*}} : memref<1x5xf32>, vector<4xf32>
 // CHECK: affine.for %{{.*}} = 0 to 2 iter_args
 // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x5xf32>, vector<4xf32>
@@ -71,7 +74,7 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // CHECK: vector.shuffle %[[HIGH]], %{{.*}} [0, 64, 64, 64, 4, {{.*}}] : vector<64xi8>, vector<64xi8>
 // CHECK: vector.shuffle %[[LOW]], %{{.*}} [1, 64, 64, 64, 5, {{.*}}] : vector<64xi8>, vector<64xi8>
 // CHECK: vector.shuffle %[[HIGH]], %{{.*}} [3, 64, 64, 64, 7, {{.*}}, 63, 64, 64, 64] : vector<64xi8>, vector<64xi8>
-// CHECK: %[[P0:.*]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : vector<16xf32>
+// CHECK: %[[P0:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-COUNT-7: math.fma
 // CHECK-NEXT: %[[ROW0:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: math.fma %{{.*}}, %[[ROW0]], %[[A0]] fastmath<contract> : vector<16xf32>
@@ -159,11 +162,11 @@ func.func @fp8_reassoc_nan_codes(%w: memref<?xi8>, %x: vector<40xf32>) -> vector
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK-NEXT: %[[O1:.*]] = math.fma %{{.*}}, %[[X1]], %[[O]] fastmath<contract> : vector<16xf32>
 // CHECK-NEXT: affine.yield %[[E1]], %[[O1]] : vector<16xf32>, vector<16xf32>
-// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<16xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
 // CHECK: affine.for %{{.*}} = 32 to 40 iter_args
 // CHECK: memref.load %w[%{{.*}}] : memref<?xf16>
-// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<contract> : vector<1xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<1xf32>
 // CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x18xf32>, vector<1xf32>
 // CHECK: func.return
 func.func @f16_reassoc(%w: memref<?xf16>, %x: vector<40xf32>, %b: vector<18xf32>) -> vector<18xf32> {
