@@ -269,21 +269,18 @@ def reassociated_matvec(
     )
 
 
-def _without_reassoc(flags: FastMathFlagsAttr) -> FastMathFlagsAttr:
-    """`flags` but `reassoc`: the kernel's order is the one it documents,
-    not one LLVM picks."""
-    return FastMathFlagsAttr([f for f in flags.data if f is not FastMathFlag.REASSOC])
+def _without(flags: FastMathFlagsAttr, dropped: FastMathFlag) -> FastMathFlagsAttr:
+    """`flags` but `dropped`. Without `reassoc`: the kernel's order is the
+    one it documents, not one LLVM picks. Without `contract` (the kernels'
+    separate multiplies and adds): the kernel fuses where it means to
+    (`_step`'s `math.fma`); LLVM, allowed to, fused a multiply into an add
+    in one copy of a loop and not in another (AVX2: rows of one thread's
+    range differed by an ulp from the same rows in another's)."""
+    return FastMathFlagsAttr([f for f in flags.data if f is not dropped])
 
 
 def _unfused(flags: FastMathFlagsAttr) -> FastMathFlagsAttr:
-    """`flags` but `contract`, for the kernels' separate multiplies and
-    adds: the kernel fuses where it means to (`_step`'s `math.fma`); LLVM,
-    allowed to, fused a multiply into an add in one copy of a loop and not
-    in another (AVX2: rows of one thread's range differed by an ulp from
-    the same rows in another's)."""
-    return FastMathFlagsAttr(
-        [f for f in flags.data if f is not FastMathFlag.ALLOW_CONTRACT]
-    )
+    return _without(flags, FastMathFlag.ALLOW_CONTRACT)
 
 
 def _lanes_mask(first: int, count: int, step: int = 1) -> DenseArrayBase[I64]:
@@ -497,7 +494,7 @@ def _reassociated_matvec(
     rows, cols = m.rows, m.cols
     width = _width(weights, lanes)
     assert width is not None
-    flags = _without_reassoc(op.fastmath)
+    flags = _without(op.fastmath, FastMathFlag.REASSOC)
     folded = _folds_factor(op, weights)
     kernel = _Kernel(replace(weights, factor=None) if folded else weights, width, flags)
     kernel.prepare(e)
@@ -698,7 +695,7 @@ def float_matvec_along_k(
     rows, cols = m.rows, m.cols
     t = op.result_element
     vt = VectorType(t, [lanes])
-    flags = _without_reassoc(op.fastmath)
+    flags = _without(op.fastmath, FastMathFlag.REASSOC)
     zero = e.index(0)
     x, y, bias = _buffers(e, op, t, allocate)
     group = min(FLOAT_ROWS, rows)
