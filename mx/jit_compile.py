@@ -40,7 +40,12 @@ from mx.dialects.matrix import LoadOp as MatrixLoadOp
 from mx.dialects.matrix import MatrixType, MemoryAccessOp, TransposeOp
 from mx.errors import CompileError
 from mx.frontend import FrontendError, mx_context, parse_and_verify
-from mx.jit_machine_code import NativeCode, builtin_function, machine_code
+from mx.jit_machine_code import (
+    NativeCode,
+    builtin_function,
+    host_permute_lanes,
+    machine_code,
+)
 from mx.jit_object_layout import check_layouts, numpy_api
 from mx.jit_runtime import DEFAULT_PIPELINE, CompiledModule, Layouts, make_function
 from mx.jit_signature import Param, Result, Where, core_shape, kind_of, value_dtype
@@ -52,6 +57,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from mx.lowering.matrix_to_affine.kernel_remarks import recording
+from mx.lowering.matrix_to_affine.permutes import for_target_permutes
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.runtime.parallel_for import missing_declarations
 from mx.runtime.threads import load_runtime, parallel_min_count
@@ -59,6 +65,7 @@ from mx.targets.llvm_ir import LLVMIRWriter, llvm_symbol, module_to_llvm_ir, typ
 from mx.tools.pipeline import PipelineError, build_passes
 
 _T = TypeVar("_T")
+
 
 def _source_symbol(symbol: str) -> str:
     """The source function an LLVM symbol of the JIT's module comes from."""
@@ -187,8 +194,8 @@ def _lower_and_translate(
     each function defined. `mx-lower-to-llvm` takes its route to LLVM IR
     (`mx.compiler`); on the direct one `module` is left before
     `convert-to-llvm`. Cache-blocked products are blocked for the host's
-    caches."""
-    with for_target(host_caches()):
+    caches, f4e2m1fn tables sized for its permutes."""
+    with for_target(host_caches()), for_target_permutes(host_permute_lanes()):
         return _lower_for_host(module, source, pipeline, ctx)
 
 
@@ -442,7 +449,9 @@ def _compile(
     entries: dict[str, Entry] = {}
     for name in entry_names:
         batch = builtin_function(name, address[f"_mx_batch_{name}"])
-        fast = builtin_function(name, address[f"_mx_fast_{name}"]) if with_fast else None
+        fast = (
+            builtin_function(name, address[f"_mx_fast_{name}"]) if with_fast else None
+        )
         kernel = address[entry_names[name]]
         entries[name] = Entry(fast, batch, kernel, tables.get(name), code)
     return _Compiled(full_ir, entries, params, results, remarks)

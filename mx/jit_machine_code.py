@@ -16,6 +16,7 @@ from functools import cache
 import llvmlite.binding as binding
 from llvmlite.binding.newpassmanagers import NewPassManager
 
+from mx.lowering.matrix_to_affine.permutes import permute_lanes_of
 from mx.targets.compile_guard import compile_in_child
 from mx.targets.llvm_ir import host_target
 
@@ -101,7 +102,7 @@ def machine_code(
             obj = compile_in_child(llvm_ir, _host()[1], _emit_object, symbol_origin)
         else:
             obj = _emit_object(llvm_ir)
-        _runtime_symbols()
+        install_runtime_symbols()
         engine = binding.create_mcjit_compiler(
             binding.parse_assembly(""), _target_machine()
         )
@@ -146,9 +147,9 @@ defining it for the JIT."""
 
 
 @cache
-def _runtime_symbols() -> binding.ExecutionEngine:
-    """Defines `RUNTIME_LIBCALLS` for every engine after it: an engine of
-    its own, kept for the life of the process. Loads GCC's runtime library
+def install_runtime_symbols() -> binding.ExecutionEngine:
+    """Defines `RUNTIME_LIBCALLS` for every engine created after it (once:
+    an engine of its own, kept for the life of the process). Loads GCC's runtime library
     too, for the f16 libcalls of CPUs without F16C (`__extendhfsf2`,
     `__truncsfhf2`: libgcc_s since GCC 12)."""
     with suppress(RuntimeError):  # (no libgcc_s: only F16C-less CPUs miss it)
@@ -219,6 +220,11 @@ def _host() -> tuple[str, str, str]:
         binding.get_host_cpu_name(),
         binding.get_host_cpu_features().flatten(),
     )
+
+
+def host_permute_lanes() -> int:
+    """The f32 lanes one variable permute of the host picks from."""
+    return permute_lanes_of(_host()[2])
 
 
 def _target_machine() -> binding.TargetMachine:

@@ -29,6 +29,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_DECODE,
     recording,
 )
+from mx.lowering.matrix_to_affine.permutes import for_target_permutes
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from tests.placement import at_byte
 
@@ -229,8 +230,17 @@ def _compiled_kernel(source: str, kernel: str) -> Any:
 def test_per_tensor_matches_the_interpreter(
     case: tuple[int, int, str, str, str, bool, str],
 ) -> None:
-    rows, cols, _, scale, _, bias, _ = case
     source = _per_tensor_source(case)
+    args = _per_tensor_args(case)
+    actual = _compiled_kernel(source, FUSED_DECODE)(*args)
+    (expected,) = run_function(_parse(source), "mv", *args)
+    _check(source, args, actual, expected, case[5])
+    assert np.isfinite(expected).any() or case[3] == "3.0e38"  # (inf - inf)
+
+
+def _per_tensor_args(case: tuple[int, int, str, str, str, bool, str]) -> list[Any]:
+    """Codes (every f8e4m3fn one), x, the scale if an argument, the bias."""
+    rows, cols, _, scale, _, bias, _ = case
     rng = np.random.default_rng(rows * cols)
     size = 5 + (rows + 3) * (cols + 3) + 8
     codes = _fp8_codes(rng, size)
@@ -239,10 +249,42 @@ def test_per_tensor_matches_the_interpreter(
         args.append(np.float32(-0.625))
     if bias:
         args.append(rng.standard_normal(rows).astype(np.float32))
+    return args
+
+
+FP4_COLUMNS = (32, 40, "f4e2m1fn", "-0.375", "", True, "column_major")
+"""A negative constant factor, folded into the table."""
+FP4_ROWS = (32, 72, "f4e2m1fn", "arg", "contract", False, "row_major")
+
+
+@pytest.mark.parametrize(
+    ("case", "permutes"),
+    # (the row-major kernel with 16 values takes LLVM ~50 s on an AVX2 host;
+    # every other FP4 test compiles it on AVX-512 hosts)
+    [(FP4_COLUMNS, 16), (FP4_COLUMNS, 8), (FP4_ROWS, 8)],
+    ids=str,
+)
+def test_fp4_tables_for_either_permute_width(
+    case: tuple[int, int, str, str, str, bool, str],
+    permutes: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The f4e2m1fn kernel as the JIT compiles it for a host whose permutes
+    pick from 16 lanes (AVX-512: a table of the 16 values) and from 8 (AVX2:
+    the 8 magnitudes, the sign set from the code), whatever the host, against
+    the interpreter."""
+    import mx.jit_compile
+
+    monkeypatch.setattr(mx.jit_compile, "host_permute_lanes", lambda: permutes)
+    source = _per_tensor_source(case)
+    module = _parse(_mv(source))
+    with for_target_permutes(permutes):
+        ConvertMatrixToAffinePass().apply(Context(), module)
+    assert re.search(rf"dense<\[[^]]*\]> : vector<{permutes}xf32>", str(module))
+    args = _per_tensor_args(case)
     actual = _compiled_kernel(source, FUSED_DECODE)(*args)
     (expected,) = run_function(_parse(source), "mv", *args)
-    _check(source, args, actual, expected, bias)
-    assert np.isfinite(expected).any() or scale == "3.0e38"  # (inf - inf)
+    _check(source, args, actual, expected, case[5])
 
 
 LINE_STEP_CASES = [
@@ -487,7 +529,7 @@ def test_eight_lanes_match_the_interpreter(
     ConvertMatrixToAffinePass(vector_bits=256).apply(Context(), module)
     text = str(module)
     assert re.search(r"(arith\.addf|math\.fma) .* : vector<8xf32>", text)
-    table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
+    table = re.search(r"dense<\[[^]]*\]> : vector<8xf32>", text)  # (magnitudes)
     assert table or "to vector<16xi16>" in text or "to vector<8xi16>" in text
     actual = compile_module(_mv(source), AVX2_PIPELINE).mv(*args)
     (expected,) = run_function(_parse(source), "mv", *args)

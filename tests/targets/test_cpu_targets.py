@@ -17,6 +17,7 @@ splat), bf16 vector arguments (llc-16 on x86-64: `<16 x bfloat>`; any CPU:
 """
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -77,16 +78,16 @@ Compiler = Callable[[str, Path, str], list[str]]
 """The command compiling a `.ll` file for a CPU into an object file."""
 
 
-def _llvmlite(cpu: str, path: Path, obj: str = os.devnull) -> list[str]:
+def _llvmlite(cpu: str, path: Path, obj: str) -> list[str]:
     return [sys.executable, "-m", "mx.testing.target_coverage", cpu, str(path), obj]
 
 
-def _llc(cpu: str, path: Path, obj: str = os.devnull) -> list[str]:
+def _llc(cpu: str, path: Path, obj: str) -> list[str]:
     llc = required_tool("llc-16")
     return [llc, "-O3", f"-mcpu={cpu}", "-filetype=obj", "-o", obj, str(path)]
 
 
-def _clang(cpu: str, path: Path, obj: str = os.devnull) -> list[str]:
+def _clang(cpu: str, path: Path, obj: str) -> list[str]:
     """LLVM 16's optimizer and back end, as a C user would build the `.ll`."""
     clang = required_tool("clang-16")
     return [clang, "-O3", f"-march={cpu}", "-c", "-o", obj, str(path)]
@@ -106,7 +107,9 @@ def _resolved_in_the_jit(symbols: set[str]) -> set[str]:
     """Those of `symbols` the JIT's engines find (what MCJIT looks up)."""
     from llvmlite import binding
 
-    compile_module(HALVES.replace("NAME", "resolving"))  # the JIT's own symbols
+    from mx.jit_machine_code import install_runtime_symbols
+
+    install_runtime_symbols()
     return {s for s in symbols if binding.address_of_symbol(s) is not None}
 
 
@@ -453,3 +456,44 @@ def test_what_aborted_runs_as_the_interpreter() -> None:
                 np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
             )
             assert same.all(), (name, args, got, want)
+
+
+FP4_MATVEC = """
+func.func @mv(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[2] stride 68 packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}"""
+
+PERMUTE_LANES = {
+    "x86-64-v3": 8,
+    "skylake-avx512": 16,
+    "znver4": 16,
+    "sapphirerapids": 16,
+}
+"""The f32 lanes one variable permute picks from (AVX2's `vpermps`: 8)."""
+
+
+@pytest.mark.parametrize("cpu", PERMUTE_LANES)
+def test_fp4_lookups_are_permutes_for_cpu(
+    cpu: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JIT's f4e2m1fn kernel for a host like `cpu` looks codes up with
+    permutes, not lane by lane: a 16-entry table on an AVX2 CPU was an
+    insert and an extract per lane (3000 of each in a 32x128 kernel, 40 s
+    of LLVM)."""
+    import mx.jit_compile
+
+    monkeypatch.setattr(
+        mx.jit_compile, "host_permute_lanes", lambda: PERMUTE_LANES[cpu]
+    )
+    path = tmp_path / "fp4.ll"
+    path.write_text(lower_to_llvm_ir(FP4_MATVEC)[0])
+    asm = tmp_path / "fp4.s"
+    llc = required_tool("llc-16")
+    subprocess.run([llc, "-O3", f"-mcpu={cpu}", "-o", str(asm), str(path)], check=True)
+    text = asm.read_text()
+    assert "vperm" in text
+    assert not re.search(r"\b(v?insertps|v?pextrd|v?pinsrd)\b", text)

@@ -28,7 +28,11 @@ Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
   multiply would) are a table indexed by the code (a `vector.extract` at the
   code in every lane, which LLVM turns into one variable permute: `vpermps`
-  on AVX-512). In column-major W the 16 bytes of 32 rows give their even rows
+  on AVX-512). Where the target's permutes pick from fewer than 16 lanes
+  (`permutes.py`: AVX2) and for vectors of fewer than 16 lanes, the table
+  holds the 8 magnitudes, indexed by the code's low 3 bits, and the code's
+  bit 3 becomes the sign bit (the values are symmetric: a constant factor
+  multiplies +v and -v to results of one magnitude). In column-major W the 16 bytes of 32 rows give their even rows
   (low nibbles) and odd rows (high nibbles) as two vectors: the sums keep
   that order, undone once at the end.
 - f8e4m3fn: sign, exponent and mantissa are placed in an f16 (`(sext(b) << 7)
@@ -104,6 +108,7 @@ from mx.lowering.matrix_to_affine.packed import (
     vector_block_access,
     versioned_block_access,
 )
+from mx.lowering.matrix_to_affine.permutes import permute_lanes
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
     offset,
@@ -385,7 +390,24 @@ def _fp4_table(fmt: FloatFormat, factor: float | None) -> list[float]:
 
 
 def _look_up(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAValue:
-    """table[codes[i]] in every lane i (codes: i32 below 16)."""
+    """The f4e2m1fn values of `codes` (i32 lanes below 16) from `table`: all
+    16 values, or the 8 magnitudes (`_magnitudes_only`)."""
+    if cast(VectorType, table.type).get_shape() == (16,):
+        return _lanes_of(e, table, codes, lanes)
+    b = BitwiseEmitter(codes.type)
+    sign = _insert(e, b, b.and_(b.shl(codes, 28), -(1 << 31)))
+    magnitude = _lanes_of(e, table, _insert(e, b, b.and_(codes, 7)), lanes)
+    bits = b.bitcast(magnitude, i32)
+    return _insert(e, b, b.bitcast(b.xor(bits, sign), f32))
+
+
+def _magnitudes_only(lanes: int) -> bool:
+    """True where a 16-entry table is no single permute of the target."""
+    return lanes < 16 or permute_lanes() < 16
+
+
+def _lanes_of(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAValue:
+    """table[codes[i]] in every lane i."""
     result: SSAValue | None = None
     for lane in range(lanes):
         code = e.emit(vector.ExtractOp(codes, [lane], i32))
@@ -443,7 +465,9 @@ class _Kernel:
         constant = w.factor if isinstance(w.factor, float) else None
         if w.fp4:
             values = _fp4_table(w.format, constant)
-            table = VectorType(f32, [16])
+            if _magnitudes_only(self.lanes):
+                values = values[:8]
+            table = VectorType(f32, [len(values)])
             attr = DenseIntOrFPElementsAttr.from_list(table, values)
             self.table = e.emit(arith.ConstantOp(attr))
             power = None
