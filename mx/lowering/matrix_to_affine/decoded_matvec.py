@@ -32,9 +32,9 @@ Decoding, branch-free on whole vectors:
   (`permutes.py`: AVX2) and for vectors of fewer than 16 lanes, the table
   holds the 8 magnitudes, indexed by the code's low 3 bits, and the code's
   bit 3 becomes the sign bit (the values are symmetric: a constant factor
-  multiplies +v and -v to results of one magnitude). In column-major W the 16 bytes of 32 rows give their even rows
-  (low nibbles) and odd rows (high nibbles) as two vectors: the sums keep
-  that order, undone once at the end.
+  multiplies +v and -v to results of one magnitude). In column-major W the
+  16 bytes of 32 rows give their even rows (low nibbles) and odd rows (high
+  nibbles) as two vectors: the sums keep that order, undone once at the end.
 - f8e4m3fn: sign, exponent and mantissa are placed in an f16 (`(sext(b) << 7)
   & 0xBFFF`), converted by the hardware (F16C: no microcode assist for
   subnormal f16, unlike an f32 multiply by a subnormal) and multiplied by
