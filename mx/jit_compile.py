@@ -43,7 +43,7 @@ from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.jit_machine_code import (
     NativeCode,
     builtin_function,
-    host_permute_lanes,
+    host_permutes,
     machine_code,
 )
 from mx.jit_object_layout import check_layouts, numpy_api
@@ -194,8 +194,8 @@ def _lower_and_translate(
     each function defined. `mx-lower-to-llvm` takes its route to LLVM IR
     (`mx.compiler`); on the direct one `module` is left before
     `convert-to-llvm`. Cache-blocked products are blocked for the host's
-    caches, f4e2m1fn tables sized for its permutes."""
-    with for_target(host_caches()), for_target_permutes(host_permute_lanes()):
+    caches, f4e2m1fn look-ups made with its shuffles."""
+    with for_target(host_caches()), for_target_permutes(host_permutes()):
         return _lower_for_host(module, source, pipeline, ctx)
 
 

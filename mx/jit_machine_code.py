@@ -16,7 +16,7 @@ from functools import cache
 import llvmlite.binding as binding
 from llvmlite.binding.newpassmanagers import NewPassManager
 
-from mx.lowering.matrix_to_affine.permutes import permute_lanes_of
+from mx.lowering.matrix_to_affine.permutes import Permutes, permutes_of
 from mx.targets.compile_guard import compile_in_child
 from mx.targets.llvm_ir import host_target
 
@@ -222,9 +222,9 @@ def _host() -> tuple[str, str, str]:
     )
 
 
-def host_permute_lanes() -> int:
-    """The f32 lanes one variable permute of the host picks from."""
-    return permute_lanes_of(_host()[2])
+def host_permutes() -> Permutes:
+    """The variable shuffles of the host."""
+    return permutes_of(_host()[2])
 
 
 def _target_machine() -> binding.TargetMachine:

@@ -29,7 +29,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_DECODE,
     recording,
 )
-from mx.lowering.matrix_to_affine.permutes import for_target_permutes
+from mx.lowering.matrix_to_affine.permutes import Permutes, for_target_permutes
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from tests.placement import at_byte
 
@@ -275,10 +275,11 @@ def test_fp4_tables_for_either_permute_width(
     the interpreter."""
     import mx.jit_compile
 
-    monkeypatch.setattr(mx.jit_compile, "host_permute_lanes", lambda: permutes)
+    target = Permutes(permutes)
+    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: target)
     source = _per_tensor_source(case)
     module = _parse(_mv(source))
-    with for_target_permutes(permutes):
+    with for_target_permutes(target):
         ConvertMatrixToAffinePass().apply(Context(), module)
     assert re.search(rf"dense<\[[^]]*\]> : vector<{permutes}xf32>", str(module))
     args = _per_tensor_args(case)

@@ -28,11 +28,15 @@ import mx
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
+from mx.jit_compile import compile_text
+from mx.jit_machine_code import host_permutes
+from mx.jit_runtime import DEFAULT_PIPELINE
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_BLOCK_SCALED,
     FUSED_DECODE,
     FUSED_REASSOCIATED,
 )
+from mx.lowering.matrix_to_affine.permutes import Permutes
 from tests.pipelines import THREADED, lowering_with
 from tests.reference.bits import same_bits
 
@@ -56,7 +60,7 @@ class Case:
     format: str
     scaling: str
     """"none", "const", "arg" (the `matrix.mul` with the matvec's flags),
-    "arg-strict" (a `matrix.mul` without flags), "mx" (f8e8m0fnu scales per
+    "const-strict", "arg-strict" (a `matrix.mul` without flags), "mx" (f8e8m0fnu scales per
     32; "mxN": per N), "nv" (f8e4m3fn scales per 16)."""
     flags: str
     bias: bool
@@ -118,8 +122,8 @@ def source(c: Case) -> str:
     elif c.scaling == "none":
         body += f"%m = arbfp.convert_from {fmt} %q : {q} to {w}\n"
     else:
-        scalar = "%c0_375" if c.scaling == "const" else "%scale"
-        mul_fm = "" if c.scaling == "arg-strict" else fm
+        scalar = "%c0_375" if c.scaling.startswith("const") else "%scale"
+        mul_fm = "" if c.scaling.endswith("-strict") else fm
         body += f"""%d = arbfp.convert_from {fmt} %q : {q} to {w}
     %k = matrix.splat {scalar} : {w}
     %m = matrix.mul %d, %k{mul_fm} : {w}
@@ -214,7 +218,7 @@ def data(c: Case, rng: np.random.Generator, offset: int) -> Data:
             scale_codes.transpose(0, 2, 1) if c.column_scales else scale_codes
         ).ravel()
         values = values * np.repeat(block_values, c.block, axis=-1)[..., :k]
-    elif c.scaling == "const":
+    elif c.scaling.startswith("const"):
         values = values * 0.375
     elif c.scaling.startswith("arg"):
         values = values * np.float64(scale)
@@ -254,13 +258,16 @@ def _within(y: Array, exact: Array, bound: Array) -> None:
     assert np.all(error <= bound[finite]), (worst, error[worst], bound[finite][worst])
 
 
-def check(c: Case, seed: int, vector_bits: int | None = None) -> None:
+def check(
+    c: Case, seed: int, vector_bits: int | None = None, cached: bool = True
+) -> None:
+    """`c` as the JIT compiles it (`cached`: through its cache, else anew:
+    for a host a test makes up)."""
     text = source(c)
+    compile = compile_module if cached else compile_text
     width = "" if vector_bits is None else f"vector-bits={vector_bits}"
-    module = (
-        compile_module(text, lowering_with(width)) if width else compile_module(text)
-    )
-    threaded = compile_module(
+    module = compile(text, lowering_with(width) if width else DEFAULT_PIPELINE)
+    threaded = compile(
         text, lowering_with(f"{width} parallel-min-work=1") if width else THREADED
     )
     remarks = module.f.remarks
@@ -324,6 +331,7 @@ PINNED = [
     Case(4, 512, "f4e2m1fn", "mx256", "contract,reassoc", False, "index", 0),
     Case(3, 300, "f4e2m1fn", "none", "contract,reassoc", False, "index", 2),
     Case(3, 130, "f4e2m1fn", "const", "fast", True, "literal", 0),
+    Case(3, 128, "f4e2m1fn", "const-strict", "fast", True, "literal", 0),
     Case(2, 128, "f4e2m1fn", "arg-strict", "fast", False, "index", 0),
     # one row; fewer rows than a group of 4
     Case(1, 64, "f4e2m1fn", "mx", "fast", False, "literal", 2),
@@ -347,6 +355,28 @@ def test_groups_of_narrower_vectors(vector_bits: int) -> None:
     )
 
 
+@pytest.mark.parametrize(("byte_shuffle", "vector_bits"), [(0, 512), (16, 256)])
+def test_group_look_ups_of_other_targets(
+    byte_shuffle: int, vector_bits: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Packed f4e2m1fn groups as the JIT compiles them for a host without x86
+    byte shuffles (f32 permutes: the IR mx-opt writes) and with SSSE3's
+    128-bit ones, whatever the host's (which needs SSSE3 and F16C to run
+    them; the other tests run the host's own)."""
+    import mx.jit_compile
+
+    host = host_permutes()
+    if byte_shuffle and not host.byte_shuffle:
+        pytest.skip("the host has no byte shuffles")
+    target = Permutes(host.f32_lanes, byte_shuffle)
+    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: target)
+    for case in (
+        Case(5, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2),
+        Case(3, 128, "f4e2m1fn", "const-strict", "fast", True, "literal", 0),
+    ):
+        check(case, case.rows * case.cols, vector_bits, cached=False)
+
+
 def _generated(count: int) -> list[Case]:
     """`count` cases drawn (fixed seed) from every choice of every field."""
     rng = np.random.default_rng(2026)
@@ -354,7 +384,18 @@ def _generated(count: int) -> list[Case]:
     while len(cases) < count:
         fmt = str(rng.choice(list(_DTYPES)))
         scaling = str(
-            rng.choice(["none", "const", "arg", "arg-strict", "mx", "nv", "mx64"])
+            rng.choice(
+                [
+                    "none",
+                    "const",
+                    "arg",
+                    "const-strict",
+                    "arg-strict",
+                    "mx",
+                    "nv",
+                    "mx64",
+                ]
+            )
         )
         if scaling in ("nv", "mx64") and fmt != "f4e2m1fn":
             continue

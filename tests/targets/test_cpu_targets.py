@@ -36,6 +36,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     KernelRemark,
     recording,
 )
+from mx.lowering.matrix_to_affine.permutes import Permutes
 from mx.targets.compile_guard import compile_in_child, failing_functions, functions
 from mx.testing.target_coverage import (
     CHECKED_CPUS,
@@ -465,35 +466,45 @@ func.func @mv(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<
   %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x64xi4>, !matrix.matrix<32x2xi8> to !matrix.matrix<32x64xf32>
   %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
+}
+func.func @groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<256xf32>, %o: index) -> vector<4xf32> {
+  %q = matrix.row_major_load %w[%o] packed : memref<?xi8> -> !matrix.matrix<4x256xi4>
+  %sc = matrix.row_major_load %s[0] : memref<?xi8> -> !matrix.matrix<4x8xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<4x256xi4>, !matrix.matrix<4x8xi8> to !matrix.matrix<4x256xf32>
+  %y = matrix.matvec %f, %x fastmath<fast> : !matrix.matrix<4x256xf32>, vector<256xf32> -> vector<4xf32>
+  func.return %y : vector<4xf32>
 }"""
 
-PERMUTE_LANES = {
-    "x86-64-v3": 8,
-    "skylake-avx512": 16,
-    "znver4": 16,
-    "sapphirerapids": 16,
+PERMUTES = {
+    "x86-64-v3": Permutes(8, 32),
+    "skylake-avx512": Permutes(16, 64),
+    "znver4": Permutes(16, 64),
+    "sapphirerapids": Permutes(16, 64),
 }
-"""The f32 lanes one variable permute picks from (AVX2's `vpermps`: 8)."""
+"""The shuffles of each CPU (`permutes_of`): AVX2's `vpermps` picks from 8
+f32 lanes, its `vpshufb` takes 32 bytes; AVX-512's from 16, and 64 bytes
+with AVX-512BW."""
 
 
-@pytest.mark.parametrize("cpu", PERMUTE_LANES)
+@pytest.mark.parametrize("cpu", PERMUTES)
 def test_fp4_lookups_are_permutes_for_cpu(
     cpu: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The JIT's f4e2m1fn kernel for a host like `cpu` looks codes up with
-    permutes, not lane by lane: a 16-entry table on an AVX2 CPU was an
-    insert and an extract per lane (3000 of each in a 32x128 kernel, 40 s
-    of LLVM)."""
+    """The JIT's f4e2m1fn kernels for a host like `cpu` look codes up with
+    permutes and byte shuffles, not lane by lane: a 16-entry table on an
+    AVX2 CPU was an insert and an extract per lane (3000 of each in a 32x128
+    kernel, 40 s of LLVM); the groups' byte look-ups were one per byte
+    until they called the intrinsic."""
     import mx.jit_compile
 
-    monkeypatch.setattr(
-        mx.jit_compile, "host_permute_lanes", lambda: PERMUTE_LANES[cpu]
-    )
+    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: PERMUTES[cpu])
     path = tmp_path / "fp4.ll"
     path.write_text(lower_to_llvm_ir(FP4_MATVEC)[0])
     asm = tmp_path / "fp4.s"
     llc = required_tool("llc-16")
     subprocess.run([llc, "-O3", f"-mcpu={cpu}", "-o", str(asm), str(path)], check=True)
-    text = asm.read_text()
-    assert "vperm" in text
-    assert not re.search(r"\b(v?insertps|v?pextrd|v?pinsrd)\b", text)
+    mv, groups = asm.read_text().split("\ngroups:")
+    assert "vperm" in mv
+    assert not re.search(r"\b(v?insertps|v?pextrd|v?pinsrd)\b", mv)
+    assert "vpshufb" in groups
+    assert not re.search(r"\b(v?pextrb|v?pinsrb)\b", groups)

@@ -265,6 +265,11 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "outline-min-work must be 0 or more, got -4096\n",
         ),
         (
+            "convert-matrix-to-affine{byte-shuffles=8}",
+            "<pipeline>:1:26: error: option 'byte-shuffles' of pass "
+            "'convert-matrix-to-affine' must be one of 0, 16, 32, 64 (got '8')\n",
+        ),
+        (
             "convert-matrix-to-affine{layout=row_major}",
             "<pipeline>:1:26: error: option 'layout' of pass "
             "'convert-matrix-to-affine' must be one of column-major, row-major "

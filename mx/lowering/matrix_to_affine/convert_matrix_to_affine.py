@@ -42,7 +42,7 @@ one `LoweringState` (`state.py`).
 """
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -91,6 +91,11 @@ from mx.lowering.matrix_to_affine.materialize import (
 )
 from mx.lowering.matrix_to_affine.matmul import LowerMatmul
 from mx.lowering.matrix_to_affine.matvec import LowerMatvec
+from mx.lowering.matrix_to_affine.permutes import (
+    BYTE_SHUFFLES,
+    for_target_permutes,
+    target_permutes,
+)
 from mx.lowering.matrix_to_affine.state import LoweringState, is_matrix
 from mx.lowering.walk import walk
 from mx.passes.options import check_option_choices
@@ -233,9 +238,16 @@ class ConvertMatrixToAffinePass(ModulePass):
     """How matrix arguments and results are laid out at function boundaries:
     `column-major` (Clang's) or `row-major` (NumPy's, C arrays')."""
 
+    byte_shuffles: int = 0
+    """Bytes of the x86 byte shuffles (`llvm.x86.*.pshuf.b`: 16, 32 for AVX2,
+    64 for AVX-512BW) that look packed f4e2m1fn codes up in the reassociated
+    decode kernels (`matrix_to_affine/permutes.py`); 0: the target's (the
+    host's in the JIT; none under mx-opt: LLVM IR for any target)."""
+
     option_choices: ClassVar[dict[str, Sequence[object]]] = {
         "vector_bits": VECTOR_BITS,
         "layout": LAYOUTS,
+        "byte_shuffles": BYTE_SHUFFLES,
     }
 
     def __post_init__(self) -> None:
@@ -247,6 +259,13 @@ class ConvertMatrixToAffinePass(ModulePass):
     def lower(self, op: ModuleOp) -> LoweringState:
         """Lowers `op` in place; returns what the lowering shared, for
         `matrix-lowering-remarks`."""
+        permutes = target_permutes()
+        if self.byte_shuffles:
+            permutes = replace(permutes, byte_shuffle=self.byte_shuffles)
+        with for_target_permutes(permutes):
+            return self._lower(op)
+
+    def _lower(self, op: ModuleOp) -> LoweringState:
         check_lowerable(op)
         call_sites = outlined_call_sites(op)
         plan = FusionPlan()

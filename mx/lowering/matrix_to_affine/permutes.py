@@ -1,46 +1,85 @@
-"""How many f32 lanes one variable permute of the target picks from: the
-f4e2m1fn kernels decode by looking codes up in a table
-(`decoded_matvec.py`), which LLVM turns into permutes only where the table
-fits one.
+"""The target's shuffles that the f4e2m1fn kernels decode with: they look
+codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
 
-AVX-512's `vpermps` picks from 16 lanes, so the 16 values of f4e2m1fn are one
-table; AVX2's picks from 8, and LLVM decodes a 16-entry table lane by lane
-there (a store and a load per lane: 10-40 s of LLVM for one kernel, slow code
-after it). With 8 lanes, the kernel looks up the 8 magnitudes and sets the
-sign bit itself. Under `mx-opt` the target is an AVX-512 one (Sapphire
-Rapids: `DEFAULT_PERMUTE_LANES`), as for the caches (`caches.py`); the JIT
-compiles for the host (`for_target_permutes`).
+- f32 permutes. A look-up of f32 values written as a `vector.extract` per
+  lane is one variable permute for LLVM only where the table fits one:
+  AVX-512's `vpermps` picks from 16 lanes, so the 16 values of f4e2m1fn are
+  one table; AVX2's picks from 8, and LLVM decoded a 16-entry table lane by
+  lane there (a store and a load per lane: 10-40 s of LLVM for one kernel,
+  slow code after it). With 8 lanes the kernels look up the 8 magnitudes and
+  set the sign bit themselves.
+- x86 byte shuffles. `pshufb` looks 16, 32 or 64 codes up at once in a
+  16-byte table: the high bytes of the f16s of the 16 values (their low
+  bytes are 0). LLVM makes that instruction of a look-up written lane by
+  lane only when every lane of the result is used, which the interleave
+  that follows the look-up defeats (LLVM 16 and 22 both went lane by lane),
+  so the packed f4e2m1fn kernels call the intrinsic
+  (`llvm.x86.avx2.pshuf.b` and its 128- and 512-bit forms) where the target
+  has it, and F16C's conversions for the f16s.
+
+Under `mx-opt` the target is an AVX-512 one (Sapphire Rapids:
+`DEFAULT_PERMUTES`), as for the caches (`caches.py`), with no byte shuffle
+intrinsics (its LLVM IR is for any target LLVM has); the JIT compiles for
+the host (`for_target_permutes`).
 """
 
 from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
-DEFAULT_PERMUTE_LANES = 16
-"""AVX-512's (`mx-opt`)."""
+BYTE_SHUFFLES = (0, 16, 32, 64)
+"""Bytes one x86 byte shuffle intrinsic can take (0: none)."""
 
-_lanes: ContextVar[int] = ContextVar("permute_lanes", default=DEFAULT_PERMUTE_LANES)
+
+@dataclass(frozen=True)
+class Permutes:
+    """The variable shuffles of a target."""
+
+    f32_lanes: int
+    """The f32 lanes one variable permute picks from: 16 (AVX-512), 8
+    (AVX2) or 4."""
+
+    byte_shuffle: int = 0
+    """Bytes one x86 byte shuffle intrinsic looks up (`BYTE_SHUFFLES`): 64
+    with AVX-512BW, 32 with AVX2; 0 where the kernels write none."""
+
+
+DEFAULT_PERMUTES = Permutes(16)
+"""AVX-512's, without byte shuffle intrinsics (`mx-opt`)."""
+
+_target: ContextVar[Permutes] = ContextVar("permutes", default=DEFAULT_PERMUTES)
+
+
+def target_permutes() -> Permutes:
+    """The shuffles of the target being compiled for."""
+    return _target.get()
 
 
 def permute_lanes() -> int:
-    """The permute width of the target being compiled for."""
-    return _lanes.get()
+    """The f32 permute width of the target being compiled for."""
+    return _target.get().f32_lanes
 
 
 @contextmanager
-def for_target_permutes(lanes: int) -> Generator[None]:
-    """Compile for a target whose permutes pick from `lanes` f32 lanes."""
-    token = _lanes.set(lanes)
+def for_target_permutes(permutes: Permutes) -> Generator[None]:
+    """Compile for a target with `permutes` within the block."""
+    token = _target.set(permutes)
     try:
         yield
     finally:
-        _lanes.reset(token)
+        _target.reset(token)
 
 
-def permute_lanes_of(features: str) -> int:
-    """The permute width of an x86 CPU with LLVM's `features` (`+avx2,...`):
-    16 with AVX-512F, 8 with AVX2, else 4 (SSE's shuffles)."""
+def permutes_of(features: str) -> Permutes:
+    """The shuffles of an x86 CPU with LLVM's `features` (`+avx2,...`).
+    Byte shuffles need F16C too, which converts what they look up."""
     enabled = set(features.split(","))
-    if "+avx512f" in enabled:
-        return 16
-    return 8 if "+avx2" in enabled else 4
+    lanes = 16 if "+avx512f" in enabled else 8 if "+avx2" in enabled else 4
+    byte_shuffle = 0
+    if "+f16c" in enabled:
+        if "+avx512bw" in enabled:
+            byte_shuffle = 64
+        elif "+avx2" in enabled:
+            byte_shuffle = 32
+    return Permutes(lanes, byte_shuffle)

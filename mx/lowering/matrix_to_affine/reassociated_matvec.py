@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
     I64,
     BFloat16Type,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -73,6 +74,7 @@ from mx.lowering.matrix_to_affine.decoded_matvec import (
     F16_BIAS,
     Weights,
     _for_groups,
+    _fp4_table,
     _halves,
     _insert,
     _Kernel,
@@ -80,6 +82,7 @@ from mx.lowering.matrix_to_affine.decoded_matvec import (
     versioned,
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
+from mx.lowering.matrix_to_affine.permutes import target_permutes
 from mx.lowering.matrix_to_affine.state import matrix_type
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
@@ -87,6 +90,7 @@ from mx.lowering.matrix_to_affine.vectors import (
     read_block,
     readable,
 )
+from mx.semantics.arbfp import FloatFormat
 
 ROWS = 4
 """Rows summed at once: each load of x serves this many rows."""
@@ -159,38 +163,176 @@ def _group_columns(weights: Weights, lanes: int) -> int | None:
     return columns
 
 
-def _nibble_vectors(e: Emitter, kernel: _Kernel, r: Index, k: Index) -> list[SSAValue]:
+SEGMENT = 16
+"""Bytes an x86 byte interleave (`vpunpcklbw`) works within."""
+
+BYTE_SHUFFLE_INTRINSICS = {
+    16: "llvm.x86.ssse3.pshuf.b.128",
+    32: "llvm.x86.avx2.pshuf.b",
+    64: "llvm.x86.avx512.pshuf.b.512",
+}
+"""x86's byte shuffle (`pshufb`) of each width (`permutes.py`)."""
+
+
+def _half_high_bytes(fmt: FloatFormat) -> list[int]:
+    """The high bytes of the f16s of the 16 f4e2m1fn values, as signed
+    bytes (their low bytes are 0)."""
+    halves = np.array(_fp4_table(fmt, None), np.float16).view(np.uint16)
+    assert not np.any(halves & 0xFF)
+    return [int(h) for h in (halves >> 8).astype(np.uint8).view(np.int8)]
+
+
+def _half_table(e: Emitter, fmt: FloatFormat, width: int) -> SSAValue:
+    """`_half_high_bytes` in every 16 bytes of a byte shuffle's `width`."""
+    table = VectorType(i8, [width])
+    values = _half_high_bytes(fmt) * (width // 16)
+    return e.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(table, values)))
+
+
+def _shuffle_width(lanes: int) -> int:
+    """Bytes of the byte shuffles that look up a group's 4·lanes codes (0:
+    the target has none, f32 permutes look them up)."""
+    return min(4 * lanes, target_permutes().byte_shuffle)
+
+
+def _interleaved_bytes(count: int) -> list[list[int]]:
+    """The bytes of `count` that the zero-interleaves of
+    `_shuffled_nibble_vectors` place in the high bytes of their f16s, in
+    order: the first or the second half of every `SEGMENT`."""
+    return [
+        [
+            s * SEGMENT + h * SEGMENT // 2 + j
+            for s in range(count // SEGMENT)
+            for j in range(SEGMENT // 2)
+        ]
+        for h in (0, 1)
+    ]
+
+
+def _nibble_vectors(
+    e: Emitter, kernel: _Kernel, table: SSAValue | None, r: Index, k: Index
+) -> list[SSAValue]:
     """The decoded weights of row r at the 8·w columns from k (w: the
-    kernel's lanes), read as w 32-bit lanes of packed codes: vector p's
-    lane j is column k + 8·j + p (byte p/2 of lane j, its low nibble for
-    even p). The nibbles are split byte-wise, then each byte position is
-    spread to the low byte of its lane (a byte shuffle, one instruction on
-    x86) for the table look-up."""
+    kernel's lanes), read as 4·w bytes of packed codes whose nibbles are
+    split byte-wise; the columns of vector v's lanes are `_group_order`'s.
+    With a byte shuffle `table` (`_half_table`): `_shuffled_nibble_vectors`;
+    without: each byte position is spread to the low byte of a 32-bit lane
+    (a byte shuffle, one instruction on x86) for the f32 table look-up, so
+    that vector p's lane j is column k + 8·j + p (byte p/2 of lane j, its
+    low nibble for even p)."""
     lanes = kernel.lanes
     count = 4 * lanes
     data = kernel.weights.codes.read(e, r, k, count)
     b = BitwiseEmitter(data.type)
-    halves = [b.and_(data, 15), b.shr(data, 4)]
+    nibbles = [b.and_(data, 15), b.shr(data, 4)]
     _insert(e, b, data)
     bytes_type = VectorType(i8, [count])
     zero = e.emit(vector.BroadcastOp(e.scalar_constant(0, i8), bytes_type))
+    if table is not None:
+        values = _shuffled_nibble_vectors(e, kernel, table, nibbles, zero)
+        return kernel.scaled(e, values, None)
     values: list[SSAValue] = []
     for byte in range(4):
         mask = [
             4 * j + byte if q == 0 else count for j in range(lanes) for q in range(4)
         ]
-        for nibbles in halves:
+        for codes in nibbles:
             spread = e.emit(
                 vector.ShuffleOp(
-                    nibbles,
+                    codes,
                     zero,
                     DenseArrayBase.from_list(i64, mask),
                     result_type=bytes_type,
                 )
             )
-            codes = e.emit(vector.BitcastOp(spread, VectorType(i32, [lanes])))
-            values.append(kernel.look_up(e, codes))
+            words = e.emit(vector.BitcastOp(spread, VectorType(i32, [lanes])))
+            values.append(kernel.look_up(e, words))
     return kernel.scaled(e, values, None)
+
+
+def _shuffled_nibble_vectors(
+    e: Emitter,
+    kernel: _Kernel,
+    table: SSAValue,
+    nibbles: list[SSAValue],
+    zero: SSAValue,
+) -> list[SSAValue]:
+    """The low and the high nibbles of a group's bytes looked up in `table`
+    by byte shuffles as the high bytes of their values' f16s, interleaved
+    with zero bytes into f16s (within every 16 bytes, as x86's
+    `vpunpcklbw`/`vpunpckhbw`) and converted to f32 (F16C); times a
+    constant factor (the f32 table of the chunks holds it)."""
+    lanes = kernel.lanes
+    count = 4 * lanes
+    width = cast(VectorType, table.type).get_shape()[0]
+    bytes_type = VectorType(i8, [count])
+    values: list[SSAValue] = []
+    for codes in nibbles:
+        pieces = [
+            e.emit(
+                llvm.CallIntrinsicOp(
+                    BYTE_SHUFFLE_INTRINSICS[width],
+                    [table, _slice(e, codes, first, width)],
+                    [VectorType(i8, [width])],
+                )
+            )
+            for first in range(0, count, width)
+        ]
+        high = _concatenated(e, pieces)
+        for placed in _interleaved_bytes(count):
+            mask = [x for byte in placed for x in (count, byte)]
+            interleaved = e.emit(
+                vector.ShuffleOp(
+                    high,
+                    zero,
+                    DenseArrayBase.from_list(i64, mask),
+                    result_type=bytes_type,
+                )
+            )
+            halves = e.emit(
+                vector.BitcastOp(interleaved, VectorType(f16, [count // 2]))
+            )
+            values += [
+                e.emit(arith.ExtFOp(half, VectorType(f32, [lanes])))
+                for half in _halves(e, halves, lanes)
+            ]
+    factor = kernel.weights.factor
+    if isinstance(factor, float):
+        vt = VectorType(f32, [lanes])
+        attr = DenseIntOrFPElementsAttr.from_list(vt, [float(np.float32(factor))])
+        constant = e.emit(arith.ConstantOp(attr))
+        values = [e.emit(arith.MulfOp(v, constant)) for v in values]
+    return values
+
+
+def _slice(e: Emitter, v: SSAValue, first: int, count: int) -> SSAValue:
+    """Lanes first .. first+count-1 of `v`."""
+    t = cast(VectorType, v.type)
+    if t.get_shape()[0] == count:
+        return v
+    return e.emit(
+        vector.ShuffleOp(
+            v,
+            v,
+            _lanes_mask(first, count),
+            result_type=VectorType(t.element_type, [count]),
+        )
+    )
+
+
+def _by_blocks(
+    lanes: int, columns: int, block: int
+) -> dict[tuple[int, ...], list[int]]:
+    """The vectors of `_nibble_vectors` (of a group of `columns`) by the
+    blocks of `block` columns their lanes are in (relative to the group's
+    first)."""
+    order = _group_order(lanes)
+    vectors: dict[tuple[int, ...], list[int]] = {}
+    for v in range(NIBBLES):
+        lanes_columns = order[v * lanes : (v + 1) * lanes]
+        blocks = tuple(c // block if block < columns else 0 for c in lanes_columns)
+        vectors.setdefault(blocks, []).append(v)
+    return vectors
 
 
 def _group_scales(
@@ -412,8 +554,11 @@ def _chunk_order(width: int, packed: bool) -> list[int]:
 
 
 def _group_order(lanes: int) -> list[int]:
-    """The columns of a group in the order of `_nibble_vectors`."""
-    return [NIBBLES * j + p for p in range(NIBBLES) for j in range(lanes)]
+    """The columns of a group in the order of `_nibble_vectors`'s vectors."""
+    if not _shuffle_width(lanes):
+        return [NIBBLES * j + p for p in range(NIBBLES) for j in range(lanes)]
+    placed = [byte for half in _interleaved_bytes(4 * lanes) for byte in half]
+    return [2 * byte + nibble for nibble in (0, 1) for byte in placed]
 
 
 def _folds_factor(op: MatvecOp, weights: Weights) -> bool:
@@ -528,14 +673,18 @@ def _reassociated_matvec(
     wide = kernel if width == lanes else _Kernel(kernel.weights, lanes, flags)
     if grouped and wide is not kernel:
         wide.prepare(e)
+    shuffled = _shuffle_width(lanes) if grouped else 0
+    half_table = _half_table(e, weights.format, shuffled) if shuffled else None
+    block_size = 0 if scaled is None else scaled.block_size
 
     def group_products(
         g: Emitter, r: Index, k: Index, accs: list[SSAValue]
     ) -> list[SSAValue]:
         """The accumulators plus the products of the group of columns from
         k of each row of the group at r: the 8 vectors of
-        `_nibble_vectors` times x's, summed first if there are block scales
-        (then times the blocks' scales of their lanes)."""
+        `_nibble_vectors` times x's; with block scales, the products of
+        vectors whose lanes are in the same blocks are summed first, then
+        times the blocks' scales of their lanes."""
         assert columns is not None
         xs = [
             g.emit(
@@ -551,24 +700,29 @@ def _reassociated_matvec(
         added: list[SSAValue] = []
         for i, acc in enumerate(accs):
             codes.prefetch(g, offset(g, r, i), offset(g, k, ahead))
-            values = _nibble_vectors(g, wide, offset(g, r, i), k)
+            values = _nibble_vectors(g, wide, half_table, offset(g, r, i), k)
             if scales is None:
                 for value, xv in zip(values, xs, strict=True):
                     acc = _step(g, flags, value, xv, acc)
                 added.append(acc)
                 continue
-            part = g.emit(multiply(values[0], xs[0], _unfused(flags)))
-            for value, xv in zip(values[1:], xs[1:], strict=True):
-                part = _step(g, flags, value, xv, part)
-            assert scaled is not None
-            per_block = min(scaled.block_size, columns) // NIBBLES
-            mask = [j // per_block * group + i for j in range(lanes)]
-            row_scales = g.emit(
-                vector.ShuffleOp(
-                    scales, scales, DenseArrayBase.from_list(i64, mask), result_type=wt
+            for blocks, vectors in _by_blocks(lanes, columns, block_size).items():
+                part = g.emit(
+                    multiply(values[vectors[0]], xs[vectors[0]], _unfused(flags))
                 )
-            )
-            added.append(_step(g, flags, part, row_scales, acc))
+                for v in vectors[1:]:
+                    part = _step(g, flags, values[v], xs[v], part)
+                mask = [b * group + i for b in blocks]
+                row_scales = g.emit(
+                    vector.ShuffleOp(
+                        scales,
+                        scales,
+                        DenseArrayBase.from_list(i64, mask),
+                        result_type=wt,
+                    )
+                )
+                acc = _step(g, flags, part, row_scales, acc)
+            added.append(acc)
         return added
 
     def products(
