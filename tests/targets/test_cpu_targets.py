@@ -21,12 +21,14 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from mx.errors import CompileError
 from mx.jit import compile_module, lower_to_llvm_ir
+from mx.jit_machine_code import host_permutes
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
@@ -61,9 +63,17 @@ ABORTS = Path(__file__).parents[1] / "llvm_aborts"
 def lowered(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, list[KernelRemark]]:
-    """The coverage module, lowered once, as a `.ll` file; its kernel remarks."""
+    """The coverage module, lowered once, as a `.ll` file; its kernel remarks.
+    It is lowered as the JIT lowers it for a host without x86 byte shuffles,
+    whose intrinsics the JIT writes only for a host that has them
+    (`test_fp4_lookups_are_permutes_for_cpu` compiles them for each CPU that
+    has them)."""
+    import mx.jit_compile
+
     source = "".join(text for _, text in coverage_functions(LONG))
-    with recording() as remarks:
+    portable = replace(host_permutes(), byte_shuffle=0)
+    with pytest.MonkeyPatch.context() as patch, recording() as remarks:
+        patch.setattr(mx.jit_compile, "host_permutes", lambda: portable)
         ir, _, _ = lower_to_llvm_ir(source)
     path = tmp_path_factory.mktemp("targets") / "coverage.ll"
     path.write_text(ir)

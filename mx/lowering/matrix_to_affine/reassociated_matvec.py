@@ -16,12 +16,13 @@ share every load of x:
   columns) and the high nibbles (its odd columns), so x is copied once per
   matvec with each chunk's even elements first, then its odd ones.
 - Packed f4e2m1fn codes are read first in groups of 8·w columns (w: the
-  machine's f32 lanes), 8 codes in each 32-bit lane: `_nibble_vectors`
-  decodes the group into 8 vectors, vector p holding columns 8·j + p, with
-  fewer instructions a weight than chunks take (x is copied in that order
-  too). Block scales within a group are applied to the group's sum by a
-  vector of the blocks' scales (`_group_scales`). The columns after the
-  last whole group go by chunks.
+  machine's f32 lanes): `_nibble_vectors` decodes the group into 8 vectors
+  with fewer instructions a weight than chunks take, by x86 byte shuffles
+  where the target has them (`permutes.py`), else by the f32 table; x is
+  copied in the order of their lanes (`_group_order`). Block scales within a
+  group are applied to the sums of the vectors whose lanes share blocks by a
+  vector of the blocks' scales (`_group_scales`, `_by_blocks`). The columns
+  after the last whole group go by chunks.
 - Each decoded vector times x's lanes is added to the row's partial sums
   (one FMA with `contract`, else a multiply and an add). In groups, the
   codes `PREFETCH_BYTES` ahead in each row are prefetched.
