@@ -46,6 +46,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     VECTORIZED,
     VERSIONED,
 )
+from mx.lowering.matrix_to_affine.permutes import permute_lanes
 from mx.lowering.matrix_to_affine.products import (
     Product,
     accumulation_type,
@@ -122,7 +123,12 @@ class LowerMatvec(MatrixPattern):
         lanes = self.state.lanes(MatrixType(m.rows, 1, compute))
         otherwise = partial(self._by_elements, op, m, compute)
         parallel = self.state.blocking.parallel(m.rows * m.cols)
-        reassociated = match_reassociated(op, self.state.plan.fused, lanes)
+        # The reassociated kernels keep a row group's sums and x's vectors in
+        # registers: at most the target's own vectors (AVX2's 8 f32 under
+        # 512-bit vectors spilled, MXFP8 1.28x slower on a Zen 1).
+        reassociated = match_reassociated(
+            op, self.state.plan.fused, min(lanes, permute_lanes())
+        )
         along_k = isinstance(reassociated, Weights)
         weights = (
             reassociated
@@ -146,7 +152,7 @@ class LowerMatvec(MatrixPattern):
                 e,
                 op,
                 weights,
-                lanes,
+                min(lanes, permute_lanes()) if along_k else lanes,
                 lambda t: self.state.temporary(t, op),
                 otherwise,
                 parallel,
@@ -176,7 +182,7 @@ class LowerMatvec(MatrixPattern):
                     y = float_matvec_along_k(
                         e,
                         op,
-                        lanes,
+                        min(lanes, permute_lanes()),
                         lambda t: self.state.temporary(t, op),
                         lambda f, x: widen(f, x, result, unsigned),
                         parallel,
