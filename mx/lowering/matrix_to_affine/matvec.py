@@ -125,10 +125,9 @@ class LowerMatvec(MatrixPattern):
         parallel = self.state.blocking.parallel(m.rows * m.cols)
         # The reassociated kernels keep a row group's sums and x's vectors in
         # registers: at most the target's own vectors (AVX2's 8 f32 under
-        # 512-bit vectors spilled, MXFP8 1.28x slower on a Zen 1).
-        reassociated = match_reassociated(
-            op, self.state.plan.fused, min(lanes, permute_lanes())
-        )
+        # 512-bit vectors spilled, MXFP8 e4m3 1.16x slower on a Zen 1).
+        along_k_lanes = min(lanes, permute_lanes())
+        reassociated = match_reassociated(op, self.state.plan.fused, along_k_lanes)
         along_k = isinstance(reassociated, Weights)
         weights = (
             reassociated
@@ -152,7 +151,7 @@ class LowerMatvec(MatrixPattern):
                 e,
                 op,
                 weights,
-                min(lanes, permute_lanes()) if along_k else lanes,
+                along_k_lanes if along_k else lanes,
                 lambda t: self.state.temporary(t, op),
                 otherwise,
                 parallel,
@@ -182,7 +181,7 @@ class LowerMatvec(MatrixPattern):
                     y = float_matvec_along_k(
                         e,
                         op,
-                        min(lanes, permute_lanes()),
+                        along_k_lanes,
                         lambda t: self.state.temporary(t, op),
                         lambda f, x: widen(f, x, result, unsigned),
                         parallel,
