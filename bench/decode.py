@@ -46,6 +46,7 @@ import numpy.typing as npt
 
 from bench.blas_peer import cpu_name, load_average
 from bench.ggml_peer import import_ggml, mul_mat_peer
+from bench.machine import cpu_flags
 from bench.timing import time_interleaved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -408,6 +409,10 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
         if ggml is not None
         else "not installed (optional: bench/ggml_peer.py)"
     )
+    # the C kernels take AVX-512 intrinsics only where the CPU has them
+    c_label = (
+        "C (AVX-512)" if {"avx512f", "avx512bw"} <= cpu_flags() else "C (portable)"
+    )
     text = "\n".join(
         [
             f"### LLM decoding: W·x over {LAYERS} layers, cold weights (time per weight; "
@@ -424,7 +429,7 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
             "single-thread read bandwidth. C / mx > 1: mx reassoc is faster than the "
             "hand-written C kernel; the last two columns are mx reassoc's.",
             "",
-            "| weights R×K | mx strict | mx reassoc | × sgemv | C (AVX-512) | C / mx "
+            f"| weights R×K | mx strict | mx reassoc | × sgemv | {c_label} | C / mx "
             "| ggml | NumPy f32 | memory bound | weight bytes/s | of the read bandwidth |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
             *rows,

@@ -56,6 +56,14 @@ def cpu_model(lscpu: str | None = None) -> str:
     )
 
 
+def cpu_flags() -> set[str]:
+    """The flags /proc/cpuinfo gives the first CPU (`avx2`, `avx512f`, ...)."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
 def load_average() -> str:
     """/proc/loadavg's 1, 5 and 15 minute figures."""
     try:

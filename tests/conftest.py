@@ -7,11 +7,16 @@ new examples on every run and keeps failing ones in Hypothesis' example
 database (docs/long-runs.md)."""
 
 import os
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import settings
+
+from tests.sampling import ci_sample
+
+LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("long", derandomize=False, print_blob=True)
@@ -41,14 +46,45 @@ SLOW_FIRST = (
 """Files holding the longest tests (10-50 s each in a `--durations` run)."""
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "ci_sample(n): without MX_LONG_TESTS=1, run n of the test's cases "
+        "(tests/sampling.py)",
+    )
+
+
+def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The cases of tests marked `ci_sample(n)` left out of the CI sample."""
+    families: dict[tuple[str, str], list[pytest.Function]] = defaultdict(list)
+    for item in items:
+        if isinstance(item, pytest.Function) and item.get_closest_marker("ci_sample"):
+            families[(item.path.as_posix(), item.originalname)].append(item)
+    out: list[pytest.Item] = []
+    for family in families.values():
+        marker = family[0].get_closest_marker("ci_sample")
+        assert marker is not None
+        kept = ci_sample(
+            [(item.callspec.id, item.callspec.params) for item in family],
+            marker.args[0],
+        )
+        out += [item for item in family if item.callspec.id not in kept]
+    return out
+
+
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Runs the files of `SLOW_FIRST` first, in that order, then the rest in
-    collection order. pyproject's `--dist worksteal` gives each xdist worker
-    half of this list; an idle worker takes the back half of the other's
-    queue. With the long tests at the front, what is taken last is short,
+    """Leaves out what the CI samples leave out (`ci_sample`; every case
+    with MX_LONG_TESTS=1), then runs the files of `SLOW_FIRST` first, in
+    that order, then the rest in collection order. pyproject's `--dist
+    worksteal` gives each xdist worker half of this list; an idle worker
+    takes the back half of the other's queue. With the long tests at the front, what is taken last is short,
     so neither worker is left idle while the other runs a long test."""
+    if not LONG and (out := _sampled_out(items)):
+        config.hook.pytest_deselected(items=out)
+        left_out = {id(item) for item in out}
+        items[:] = [item for item in items if id(item) not in left_out]
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     root = Path(config.rootpath)
     items.sort(

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.sampling import ci_sample
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(
     [*(ROOT / "tests").rglob("*.py"), *(ROOT / "mx" / "testing").rglob("*.py")]
@@ -85,3 +87,26 @@ def test_slow_first_names_existing_files() -> None:
 
     missing = [name for name in SLOW_FIRST if not (ROOT / name).is_file()]
     assert not missing, f"SLOW_FIRST names files that do not exist: {missing}"
+
+
+def test_ci_sample_keeps_every_shared_value_and_is_fixed() -> None:
+    cases: list[tuple[str, dict[str, object]]] = [
+        (f"{f}-{layout}-{k}", {"case": (f, layout), "k": k})
+        for f in ("f4e2m1fn", "f8e4m3fn", "f8e5m2")
+        for layout in ("row_major", "column_major")
+        for k in (32, 96, 160, 232)
+    ]
+    kept = ci_sample(cases, 5)
+    assert kept == ci_sample(list(reversed(cases)), 5)
+    assert 5 <= len(kept) < len(cases)
+    taken = [key.split("-") for key, _ in cases if key in kept]
+    assert {f for f, _, _ in taken} == {"f4e2m1fn", "f8e4m3fn", "f8e5m2"}
+    assert {layout for _, layout, _ in taken} == {"row_major", "column_major"}
+    assert {k for _, _, k in taken} == {"32", "96", "160", "232"}
+    assert len(ci_sample(cases, len(cases))) == len(cases)
+
+
+def test_ci_sample_of_distinct_values_takes_n() -> None:
+    """A value no other case has names a case, not a kind of case."""
+    cases = [(str(i), {"encoding": i}) for i in range(256)]
+    assert len(ci_sample(cases, 16)) == 16

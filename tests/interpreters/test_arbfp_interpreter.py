@@ -100,6 +100,7 @@ def _scalar_cases() -> list[tuple[str, str, float]]:
     return [(n, t, v) for n in FORMATS for t in FLOATS for v in values]
 
 
+@pytest.mark.ci_sample(128)
 @pytest.mark.parametrize(("name", "float_type", "value"), _scalar_cases())
 def test_scalars_interpreted_and_folded(
     name: str, float_type: str, value: float

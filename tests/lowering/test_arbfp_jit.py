@@ -159,6 +159,7 @@ def _variants(shape: str, float_type: str) -> list[tuple[Rounding, bool]]:
     return [(mode, (i + flip) % 2 == 1) for i, mode in enumerate(Rounding)]
 
 
+@pytest.mark.ci_sample(16)
 @pytest.mark.parametrize("float_type", FLOAT_TYPES)
 @pytest.mark.parametrize("name", FORMATS)
 def test_convert_to(name: str, float_type: str) -> None:

@@ -40,6 +40,7 @@ def _bits(name: str, values: Any) -> np.ndarray:
     return np.asarray(values).astype(np.int64) & ((1 << _width(name)) - 1)
 
 
+@pytest.mark.ci_sample(5)
 @pytest.mark.parametrize("name", ELEMENT_FORMATS)
 def test_decode_matrix(name: str) -> None:
     functions: list[str] = []
@@ -132,12 +133,14 @@ def _rows(block: int, cols: int) -> int:
     return (inputs.BLOCKS + SPECIAL_BLOCKS) * block // cols  # see `random_blocks`
 
 
+@pytest.mark.ci_sample(5)
 @pytest.mark.parametrize("name", ELEMENT_FORMATS)
 def test_quantize_matrix_f32_every_variant(name: str) -> None:
     source = _quantizers(name, ("f32",), ALL_VARIANTS, f"{_rows(32, 32)}x32:32")
     _check_quantizers(name, compile_module(source), ("f32",), ALL_VARIANTS, 32, 32)
 
 
+@pytest.mark.ci_sample(5)
 @pytest.mark.parametrize("name", ELEMENT_FORMATS)
 def test_quantize_matrix_other_sources(name: str) -> None:
     sources = ("f16", "bf16", "f64")

@@ -24,6 +24,7 @@ from xdsl.parser import Parser
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import DEFAULT_PIPELINE, compile_module, lower_to_llvm_ir
+from mx.testing.target_coverage import CPU_PERMUTES
 from tests.reference.element_types import ELEMENT_DTYPES
 from tests.system_tools import required_tool
 
@@ -161,6 +162,7 @@ TILED_CASES = [
 ]
 
 
+@pytest.mark.ci_sample(5)
 @pytest.mark.parametrize("t, shape, flags", TILED_CASES, ids=str)
 def test_small_caches_cross_every_block(
     t: str, shape: tuple[int, int, int], flags: str
@@ -184,6 +186,7 @@ MIXED_CASES = [
 widening kind, both factors or one, signed and unsigned."""
 
 
+@pytest.mark.ci_sample(4)
 @pytest.mark.parametrize("a, b, r, attrs", MIXED_CASES, ids=str)
 def test_mixed_products_take_the_packed_kernel(
     a: str, b: str, r: str, attrs: str
@@ -228,7 +231,6 @@ func.func @matmul_add(%x: {ta}, %y: {tb}, %z: {tr}) -> {tr} {{
         assert _same_bits(got, np.asarray(want)), (name, got, want)
 
 
-
 def _layer_loop_module(a: str, b: str, r: str, suffix: str) -> str:
     """The mixed products of `MIXED_CASES` as users write them in a loop over
     layers: factors loaded at `index` offsets computed from the induction
@@ -263,6 +265,7 @@ func.func @layers(%x: memref<?x{a}>, %y: memref<?x{b}>, %out: memref<?x{r}>, %n:
 """
 
 
+@pytest.mark.ci_sample(4)
 @pytest.mark.parametrize("a, b, r, attrs", MIXED_CASES, ids=str)
 def test_mixed_products_in_a_layer_loop_take_the_packed_kernel(
     a: str, b: str, r: str, attrs: str
@@ -322,11 +325,15 @@ def test_default_caches_large(t: str, shape: tuple[int, int, int], flags: str) -
 @pytest.mark.parametrize("t, lanes", [("f32", 16), ("f64", 8)])
 @pytest.mark.parametrize("cpu", ["znver4", "sapphirerapids"])
 def test_kernel_broadcasts_fold_into_the_multiplies(
-    t: str, lanes: int, cpu: str
+    t: str, lanes: int, cpu: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each broadcast of packed B feeds one multiply, so that x86 folds it into
     the multiply's memory operand ({1toN}): a broadcast of its own takes an
-    FP pipe's cycle on Zen 4 (blocked.py's PANEL_COLUMNS)."""
+    FP pipe's cycle on Zen 4 (blocked.py's PANEL_COLUMNS). The IR is the
+    JIT's on a host with that CPU."""
+    import mx.jit_compile
+
+    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: CPU_PERMUTES[cpu])
     llc = required_tool("llc-16")
     llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
     assembly = subprocess.run(
@@ -387,6 +394,7 @@ func.func @matvec(%w: {mem}, %x: {x}, %b: {y}) -> {y} {{
 """
 
 
+@pytest.mark.ci_sample(6)
 @pytest.mark.parametrize(
     "t, shape, flags, options",
     [

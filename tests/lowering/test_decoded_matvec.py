@@ -230,6 +230,7 @@ def _compiled_kernel(source: str, kernel: str, cached: bool = True) -> Any:
     return f
 
 
+@pytest.mark.ci_sample(10)
 @pytest.mark.parametrize("case", PER_TENSOR, ids=str)
 def test_per_tensor_matches_the_interpreter(
     case: tuple[int, int, str, str, str, bool, str],
@@ -413,6 +414,7 @@ def _scaled_args(case: tuple[int, int, str, int, str, str, bool, str]) -> list[A
     return args
 
 
+@pytest.mark.ci_sample(10)
 @pytest.mark.parametrize("case", BLOCK_SCALED, ids=str)
 def test_block_scaled_matches_the_interpreter(
     case: tuple[int, int, str, int, str, str, bool, str],
@@ -624,6 +626,7 @@ func.func @mv(%w: memref<?xi8>, %s: memref<?xi8>, %x: memref<?xf32>, %y: memref<
 """
 
 
+@pytest.mark.ci_sample(4)
 @pytest.mark.parametrize("fmt", ["f4e2m1fn", "f8e4m3fn", "f8e5m2"])
 @pytest.mark.parametrize("layout", ["column_major", "row_major"])
 def test_layer_loop_matches_the_interpreter(fmt: str, layout: str) -> None:
@@ -686,6 +689,7 @@ def _argument_params() -> list[Any]:
     ]
 
 
+@pytest.mark.ci_sample(4)
 @pytest.mark.parametrize(("fmt", "rows", "cols", "bias", "orders"), _argument_params())
 def test_matrix_arguments_take_the_kernel(
     fmt: str, rows: int, cols: int, bias: bool, orders: str

@@ -7,12 +7,14 @@ are splats of arguments: a product materializes its result) JIT-compiled; every
 result must equal, bit for bit, the interpreter's result on the same program at
 a small shape written element by element (NaNs match any NaN).
 
-CI size: 40 programs from seed 0; `MX_SPLAT_PROGRAMS=2000` for more.
+CI size: 16 programs from seed 0; `MX_SPLAT_PROGRAMS=2000` for more.
 """
 
 import io
 import os
 import random
+import re
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,7 @@ from mx.interpreters import UndefinedBehaviorError, run_function
 from mx.jit import compile_module
 from mx.testing.splat_programs import DTYPES, SplatProgram, splat_program
 
-PROGRAMS = int(os.environ.get("MX_SPLAT_PROGRAMS", "40"))
+PROGRAMS = int(os.environ.get("MX_SPLAT_PROGRAMS", "16"))
 
 
 def _same(x: Any, y: Any, element: str) -> bool:
@@ -59,3 +61,15 @@ def test_huge_splat_program(seed: int) -> None:
     if "matrix.matmul" not in str(huge):
         compiled = compile_module(program.huge)["f"](*program.arguments)
         assert _same(compiled, expected, program.element), program.huge
+
+
+def test_sample_covers_every_op_and_element_type() -> None:
+    """The CI sample reaches every op and element type the generator writes."""
+    seen: Counter[str] = Counter()
+    for seed in range(PROGRAMS):
+        program = splat_program(random.Random(seed))
+        seen.update({*re.findall(r"matrix\.(\w+)", program.huge), program.element})
+    print("coverage:", dict(sorted(seen.items())))
+    wanted = {*DTYPES, "splat", "constant", "extract", "cast", "transpose"}
+    wanted |= {"add", "sub", "mul", "div", "neg", "fma", "matmul"}
+    assert wanted <= set(seen), f"never generated: {sorted(wanted - set(seen))}"

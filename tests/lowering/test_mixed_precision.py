@@ -181,6 +181,7 @@ def _cases() -> list[tuple[str, str, str, bool]]:
     return cases
 
 
+@pytest.mark.ci_sample(12)
 @pytest.mark.parametrize(("a", "b", "r", "unsigned"), _cases())
 def test_jit_equals_interpreter(a: str, b: str, r: str, unsigned: bool) -> None:
     # Both factors narrower than a float result: products are exact, so

@@ -419,6 +419,7 @@ def _generated(count: int) -> list[Case]:
     return cases
 
 
+@pytest.mark.ci_sample(7)
 @pytest.mark.parametrize("case", _generated(SAMPLE), ids=str)
 def test_generated(case: Case) -> None:
     check(case, case.rows + case.cols)

@@ -105,6 +105,7 @@ CASES = [(t, cols, "literal") for t in ("bf16", "i8", "f32") for cols in COLS] +
 """Every element type with every mix of steps; f16 in every spelling too."""
 
 
+@pytest.mark.ci_sample(14)
 @pytest.mark.parametrize("t, cols, spelling", CASES, ids=str)
 def test_row_major_matvec_equals_the_interpreter(
     t: str, cols: int, spelling: str

@@ -93,6 +93,7 @@ CASES = [
 ]
 
 
+@pytest.mark.ci_sample(4)
 @pytest.mark.parametrize(("t", "rows", "cols", "kernel"), CASES, ids=str)
 def test_rows_of_an_argument_at_every_start_in_a_line(
     t: str, rows: int, cols: int, kernel: str

@@ -100,6 +100,7 @@ def _codes(rng: np.random.Generator, fmt: str, rows: int, pitch: int) -> Array:
     return codes
 
 
+@pytest.mark.ci_sample(4)
 @pytest.mark.parametrize(
     ("rows", "cols", "fmt", "block", "scale", "pitch", "spelling"), _params()
 )

@@ -34,7 +34,7 @@ from mx.testing.fuzz import (
 from mx.testing.fuzz import main as fuzz_main
 from mx.testing.progress import Progress
 
-COUNT = int(os.environ.get("MX_FUZZ_COUNT", "240"))
+COUNT = int(os.environ.get("MX_FUZZ_COUNT", "160"))
 BATCH = 40
 REGRESSIONS = sorted((Path(__file__).parents[1] / "fuzz_regressions").glob("*.mlir"))
 
@@ -53,6 +53,7 @@ def test_fuzz_in_process(batch: int) -> None:
         )
 
 
+@pytest.mark.ci_sample(6)
 @pytest.mark.parametrize("args", pipelines(), ids=lambda a: " ".join(a) or "none")
 def test_fuzz_subprocess_sample(args: list[str]) -> None:
     """The real entry point (stdin, exit status, signals) on a few mutants per pipeline."""

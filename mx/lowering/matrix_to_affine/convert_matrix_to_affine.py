@@ -199,7 +199,9 @@ class ConvertMatrixToAffinePass(ModulePass):
     vector_bits: int = 512
     """Bits of the target's vector registers (512: AVX-512); elementwise
     nests, copies and products of f16/bf16/f32/f64/i8..i64 matrices work on
-    vectors of that many bits (0: scalar loop nests only)."""
+    vectors of that many bits (0: scalar loop nests only). The JIT's
+    `mx-lower-to-llvm` lowers with at most the host's (256 on an AVX2 CPU:
+    `permutes.py`)."""
 
     l1_bytes: int = 0
     """Bytes of the L1 data cache of one core (0: the target's, see
@@ -262,10 +264,13 @@ class ConvertMatrixToAffinePass(ModulePass):
         permutes = target_permutes()
         if self.byte_shuffles:
             permutes = replace(permutes, byte_shuffle=self.byte_shuffles)
+        vector_bits = self.vector_bits
+        if permutes.vector_bits:
+            vector_bits = min(vector_bits, permutes.vector_bits)
         with for_target_permutes(permutes):
-            return self._lower(op)
+            return self._lower(op, vector_bits)
 
-    def _lower(self, op: ModuleOp) -> LoweringState:
+    def _lower(self, op: ModuleOp, vector_bits: int) -> LoweringState:
         check_lowerable(op)
         call_sites = outlined_call_sites(op)
         plan = FusionPlan()
@@ -278,9 +283,7 @@ class ConvertMatrixToAffinePass(ModulePass):
             self.blocked_min_bytes,
             self.parallel_min_work,
         )
-        state = LoweringState(
-            plan, self.vector_bits, blocking, self.layout == "row-major"
-        )
+        state = LoweringState(plan, vector_bits, blocking, self.layout == "row-major")
         order = _program_order(op)
         for child in order:
             for region in child.regions:

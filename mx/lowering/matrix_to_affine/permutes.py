@@ -17,10 +17,16 @@ codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
   (`llvm.x86.avx2.pshuf.b` and its 128- and 512-bit forms) where the target
   has it, and F16C's conversions for the f16s.
 
+And the width of its vector registers: the JIT's `mx-lower-to-llvm` lowers
+with vectors at most that wide (an explicit `vector-bits` is kept). With `vector-bits=512` on an AVX2 host each 16-lane vector took a
+pair of registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x
+slower (f16 weights 588 against 308 ps a weight, FP8 787 against 652) and
+LLVM compiled longer (examples/fp8_weights_matvec.mlir 2.0 against 1.4 s).
+
 Under `mx-opt` the target is an AVX-512 one (Sapphire Rapids:
 `DEFAULT_PERMUTES`), as for the caches (`caches.py`), with no byte shuffle
-intrinsics (its LLVM IR is for any target LLVM has); the JIT compiles for
-the host (`for_target_permutes`).
+intrinsics (its LLVM IR is for any target LLVM has) and no cap on
+`vector-bits`; the JIT compiles for the host (`for_target_permutes`).
 """
 
 from collections.abc import Generator
@@ -43,6 +49,12 @@ class Permutes:
     byte_shuffle: int = 0
     """Bytes one x86 byte shuffle intrinsic looks up (`BYTE_SHUFFLES`): 64
     with AVX-512BW, 32 with AVX2; 0 where the kernels write none."""
+
+    vector_bits: int = 0
+    """Bits of the target's widest vector registers, which caps
+    `convert-matrix-to-affine`'s `vector-bits` (LLVM splits wider vectors
+    into pairs of registers); 0: no cap, the option decides (`mx-opt`, and
+    a JIT pipeline that spells the option out)."""
 
 
 DEFAULT_PERMUTES = Permutes(16)
@@ -82,4 +94,4 @@ def permutes_of(features: str) -> Permutes:
             byte_shuffle = 64
         elif "+avx2" in enabled:
             byte_shuffle = 32
-    return Permutes(lanes, byte_shuffle)
+    return Permutes(lanes, byte_shuffle, 32 * lanes)
