@@ -79,8 +79,9 @@ def pytest_collection_modifyitems(
     with MX_LONG_TESTS=1), then runs the files of `SLOW_FIRST` first, in
     that order, then the rest in collection order. pyproject's `--dist
     worksteal` gives each xdist worker half of this list; an idle worker
-    takes the back half of the other's queue. With the long tests at the front, what is taken last is short,
-    so neither worker is left idle while the other runs a long test."""
+    takes the back half of the other's queue. With the long tests at the
+    front, what is taken last is short, so neither worker is left idle
+    while the other runs a long test."""
     if not LONG and (out := _sampled_out(items)):
         config.hook.pytest_deselected(items=out)
         left_out = {id(item) for item in out}

@@ -1,8 +1,8 @@
 """The LLVM IR of every `matrix`/`arbfp` op on every element type compiles
 for every x86 CPU of `CHECKED_CPUS` with llvmlite's LLVM (-O3 and code
 generation, as the JIT does), for the CPUs of `LLC_CPUS` with `llc-16 -O3`
-and for those of `CLANG_CPUS` with `clang-16 -O3` (LLVM 16's optimizer too), each in a child
-process (an LLVM abort cannot be caught).
+and for those of `CLANG_CPUS` with `clang-16 -O3` (LLVM 16's optimizer
+too), each in a child process (an LLVM abort cannot be caught).
 
 LLVM legalizes f16/bf16 vectors per CPU: a machine with AVX512-FP16 never
 showed the aborts that Zen 4 (AVX512-BF16 only) and the baseline x86-64 did,

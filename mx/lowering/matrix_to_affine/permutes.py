@@ -18,10 +18,11 @@ codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
   has it, and F16C's conversions for the f16s.
 
 And the width of its vector registers: the JIT's `mx-lower-to-llvm` lowers
-with vectors at most that wide (an explicit `vector-bits` is kept). With `vector-bits=512` on an AVX2 host each 16-lane vector took a
-pair of registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x
-slower (f16 weights 588 against 308 ps a weight, FP8 787 against 652) and
-LLVM compiled longer (examples/fp8_weights_matvec.mlir 2.0 against 1.4 s).
+with vectors at most that wide (an explicit `vector-bits` is kept). With
+`vector-bits=512` on an AVX2 host each 16-lane vector took a pair of
+registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x slower
+(f16 weights 588 against 308 ps a weight, FP8 787 against 652) and LLVM
+compiled longer (examples/fp8_weights_matvec.mlir 2.0 against 1.4 s).
 
 Under `mx-opt` the target is an AVX-512 one (Sapphire Rapids:
 `DEFAULT_PERMUTES`), as for the caches (`caches.py`), with no byte shuffle
