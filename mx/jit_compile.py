@@ -14,7 +14,7 @@ for the host CPU (`mx.jit_machine_code`).
 import ctypes
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import TypeVar, cast
 
@@ -194,27 +194,19 @@ def _lower_and_translate(
     each function defined. `mx-lower-to-llvm` takes its route to LLVM IR
     (`mx.compiler`); on the direct one `module` is left before
     `convert-to-llvm`. Cache-blocked products are blocked for the host's
-    caches, f4e2m1fn look-ups made with its shuffles; `mx-lower-to-llvm`
-    takes vectors at most as wide as its registers, which an explicit
-    `convert-matrix-to-affine{vector-bits=N}` does not (N is what the user
-    asked for)."""
-    permutes = host_permutes()
-    if not isinstance(_whole_lowering(pipeline), MxLowerToLLVMPass):
-        permutes = replace(permutes, vector_bits=0)
-    with for_target(host_caches()), for_target_permutes(permutes):
+    caches, f4e2m1fn look-ups made with its shuffles, vectors at most as
+    wide as its registers (whatever `vector-bits` says: a wider vector is a
+    pair of registers, and the same kernel under another spelling of the
+    pipeline would sum in another order)."""
+    with for_target(host_caches()), for_target_permutes(host_permutes()):
         return _lower_for_host(module, source, pipeline, ctx)
-
-
-def _whole_lowering(pipeline: str) -> ModulePass | None:
-    """The one pass of `pipeline`, if it has one."""
-    passes = _passes(pipeline)
-    return passes[0] if len(passes) == 1 else None
 
 
 def _lower_for_host(
     module: ModuleOp, source: Source, pipeline: str, ctx: Context
 ) -> tuple[str, dict[str, llvm.LLVMFunctionType]]:
-    lowering = _whole_lowering(pipeline)
+    passes = _passes(pipeline)
+    lowering = passes[0] if len(passes) == 1 else None
     if isinstance(lowering, MxLowerToLLVMPass):
         translation = _apply(
             lowering, partial(lower_for_llvm_ir, lowering), ctx, module, source
@@ -229,7 +221,7 @@ def _lower_for_host(
             }
             return writer.text(), types
     else:
-        for p in _passes(pipeline):
+        for p in passes:
             _apply(p, p.apply, ctx, module, source)
     types = {
         op.sym_name.data: op.function_type

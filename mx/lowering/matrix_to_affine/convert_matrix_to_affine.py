@@ -199,9 +199,8 @@ class ConvertMatrixToAffinePass(ModulePass):
     vector_bits: int = 512
     """Bits of the target's vector registers (512: AVX-512); elementwise
     nests, copies and products of f16/bf16/f32/f64/i8..i64 matrices work on
-    vectors of that many bits (0: scalar loop nests only). The JIT's
-    `mx-lower-to-llvm` lowers with at most the host's (256 on an AVX2 CPU:
-    `permutes.py`)."""
+    vectors of that many bits (0: scalar loop nests only). The JIT lowers
+    with at most the host's (256 on an AVX2 CPU: `permutes.py`)."""
 
     l1_bytes: int = 0
     """Bytes of the L1 data cache of one core (0: the target's, see

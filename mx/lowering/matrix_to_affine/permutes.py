@@ -17,8 +17,8 @@ codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
   (`llvm.x86.avx2.pshuf.b` and its 128- and 512-bit forms) where the target
   has it, and F16C's conversions for the f16s.
 
-And the width of its vector registers: the JIT's `mx-lower-to-llvm` lowers
-with vectors at most that wide (an explicit `vector-bits` is kept). With
+And the width of its vector registers: the JIT lowers with vectors at most
+that wide, whatever `vector-bits` says. With
 `vector-bits=512` on an AVX2 host each 16-lane vector took a pair of
 registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x slower
 (f16 weights 588 against 308 ps a weight, FP8 787 against 652) and LLVM
@@ -54,8 +54,7 @@ class Permutes:
     vector_bits: int = 0
     """Bits of the target's widest vector registers, which caps
     `convert-matrix-to-affine`'s `vector-bits` (LLVM splits wider vectors
-    into pairs of registers); 0: no cap, the option decides (`mx-opt`, and
-    a JIT pipeline that spells the option out)."""
+    into pairs of registers); 0: no cap, the option decides (`mx-opt`)."""
 
 
 DEFAULT_PERMUTES = Permutes(16)
