@@ -112,6 +112,10 @@ def _check_quantizers(
             x = np.concatenate(
                 [x[: VECTOR_RANDOM_BLOCKS * block], x[-SPECIAL_BLOCKS * block :]]
             )
+        else:
+            # whole rows (`_rows` rounds down): the first random blocks go,
+            # the special ones at the end stay
+            x = x[len(x) // block % (columns // block) * block :]
         for mode, rule in variants:
             suffix = f"{source}_{mode}_{rule}"
             if columns is None:
