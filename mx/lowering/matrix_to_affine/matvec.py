@@ -125,7 +125,9 @@ class LowerMatvec(MatrixPattern):
         parallel = self.state.blocking.parallel(m.rows * m.cols)
         # The reassociated kernels keep a row group's sums and x's vectors in
         # registers: at most the target's own vectors (AVX2's 8 f32 under
-        # 512-bit vectors spilled, MXFP8 e4m3 1.16x slower on a Zen 1).
+        # 512-bit vectors spilled, MXFP8 e4m3 1.16x slower on a Zen 1). The
+        # JIT's lanes are the host's already (`permutes.py`); this caps
+        # mx-opt's `vector-bits` of 1024 and 2048 at AVX-512's 16.
         along_k_lanes = min(lanes, permute_lanes())
         reassociated = match_reassociated(op, self.state.plan.fused, along_k_lanes)
         along_k = isinstance(reassociated, Weights)
