@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from mx.lowering.matrix_to_affine.permutes import Permutes
+from tests.fixtures import JitHost
 from tests.sampling import ci_sample
 
 LONG = os.environ.get("MX_LONG_TESTS") == "1"
@@ -28,6 +30,20 @@ def rng() -> np.random.Generator:
     """A generator seeded for this test alone: what a test draws does not
     depend on which tests ran before it in the same worker."""
     return np.random.default_rng(20240601)
+
+
+@pytest.fixture
+def jit_host(monkeypatch: pytest.MonkeyPatch) -> JitHost:
+    """Sets, for the rest of the test, the permutes, byte shuffles and
+    vector width the JIT lowers for, as on a host that has them (machine
+    code stays the host's). The JIT's cache is keyed by text and pipeline,
+    not by these: compile texts no other test compiles, or anew."""
+    import mx.jit_compile
+
+    def lower_as_on(permutes: Permutes) -> None:
+        monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: permutes)
+
+    return lower_as_on
 
 
 SLOW_FIRST = (

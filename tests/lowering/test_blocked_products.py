@@ -25,6 +25,7 @@ from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import DEFAULT_PIPELINE, compile_module, lower_to_llvm_ir
 from mx.testing.target_coverage import CPU_PERMUTES
+from tests.fixtures import JitHost
 from tests.reference.element_types import ELEMENT_DTYPES
 from tests.system_tools import required_tool
 
@@ -325,15 +326,13 @@ def test_default_caches_large(t: str, shape: tuple[int, int, int], flags: str) -
 @pytest.mark.parametrize("t, lanes", [("f32", 16), ("f64", 8)])
 @pytest.mark.parametrize("cpu", ["znver4", "sapphirerapids"])
 def test_kernel_broadcasts_fold_into_the_multiplies(
-    t: str, lanes: int, cpu: str, monkeypatch: pytest.MonkeyPatch
+    t: str, lanes: int, cpu: str, jit_host: JitHost
 ) -> None:
     """Each broadcast of packed B feeds one multiply, so that x86 folds it into
     the multiply's memory operand ({1toN}): a broadcast of its own takes an
     FP pipe's cycle on Zen 4 (blocked.py's PANEL_COLUMNS). The IR is the
     JIT's on a host with that CPU."""
-    import mx.jit_compile
-
-    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: CPU_PERMUTES[cpu])
+    jit_host(CPU_PERMUTES[cpu])
     llc = required_tool("llc-16")
     llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
     assembly = subprocess.run(

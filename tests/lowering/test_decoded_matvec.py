@@ -33,6 +33,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
 )
 from mx.lowering.matrix_to_affine.permutes import Permutes, for_target_permutes
 from mx.passes.mx_lower_to_llvm import PIPELINE
+from tests.fixtures import JitHost
 from tests.placement import at_byte
 
 Array = npt.NDArray[Any]
@@ -272,16 +273,14 @@ FP4_ROWS = (32, 72, "f4e2m1fn", "arg", "contract", False, "row_major")
 def test_fp4_tables_for_either_permute_width(
     case: tuple[int, int, str, str, str, bool, str],
     permutes: int,
-    monkeypatch: pytest.MonkeyPatch,
+    jit_host: JitHost,
 ) -> None:
     """The f4e2m1fn kernel as the JIT compiles it for a host whose permutes
     pick from 16 lanes (AVX-512: a table of the 16 values) and from 8 (AVX2:
     the 8 magnitudes, the sign set from the code), whatever the host, against
     the interpreter."""
-    import mx.jit_compile
-
     target = Permutes(permutes)
-    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: target)
+    jit_host(target)
     source = _per_tensor_source(case)
     module = _parse(_mv(source))
     with for_target_permutes(target):

@@ -37,6 +37,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_REASSOCIATED,
 )
 from mx.lowering.matrix_to_affine.permutes import Permutes
+from tests.fixtures import JitHost
 from tests.pipelines import THREADED, lowering_with
 from tests.reference.bits import same_bits
 
@@ -357,19 +358,16 @@ def test_groups_of_narrower_vectors(vector_bits: int) -> None:
 
 @pytest.mark.parametrize(("byte_shuffle", "vector_bits"), [(0, 512), (16, 256)])
 def test_group_look_ups_of_other_targets(
-    byte_shuffle: int, vector_bits: int, monkeypatch: pytest.MonkeyPatch
+    byte_shuffle: int, vector_bits: int, jit_host: JitHost
 ) -> None:
     """Packed f4e2m1fn groups as the JIT compiles them for a host without x86
     byte shuffles (f32 permutes: the IR mx-opt writes) and with SSSE3's
     128-bit ones, whatever the host's (which needs SSSE3 and F16C to run
     them; the other tests run the host's own)."""
-    import mx.jit_compile
-
     host = host_permutes()
     if byte_shuffle and not host.byte_shuffle:
         pytest.skip("the host has no byte shuffles")
-    target = Permutes(host.f32_lanes, byte_shuffle)
-    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: target)
+    jit_host(Permutes(host.f32_lanes, byte_shuffle))
     for case in (
         Case(5, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2),
         Case(3, 128, "f4e2m1fn", "const-strict", "fast", True, "literal", 0),

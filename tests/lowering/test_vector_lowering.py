@@ -18,6 +18,7 @@ import pytest
 from mx.jit import DEFAULT_PIPELINE, compile_module, lower_to_llvm_ir
 from mx.jit_machine_code import host_permutes
 from mx.testing.target_coverage import CPU_PERMUTES
+from tests.fixtures import JitHost
 
 TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i8": np.int8}
 SIZES = (1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 20, 32, 33, 40)
@@ -93,14 +94,11 @@ func.func @mma(%a: {mem}, %b: {mem}, %c: {mem}, %d: {mem}) {{
 @pytest.mark.parametrize("vector_bits", [512, 256])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_product_and_transpose(
-    shape: tuple[int, int, int], vector_bits: int, monkeypatch: pytest.MonkeyPatch
+    shape: tuple[int, int, int], vector_bits: int, jit_host: JitHost
 ) -> None:
     """(On any host: the JIT's cap at the host's registers is lifted, so that
     512-bit kernels run on an AVX2 CPU too, as pairs of registers.)"""
-    import mx.jit_compile
-
-    uncapped = replace(host_permutes(), vector_bits=0)
-    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: uncapped)
+    jit_host(replace(host_permutes(), vector_bits=0))
     r, k, c = shape
     rng = np.random.default_rng(r * 10000 + k * 100 + c)
     pipeline = (
@@ -138,16 +136,14 @@ def test_product_and_transpose(
     ],
 )
 def test_the_jit_takes_at_most_the_hosts_vectors(
-    cpu: str, pipeline: str, lanes: int, monkeypatch: pytest.MonkeyPatch
+    cpu: str, pipeline: str, lanes: int, jit_host: JitHost
 ) -> None:
     """On a host with `cpu`, the JIT lowers with vectors at most as wide as
     its registers, whatever the pipeline says (512-bit vectors on an AVX2
     CPU took pairs of registers: strict-order decode matvecs ran up to 1.9x
     slower; and spelling out another option of the pipeline gave `reassoc`
     sums of 16 lanes instead of the default's 8, other bits)."""
-    import mx.jit_compile
-
-    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: CPU_PERMUTES[cpu])
+    jit_host(CPU_PERMUTES[cpu])
     m = "!matrix.matrix<32x32xf32>"
     source = f"""func.func @add(%a: {m}, %b: {m}) -> {m} {{
   %c = matrix.add %a, %b : {m}

@@ -53,6 +53,7 @@ from mx.testing.target_coverage import (
     WIDENINGS,
     coverage_functions,
 )
+from tests.fixtures import JitHost
 from tests.system_tools import required_tool
 
 LONG = bool(os.environ.get("MX_TARGET_SWEEP"))
@@ -496,16 +497,14 @@ func.func @groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<256xf32>, %o: i
     "cpu", [c for c in CHECKED_CPUS if CPU_PERMUTES[c].byte_shuffle]
 )
 def test_fp4_lookups_are_permutes_for_cpu(
-    cpu: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cpu: str, tmp_path: Path, jit_host: JitHost
 ) -> None:
     """The JIT's f4e2m1fn kernels for a host like `cpu` look codes up with
     permutes and byte shuffles, not lane by lane: a 16-entry table on an
     AVX2 CPU was an insert and an extract per lane (3000 of each in a 32x128
     kernel, 40 s of LLVM); the groups' byte look-ups were one per byte
     until they called the intrinsic."""
-    import mx.jit_compile
-
-    monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: CPU_PERMUTES[cpu])
+    jit_host(CPU_PERMUTES[cpu])
     path = tmp_path / "fp4.ll"
     path.write_text(lower_to_llvm_ir(FP4_MATVEC)[0])
     asm = tmp_path / "fp4.s"
