@@ -28,17 +28,17 @@ CHECKED_CPUS = ("x86-64", "x86-64-v3", "skylake-avx512", "znver4", "sapphirerapi
 bf16/fp16, AVX-512 with BF16 but without FP16 (Zen 4), and with both."""
 
 CPU_PERMUTES = {
-    "x86-64": Permutes(4, 0, 128),
-    "x86-64-v3": Permutes(8, 32, 256),
+    "x86-64": Permutes(4, 0, 128, 16),
+    "x86-64-v3": Permutes(8, 32, 256, 16),
     "skylake-avx512": Permutes(16, 64, 512),
     "znver4": Permutes(16, 64, 512),
     "sapphirerapids": Permutes(16, 64, 512),
 }
 """What the JIT compiles for on a host with each CPU of `CHECKED_CPUS`
 (`permutes_of` its features): AVX2's `vpermps` picks from 8 f32 lanes, its
-`vpshufb` takes 32 bytes, its vectors are 256 bits; AVX-512's 16 lanes, 64
-bytes with AVX-512BW, 512 bits; the baseline's SSE2 has no byte shuffle
-with F16C."""
+`vpshufb` takes 32 bytes, its vectors are 256 bits, 16 of them; AVX-512's
+16 lanes, 64 bytes with AVX-512BW, 512 bits, 32 registers; the baseline's
+SSE2 has no byte shuffle with F16C, and 16 registers."""
 
 INTEGERS = ("i8", "i16", "i32", "i64")
 FLOATS = ("f16", "bf16", "f32", "f64")

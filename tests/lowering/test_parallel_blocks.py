@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import f32, f64
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from mx.lowering.matrix_to_affine.blocked import (
-    PANEL_COLUMNS,
+    PANEL_SHAPES,
     PARALLEL_BLOCKS,
     Blocking,
     Gemm,
@@ -32,11 +32,15 @@ ZEN4 = Caches(32 * 1024, 1024 * 1024, 32 * 1024 * 1024)
 _EXAMPLES = int(os.environ.get("MX_PARALLEL_BLOCKS_EXAMPLES", "200"))
 
 
-def _sizes(rows: int, cols: int, depth: int, wide: bool, caches: Caches) -> _Sizes:
-    t, lanes = (f64, 8) if wide else (f32, 16)
+def _sizes(
+    rows: int, cols: int, depth: int, wide: bool, caches: Caches, registers: int = 32
+) -> _Sizes:
+    """The sizes on an AVX-512 target (32 registers) or an AVX2 one (16)."""
+    lanes = (16 if registers == 32 else 8) // (2 if wide else 1)
+    t = f64 if wide else f32
     g = Gemm(rows, cols, depth, None, None, None, None, t, None, lanes, None)  # type: ignore[arg-type]
     blocking = Blocking(caches.l1_bytes, caches.l2_bytes, caches.l3_bytes, 0, 1)
-    return _Sizes.of(g, blocking, parallel=True)
+    return _Sizes.of(g, blocking, parallel=True, registers=registers)
 
 
 def _bounds(split: _Split) -> list[tuple[int, int]]:
@@ -88,14 +92,15 @@ def _twelve_fits(row_panels: int, col_panels: int) -> bool:
     caches=st.sampled_from(
         [ZEN4, Caches(48 * 1024, 2 << 20, 32 << 20), Caches(4096, 65536, 1 << 20)]
     ),
+    registers=st.sampled_from(sorted(PANEL_SHAPES)),
 )
 def test_blocks_on_threads_are_even(
-    shape: tuple[int, int, int], wide: bool, caches: Caches
+    shape: tuple[int, int, int], wide: bool, caches: Caches, registers: int
 ) -> None:
     rows, cols, depth = shape
-    s = _sizes(rows, cols, depth, wide, caches)
+    s = _sizes(rows, cols, depth, wide, caches, registers)
     row_panels, col_panels = s.row_split.panels, s.column_split.panels
-    assert row_panels == -(-rows // s.mr) and col_panels == -(-cols // PANEL_COLUMNS)
+    assert row_panels == -(-rows // s.mr) and col_panels == -(-cols // s.nr)
     units = s.row_blocks * s.column_blocks
     if _twelve_fits(row_panels, col_panels):
         assert units % PARALLEL_BLOCKS == 0, s
@@ -105,9 +110,10 @@ def test_blocks_on_threads_are_even(
         if units % threads:
             continue
         shares = _shares(s, threads)
-        # Each thread's blocks differ from another's by a panel each at most.
+        # Each thread's blocks differ from another's by a panel of rows and
+        # one of columns at most: r x c tiles against (r - 1) x (c - 1).
         per_thread = units // threads
-        slack = per_thread * max(s.row_split.size, s.column_split.size)
+        slack = per_thread * (s.row_split.size + s.column_split.size - 1)
         assert max(shares) - min(shares) <= slack, (threads, shares, s)
 
 

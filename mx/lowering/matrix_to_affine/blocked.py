@@ -15,7 +15,7 @@ and D): a panel of A stays in L1 and the panels of B stream past it.
               micro-kernel: MR x NR sums held in MR/lanes x NR vector
               registers, k over the block: per k, MR/lanes contiguous vector
               loads of Ap, NR broadcasts of Bp, (MR/lanes)·NR multiply-adds
-              (MR = one vector: each broadcast feeds one multiply)
+              (MR and NR fit the target's registers: `PANEL_SHAPES`)
 
 Every access of the micro-kernel is sequential (the packing makes it so),
 which is what the hardware prefetchers follow; the partial sums it loads
@@ -68,6 +68,7 @@ from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering import build
 from mx.lowering.matrix_to_affine.buffers import element_bytes, heap_buffer
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
+from mx.lowering.matrix_to_affine.permutes import target_permutes
 from mx.lowering.matrix_to_affine.products import dot
 from mx.lowering.matrix_to_affine.vectors import (
     for_each_segment,
@@ -79,18 +80,25 @@ from mx.lowering.matrix_to_affine.vectors import (
 )
 from mx.passes.outline_parallel_loops import mark_parallel, mark_parallel_block
 
-PANEL_VECTORS = 1
-"""Machine vectors per panel of rows of A (MR = PANEL_VECTORS * lanes)."""
+PANEL_SHAPES = {32: (1, 16), 16: (2, 6)}
+"""The micro-kernel's panels by the target's vector registers: (vectors of
+rows of A per panel (MR = vectors * lanes), columns of B per panel (NR)).
 
-PANEL_COLUMNS = 16
-"""Columns per panel of B (NR): 1 x 16 = 16 accumulator registers of the 32
-of AVX-512. Per k, one vector load of Ap and 16 broadcasts of Bp, each
-feeding a single multiply: x86 folds such a broadcast into the multiply's
-memory operand ({1to16}), where a broadcast held in a register for several
-multiplies is an instruction of its own. On Zen 4 that instruction takes an
-FP pipe's cycle that the separate multiplies and adds (no `contract`)
-already fill: a 4 x 6 tile (6 broadcasts per 24 multiply-adds) ran its
-kernel at 0.8x the speed of this one, f32 1024^3 1.2x slower."""
+- 32 registers (AVX-512): 1 x 16 = 16 accumulators. Per k, one vector load
+  of Ap and 16 broadcasts of Bp, each feeding a single multiply: x86 folds
+  such a broadcast into the multiply's memory operand ({1to16}), where a
+  broadcast held in a register for several multiplies is an instruction of
+  its own. On Zen 4 that instruction takes an FP pipe's cycle that the
+  separate multiplies and adds (no `contract`) already fill: a 4 x 6 tile (6
+  broadcasts per 24 multiply-adds) ran its kernel at 0.8x the speed of this
+  one, f32 1024^3 1.2x slower.
+- 16 registers (AVX2, SSE): 2 x 6 = 12 accumulators, 2 vectors of Ap and a
+  broadcast (no memory broadcasts there), and one product. 16 accumulators
+  took every register: LLVM spilled three of them and moved the others
+  around each k. On a Zen 1, f32 1024^3 on one thread took 141 ms with
+  1 x 16 and 96 ms with 2 x 6 (1 x 8: 113, 3 x 4: 97), with `contract`
+  127 and 72 ms (3 x 4: 64-68; OpenBLAS 58-61 ms); f64 309 and 193 ms, with
+  `contract` 190 and 135 (OpenBLAS 121)."""
 
 PARALLEL_BLOCKS = 12
 """A cache-blocked product run on threads splits D into a multiple of this
@@ -267,10 +275,10 @@ def blocked_gemm(
     s = _Sizes.of(g, blocking, parallel)
     scratch = [
         MatrixType(s.mr, s.kc, g.element_type),
-        MatrixType(PANEL_COLUMNS, s.nc * s.kc, g.element_type),
+        MatrixType(s.nr, s.nc * s.kc, g.element_type),
     ]
     if s.depth_blocks > 1 and s.row_blocks > 1:
-        scratch.append(MatrixType(s.mr, s.mc * s.nc * PANEL_COLUMNS, g.element_type))
+        scratch.append(MatrixType(s.mr, s.mc * s.nc * s.nr, g.element_type))
 
     def kernel_of(buffers: Sequence[SSAValue]) -> "_MicroKernel":
         d_packed = buffers[2] if len(buffers) > 2 else None
@@ -329,7 +337,7 @@ def _block(
                 s.column_split,
                 jb,
                 s.full_cols,
-                lambda m, jr: kernel.emit(m, kb, ib, ir, jb, jr, rows, PANEL_COLUMNS),
+                lambda m, jr: kernel.emit(m, kb, ib, ir, jb, jr, rows, s.nr),
             )
             if s.rest_cols:
                 _when(
@@ -392,7 +400,9 @@ class _Sizes:
     """Panels and blocks of one product (module docs)."""
 
     mr: int
-    """Rows per panel of A: PANEL_VECTORS vectors."""
+    """Rows per panel of A (`PANEL_SHAPES`)."""
+    nr: int
+    """Columns per panel of B (`PANEL_SHAPES`)."""
     kc: int
     """Depth per block."""
     nc: int
@@ -418,9 +428,14 @@ class _Sizes:
         return self.column_split.blocks
 
     @staticmethod
-    def of(g: Gemm, blocking: Blocking, parallel: bool = False) -> "_Sizes":
+    def of(
+        g: Gemm, blocking: Blocking, parallel: bool = False, registers: int = 0
+    ) -> "_Sizes":
+        """The sizes for a target of `registers` vector registers (0: the
+        target being compiled for)."""
         size = element_bytes(g.element_type)
-        mr, nr = PANEL_VECTORS * g.lanes, PANEL_COLUMNS
+        vectors, nr = PANEL_SHAPES[registers or target_permutes().vector_registers]
+        mr = vectors * g.lanes
         full_rows, rest_rows = divmod(g.rows, mr)
         full_cols, rest_cols = divmod(g.cols, nr)
         row_panels, col_panels = _ceil(g.rows, mr), _ceil(g.cols, nr)
@@ -464,6 +479,7 @@ class _Sizes:
             mc, nc = _ceil(row_panels, row_blocks), _ceil(col_panels, column_blocks)
         return _Sizes(
             mr,
+            nr,
             kc,
             nc,
             mc,
@@ -571,7 +587,7 @@ class _MicroKernel:
             for n in range(count)
         ]
         row_at = [_apply(f, _d(0) * s.mr + lane, [ir]) for lane, _ in vectors]
-        col_at = [_apply(f, _d(0) * PANEL_COLUMNS + j, [jr]) for j in range(cols)]
+        col_at = [_apply(f, _d(0) * s.nr + j, [jr]) for j in range(cols)]
         # The panel's first row in Bp.
         b_base = _apply(f, (_d(0) - s.column_split.start(_d(1))) * s.kc, [jr, jb])
         targets = [
@@ -597,7 +613,7 @@ class _MicroKernel:
                     + _d(1)
                     - s.column_split.start(_d(3))
                 )
-                * PANEL_COLUMNS,
+                * s.nr,
                 [ir, jr, ib, jb],
             )
             partial_sums = [
@@ -688,13 +704,9 @@ class _MicroKernel:
         Issued before this call's k loop, they arrive while it runs;
         unfetched, they stalled each call's start (~5 % of f32 1024^3)."""
         s = self.s
-        last = (
-            self.g.cols - 1
-            if self.d_packed is None
-            else s.mc * s.nc * PANEL_COLUMNS - 1
-        )
+        last = self.g.cols - 1 if self.d_packed is None else s.mc * s.nc * s.nr - 1
         for buffer, (c, row) in partial_sums:
-            column = _min(f, _d(0) + PANEL_COLUMNS, last, [c])
+            column = _min(f, _d(0) + s.nr, last, [c])
             f.builder.insert(PrefetchOp(buffer, [column, row], is_write=True))
 
 
@@ -788,7 +800,7 @@ def _pack_rhs(
             k = _apply(h, _d(0) * s.kc + _d(1), [kb, kk])
             at = _apply(h, _d(0) + _d(1), [base, kk])
             for j in range(cols):
-                c = _apply(h, _d(0) * PANEL_COLUMNS + j, [jr])
+                c = _apply(h, _d(0) * s.nr + j, [jr])
                 h.store_buffer(g.widen(h, h.element(g.rhs, k, c)), packed, j, at)
             return []
 
@@ -796,12 +808,12 @@ def _pack_rhs(
             k = _apply(h, _d(0) * s.kc + _d(1), [kb, kk])
             at = _apply(h, _d(0) + _d(1), [base, kk])
             for j in range(0, cols, g.lanes):
-                c = _apply(h, _d(0) * PANEL_COLUMNS + j, [jr])
+                c = _apply(h, _d(0) * s.nr + j, [jr])
                 block = g.widen(h, read_block(h, g.rhs, k, c, g.lanes, False))
                 h.builder.insert(vector.StoreOp(block, packed, [at, h.index(j)]))
             return []
 
-        full = cols == PANEL_COLUMNS and PANEL_COLUMNS % g.lanes == 0
+        full = cols == s.nr and s.nr % g.lanes == 0
         if full and g.rhs_along_columns:
             _depth_loop(f, s, g.depth, kb, [], row_in_vectors)
         elif full and g.rhs_along_rows:
@@ -823,7 +835,7 @@ def _pack_rhs(
         s.column_split,
         jb,
         s.full_cols,
-        lambda f, jr: panel(f, jr, PANEL_COLUMNS),
+        lambda f, jr: panel(f, jr, s.nr),
     )
     if s.rest_cols:
         _when(
@@ -851,7 +863,7 @@ def _pack_rhs_tiles(
 
     def tile_rows(h: Emitter, q: SSAValue, _: object) -> list[SSAValue]:
         k = _apply(h, _d(0) * s.kc + _d(1) * lanes, [kb, q])
-        for j0 in range(0, PANEL_COLUMNS, lanes):
+        for j0 in range(0, s.nr, lanes):
             lines = [
                 g.widen(
                     h,
@@ -859,7 +871,7 @@ def _pack_rhs_tiles(
                         h,
                         g.rhs,
                         k,
-                        _apply(h, _d(0) * PANEL_COLUMNS + j0 + j, [jr]),
+                        _apply(h, _d(0) * s.nr + j0 + j, [jr]),
                         lanes,
                         True,
                     ),

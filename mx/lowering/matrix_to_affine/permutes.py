@@ -17,8 +17,9 @@ codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
   (`llvm.x86.avx2.pshuf.b` and its 128- and 512-bit forms) where the target
   has it, and F16C's conversions for the f16s.
 
-And the width of its vector registers: the JIT lowers with vectors at most
-that wide, whatever `vector-bits` says. With
+And its vector registers: the JIT lowers with vectors at most as wide,
+whatever `vector-bits` says, and sizes the cache-blocked products' kernel
+for as many as it has (`blocked.py`'s `PANEL_SHAPES`). With
 `vector-bits=512` on an AVX2 host each 16-lane vector took a pair of
 registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x slower
 (f16 weights 588 against 308 ps a weight, FP8 787 against 652) and LLVM
@@ -26,8 +27,8 @@ compiled longer (examples/fp8_weights_matvec.mlir 2.0 against 1.4 s).
 
 Under `mx-opt` the target is an AVX-512 one (Sapphire Rapids:
 `DEFAULT_PERMUTES`), as for the caches (`caches.py`), with no byte shuffle
-intrinsics (its LLVM IR is for any target LLVM has) and no cap on
-`vector-bits`; the JIT compiles for the host (`for_target_permutes`).
+intrinsics (its LLVM IR is for any target LLVM has), 32 vector registers
+and no cap on `vector-bits`; the JIT compiles for the host (`for_target_permutes`).
 """
 
 from collections.abc import Generator
@@ -55,6 +56,11 @@ class Permutes:
     """Bits of the target's widest vector registers, which caps
     `convert-matrix-to-affine`'s `vector-bits` (LLVM splits wider vectors
     into pairs of registers); 0: no cap, the option decides (`mx-opt`)."""
+
+    vector_registers: int = 32
+    """How many vector registers the target has: 32 with AVX-512, 16
+    otherwise; the cache-blocked products' micro-kernel keeps its sums in
+    them (`blocked.py`'s `PANEL_SHAPES`)."""
 
 
 DEFAULT_PERMUTES = Permutes(16)
@@ -94,4 +100,4 @@ def permutes_of(features: str) -> Permutes:
             byte_shuffle = 64
         elif "+avx2" in enabled:
             byte_shuffle = 32
-    return Permutes(lanes, byte_shuffle, 32 * lanes)
+    return Permutes(lanes, byte_shuffle, 32 * lanes, 32 if lanes == 16 else 16)
