@@ -1,32 +1,56 @@
 /* The core's peak f32 multiply-add rate, for bench/gemm.py's fraction of peak:
-   16 independent 16-lane chains (more than the FMA latency times the pipes),
-   with one fused multiply-add per step, and with a separate multiply and add
-   (mx's products without `contract`). Built with -ffp-contract=off. */
-#include <immintrin.h>
+   CHAINS independent chains of the target's widest f32 vector (enough to
+   cover the FMA latency times the pipes, few enough to stay in registers:
+   16 of AVX-512's 32 registers, 12 of AVX2's or SSE's 16), with one fused
+   multiply-add per step, and with a separate multiply and add (mx's products
+   without `contract`). Built with -ffp-contract=off and -march=native:
+   `peak_flops_per_step` says what one step computes on this target. */
 #include <stdint.h>
-/* n iterations of 16 independent 16-lane f32 chains: acc = fma(acc, m, a). */
-float peak_fma_f32(int64_t n) {
-  __m512 acc[16];
-  __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
-  for (int i = 0; i < 16; i++) acc[i] = _mm512_set1_ps((float)i);
-  for (int64_t k = 0; k < n; k++)
-    for (int i = 0; i < 16; i++) acc[i] = _mm512_fmadd_ps(acc[i], m, a);
-  __m512 s = acc[0];
-  for (int i = 1; i < 16; i++) s = _mm512_add_ps(s, acc[i]);
-  return _mm512_reduce_add_ps(s);
+#if defined(__AVX512F__)
+#define LANES 16
+#define CHAINS 16
+#elif defined(__AVX__)
+#define LANES 8
+#define CHAINS 12
+#else
+#define LANES 4
+#define CHAINS 12
+#endif
+typedef float vf __attribute__((vector_size(4 * LANES)));
+
+static float total(const vf *acc) {
+  vf s = acc[0];
+  for (int i = 1; i < CHAINS; i++) s += acc[i];
+  float t = 0;
+  for (int l = 0; l < LANES; l++) t += s[l];
+  return t;
 }
+
+/* f32 operations of one step of either kernel (a multiply-add is two). */
+int64_t peak_flops_per_step(void) { return 2 * LANES * CHAINS; }
+
+/* n steps of acc = fma(acc, m, a) on every chain. */
+float peak_fma_f32(int64_t n) {
+  vf acc[CHAINS];
+  vf m = (vf){} + 0.999999f, a = (vf){} + 1e-7f;
+  for (int i = 0; i < CHAINS; i++) acc[i] = (vf){} + (float)i;
+  for (int64_t k = 0; k < n; k++)
+    for (int i = 0; i < CHAINS; i++)
+      for (int l = 0; l < LANES; l++)
+        acc[i][l] = __builtin_fmaf(acc[i][l], m[l], a[l]);
+  return total(acc);
+}
+
 /* the same with a separate multiply and add per step (mx's default rounding):
-   acc += x * m, x opaque to the compiler each iteration so the multiplies stay */
+   acc += x * m, m opaque to the compiler each step so the multiplies stay */
 float peak_muladd_f32(int64_t n) {
-  __m512 acc[16];
-  __m512 x[16], m = _mm512_set1_ps(0.999999f);
-  for (int i = 0; i < 16; i++)
-    acc[i] = _mm512_set1_ps((float)i), x[i] = _mm512_set1_ps(1e-7f * (float)i);
+  vf acc[CHAINS], x[CHAINS];
+  vf m = (vf){} + 0.999999f;
+  for (int i = 0; i < CHAINS; i++)
+    acc[i] = (vf){} + (float)i, x[i] = (vf){} + 1e-7f * (float)i;
   for (int64_t k = 0; k < n; k++) {
-    __asm__ volatile("" : "+v"(m));
-    for (int i = 0; i < 16; i++) acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(x[i], m));
+    __asm__ volatile("" : "+x"(m));
+    for (int i = 0; i < CHAINS; i++) acc[i] += x[i] * m;
   }
-  __m512 s = acc[0];
-  for (int i = 1; i < 16; i++) s = _mm512_add_ps(s, acc[i]);
-  return _mm512_reduce_add_ps(s);
+  return total(acc);
 }

@@ -270,6 +270,11 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "'convert-matrix-to-affine' must be one of 0, 16, 32, 64 (got '8')\n",
         ),
         (
+            "convert-matrix-to-affine{vector-registers=7}",
+            "<pipeline>:1:26: error: option 'vector-registers' of pass "
+            "'convert-matrix-to-affine' must be one of 0, 16, 32 (got '7')\n",
+        ),
+        (
             "convert-matrix-to-affine{layout=row_major}",
             "<pipeline>:1:26: error: option 'layout' of pass "
             "'convert-matrix-to-affine' must be one of column-major, row-major "

@@ -186,6 +186,7 @@ def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
 
 
 VECTOR_BITS = (0, 64, 128, 256, 512, 1024, 2048)
+VECTOR_REGISTERS = (0, 16, 32)
 """The values of `vector-bits`: 0 (scalar loop nests only) or a vector
 register width."""
 
@@ -201,6 +202,12 @@ class ConvertMatrixToAffinePass(ModulePass):
     nests, copies and products of f16/bf16/f32/f64/i8..i64 matrices work on
     vectors of that many bits (0: scalar loop nests only). The JIT lowers
     with at most the host's (256 on an AVX2 CPU: `permutes.py`)."""
+
+    vector_registers: int = 0
+    """How many vector registers the target has (16: AVX2, SSE, NEON; 32:
+    AVX-512); the products' kernels keep their sums in them
+    (`matrix_to_affine/blocked.py`'s `PANEL_SHAPES`). 0: the target's (the
+    host's in the JIT; 32 under mx-opt)."""
 
     l1_bytes: int = 0
     """Bytes of the L1 data cache of one core (0: the target's, see
@@ -249,6 +256,7 @@ class ConvertMatrixToAffinePass(ModulePass):
         "vector_bits": VECTOR_BITS,
         "layout": LAYOUTS,
         "byte_shuffles": BYTE_SHUFFLES,
+        "vector_registers": VECTOR_REGISTERS,
     }
 
     def __post_init__(self) -> None:
@@ -263,6 +271,8 @@ class ConvertMatrixToAffinePass(ModulePass):
         permutes = target_permutes()
         if self.byte_shuffles:
             permutes = replace(permutes, byte_shuffle=self.byte_shuffles)
+        if self.vector_registers:
+            permutes = replace(permutes, vector_registers=self.vector_registers)
         vector_bits = self.vector_bits
         if permutes.vector_bits:
             vector_bits = min(vector_bits, permutes.vector_bits)
