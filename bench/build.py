@@ -2,7 +2,8 @@
 
 Generated sources go to bench/kernels/ (committed, so they can be read without running
 anything); objects, the `.ll` files mx emits, the harness and libbench.so go to a build folder.
-mx's kernels are lowered one file each with `mx-opt -p mx-lower-to-llvm -t llvm`; a kernel whose
+mx's kernels are lowered one file each with `mx-opt -p mx-lower-to-llvm -t llvm` (with the
+host's vector options: `bench.machine.lowering_for_host`); a kernel whose
 lowering fails is left out and the reason is kept, so the rest still builds.
 """
 
@@ -31,6 +32,7 @@ from bench.kernels import (
     mx_impls,
     symbol,
 )
+from bench.machine import lowering_for_host
 
 BENCH = Path(__file__).resolve().parent
 KERNELS_DIR = BENCH / "kernels"
@@ -123,7 +125,7 @@ def _lower_mx(
     mlir: Path, ll: Path, obj: Path, cc: str, mx_stamp: str, novec_sym: str | None
 ) -> str | None:
     """Lowers and compiles one mx kernel; returns None, or the reason it did not build."""
-    stamp = _stamp([mx_stamp, cc, *COPTS, str(novec_sym)], [mlir])
+    stamp = _stamp([mx_stamp, cc, *COPTS, str(novec_sym), lowering_for_host()], [mlir])
     if _up_to_date(obj, stamp):
         return None
     # a failure is remembered too, until mx or the kernel changes
@@ -147,7 +149,7 @@ def _lower_mx_uncached(
             [
                 *mx_opt(),
                 "-p",
-                "mx-lower-to-llvm",
+                lowering_for_host(),
                 "-t",
                 "llvm",
                 str(mlir),

@@ -8,9 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from bench.build import BENCH
-
-ROOT = BENCH.parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def numpy_env() -> dict[str, str]:
@@ -62,6 +60,18 @@ def cpu_flags() -> set[str]:
         if line.startswith("flags"):
             return set(line.split(":", 1)[1].split())
     return set()
+
+
+def lowering_for_host() -> str:
+    """`mx-lower-to-llvm` with the vector options of this CPU, for LLVM IR that
+    clang compiles with `-march=native`: mx-opt's defaults are an AVX-512
+    target's (512-bit vectors, 32 registers), which an AVX2 CPU runs split
+    into register pairs and spilled."""
+    flags = cpu_flags()
+    if "avx512f" in flags:
+        return "mx-lower-to-llvm"
+    bits = 256 if "avx2" in flags else 128
+    return f"mx-lower-to-llvm{{vector-bits={bits} vector-registers=16}}"
 
 
 def load_average() -> str:

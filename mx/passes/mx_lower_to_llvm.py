@@ -12,6 +12,11 @@ from xdsl.universe import Universe
 from xdsl.utils.arg_spec import ArgSpec, ParameterListType
 from xdsl.utils.exceptions import PassFailedException
 
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    DEFAULT_VECTOR_BITS,
+    VECTOR_BITS,
+    VECTOR_REGISTERS,
+)
 from mx.passes.options import check_option_choices
 from mx.passes.outline_contractions import DEFAULT_MIN_WORK
 
@@ -46,27 +51,6 @@ STRUCTURED_STEPS = PIPELINE[: PIPELINE.index("convert-to-llvm")]
 (`mx.targets.direct_llvm_ir`); the others convert it to the `llvm` dialect."""
 
 
-def steps(
-    remarks: bool = False, outline_min_work: int = DEFAULT_MIN_WORK
-) -> list[ArgSpec]:
-    """The passes `mx-lower-to-llvm` runs, with their options: `PIPELINE`,
-    outline-contractions with `min-work=outline_min_work`; with `remarks`,
-    matrix-fold-transposes reports its transpose counts and
-    matrix-lowering-remarks reports the work of each function just before
-    it is lowered (before outline-contractions moves products out of it)."""
-    specs: list[ArgSpec] = []
-    for name in PIPELINE:
-        if remarks and name == "outline-contractions":
-            specs.append(ArgSpec("matrix-lowering-remarks", {}))
-        options: dict[str, ParameterListType] = {}
-        if remarks and name == "matrix-fold-transposes":
-            options = {"report": (True,)}
-        elif name == "outline-contractions":
-            options = {"min-work": (outline_min_work,)}
-        specs.append(ArgSpec(name, options))
-    return specs
-
-
 @dataclass(frozen=True)
 class MxLowerToLLVMPass(ModulePass):
     """The whole lowering of mx's dialects to llvm, step by step (`steps`)."""
@@ -84,11 +68,22 @@ class MxLowerToLLVMPass(ModulePass):
     `convert-to-llvm` and the `llvm`-dialect printer). The pass itself, with
     no LLVM IR to write, always ends in the `llvm` dialect."""
 
-    option_choices: ClassVar[dict[str, Sequence[object]]] = {"route": ROUTES}
-
     outline_min_work: int = DEFAULT_MIN_WORK
     """outline-contractions' `min-work`: repeated contractions of at least
     this many multiply-adds become calls of one shared kernel (0: never)."""
+
+    vector_bits: int = DEFAULT_VECTOR_BITS
+    """convert-matrix-to-affine's `vector-bits` (the JIT takes at most the
+    host's)."""
+
+    vector_registers: int = 0
+    """convert-matrix-to-affine's `vector-registers` (0: the target's)."""
+
+    option_choices: ClassVar[dict[str, Sequence[object]]] = {
+        "route": ROUTES,
+        "vector_bits": VECTOR_BITS,
+        "vector_registers": VECTOR_REGISTERS,
+    }
 
     def __post_init__(self) -> None:
         check_option_choices(self)
@@ -97,6 +92,31 @@ class MxLowerToLLVMPass(ModulePass):
                 f"outline-min-work must be 0 or more, got {self.outline_min_work}"
             )
 
+    def steps(self) -> list[ArgSpec]:
+        """The passes it runs, with their options: `PIPELINE`,
+        outline-contractions with `min-work=outline_min_work`,
+        convert-matrix-to-affine with the vector options that differ from
+        its defaults; with `remarks`, matrix-fold-transposes reports its
+        transpose counts and matrix-lowering-remarks reports the work of each
+        function just before it is lowered (before outline-contractions
+        moves products out of it)."""
+        specs: list[ArgSpec] = []
+        for name in PIPELINE:
+            if self.remarks and name == "outline-contractions":
+                specs.append(ArgSpec("matrix-lowering-remarks", {}))
+            options: dict[str, ParameterListType] = {}
+            if self.remarks and name == "matrix-fold-transposes":
+                options = {"report": (True,)}
+            elif name == "outline-contractions":
+                options = {"min-work": (self.outline_min_work,)}
+            elif name == "convert-matrix-to-affine":
+                if self.vector_bits != DEFAULT_VECTOR_BITS:
+                    options["vector-bits"] = (self.vector_bits,)
+                if self.vector_registers:
+                    options["vector-registers"] = (self.vector_registers,)
+            specs.append(ArgSpec(name, options))
+        return specs
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.apply_structured(ctx, op)
         self.apply_conversion(ctx, op)
@@ -104,13 +124,13 @@ class MxLowerToLLVMPass(ModulePass):
     def apply_structured(self, ctx: Context, op: ModuleOp) -> None:
         """The steps before `convert-to-llvm`: they leave affine loops and
         standard ops, which `mx.compiler` may translate to LLVM IR directly."""
-        passes = _passes(self.remarks, self.outline_min_work)
+        passes = _passes(self)
         for step in passes[: _conversion_start(passes)]:
             step.apply(ctx, op)
 
     def apply_conversion(self, ctx: Context, op: ModuleOp) -> None:
         """`convert-to-llvm` and the steps after it."""
-        passes = _passes(self.remarks, self.outline_min_work)
+        passes = _passes(self)
         for step in passes[_conversion_start(passes) :]:
             step.apply(ctx, op)
 
@@ -120,12 +140,12 @@ def _conversion_start(passes: tuple[ModulePass, ...]) -> int:
 
 
 @cache
-def _passes(remarks: bool, outline_min_work: int) -> tuple[ModulePass, ...]:
-    """The passes of `steps(remarks, outline_min_work)`, looked up and built once per process
-    (the registry scans the installed packages' entry points)."""
+def _passes(composite: MxLowerToLLVMPass) -> tuple[ModulePass, ...]:
+    """The passes of `composite.steps()`, looked up and built once per
+    process (the registry scans the installed packages' entry points)."""
     registry = Universe.get_multiverse().all_passes
     passes: list[ModulePass] = []
-    for spec in steps(remarks, outline_min_work):
+    for spec in composite.steps():
         if spec.name not in registry:
             raise PassFailedException(
                 f"mx-lower-to-llvm: pass '{spec.name}' is not registered"

@@ -233,7 +233,7 @@ def expand_composites(
     the way to LLVM IR (`llvm_ir`), a last `mx-lower-to-llvm` is returned
     too, for its route to finish at the output (`mx.compiler`): on the
     `direct` route its steps stop before `convert-to-llvm`."""
-    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass, steps
+    from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 
     expanded: list[ArgSpec] = []
     for index, spec in enumerate(specs):
@@ -241,7 +241,7 @@ def expand_composites(
             expanded.append(spec)
             continue
         composite = MxLowerToLLVMPass.from_pass_spec(spec)
-        composite_steps = steps(composite.remarks, composite.outline_min_work)
+        composite_steps = composite.steps()
         if llvm_ir and index == len(specs) - 1:
             if composite.route == "direct":
                 names = [step.name for step in composite_steps]

@@ -270,6 +270,11 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "'convert-matrix-to-affine' must be one of 0, 16, 32, 64 (got '8')\n",
         ),
         (
+            "mx-lower-to-llvm{vector-registers=8}",
+            "<pipeline>:1:18: error: option 'vector-registers' of pass "
+            "'mx-lower-to-llvm' must be one of 0, 16, 32 (got '8')\n",
+        ),
+        (
             "convert-matrix-to-affine{vector-registers=7}",
             "<pipeline>:1:26: error: option 'vector-registers' of pass "
             "'convert-matrix-to-affine' must be one of 0, 16, 32 (got '7')\n",
@@ -338,6 +343,39 @@ def test_valid_pass_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
         "matrix-fold-transposes{report=false}",
     ):
         assert run(capsys, path, "-p", pipeline).status == 0, pipeline
+
+
+MATMUL = """
+func.func @f(%a: !matrix.matrix<40x40xf32>, %b: !matrix.matrix<40x40xf32>) -> !matrix.matrix<40x40xf32> {
+  %p = matrix.matmul %a, %b : !matrix.matrix<40x40xf32>, !matrix.matrix<40x40xf32> -> !matrix.matrix<40x40xf32>
+  func.return %p : !matrix.matrix<40x40xf32>
+}
+"""
+
+
+def test_lower_to_llvm_passes_its_vector_options_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`mx-lower-to-llvm{vector-bits=256 vector-registers=16}` (the LLVM IR of
+    an AVX2 target) is its steps with those options on
+    convert-matrix-to-affine, and differs from the default."""
+    path = write(tmp_path, MATMUL)
+    steps = (
+        "matrix-fold-transposes,matrix-fuse-contractions,canonicalize,"
+        "outline-contractions,"
+        "convert-matrix-to-affine{vector-bits=256 vector-registers=16},"
+        "convert-arbfp-to-arith,canonicalize,cse,outline-parallel-loops,"
+        "convert-to-llvm,cse"
+    )
+    avx2 = run(
+        capsys, path, "-p", "mx-lower-to-llvm{vector-bits=256 vector-registers=16}"
+    )
+    spelled_out = run(capsys, path, "-p", steps)
+    default = run(capsys, path, "-p", "mx-lower-to-llvm")
+    assert avx2.status == spelled_out.status == default.status == 0
+    assert avx2.out == spelled_out.out
+    assert "vector<8xf32>" in avx2.out and "vector<16xf32>" not in avx2.out
+    assert "vector<16xf32>" in default.out
 
 
 @pytest.mark.parametrize(

@@ -186,6 +186,7 @@ def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
 
 
 VECTOR_BITS = (0, 64, 128, 256, 512, 1024, 2048)
+DEFAULT_VECTOR_BITS = 512
 VECTOR_REGISTERS = (0, 16, 32)
 """The values of `vector-bits`: 0 (scalar loop nests only) or a vector
 register width."""
@@ -197,7 +198,7 @@ class ConvertMatrixToAffinePass(ModulePass):
 
     name = "convert-matrix-to-affine"
 
-    vector_bits: int = 512
+    vector_bits: int = DEFAULT_VECTOR_BITS
     """Bits of the target's vector registers (512: AVX-512); elementwise
     nests, copies and products of f16/bf16/f32/f64/i8..i64 matrices work on
     vectors of that many bits (0: scalar loop nests only). The JIT lowers
