@@ -28,11 +28,8 @@ code (a thread waits for a core): the load average is printed before and after.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
-import shutil
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -41,10 +38,9 @@ from typing import Any
 import numpy as np
 
 import mx
+from bench.machine import peak_gflops
 from bench.threads import blas_threads, calls_taking, gemm
 
-BENCH = Path(__file__).resolve().parent
-PEAK_SOURCE = BENCH / "kernels" / "peak_fma.c"
 LEAST_SECONDS = 0.02
 """Each timed run repeats the call for at least this long."""
 SETTLE_SECONDS = 0.3
@@ -52,46 +48,6 @@ SETTLE_SECONDS = 0.3
 ~0.1-0.2 s after a call (its THREAD_TIMEOUT), and mx's second thread started
 meanwhile shares a core with one of them (measured on 2 cores: a 1024² f32
 GEMM on 2 threads right after NumPy's takes 22 ms, 0.3 s later 11.5 ms)."""
-
-
-def peak_gflops() -> tuple[float, float] | None:
-    """The f32 GFLOP/s of one core with fused and with separate multiply-adds
-    (None without clang-16)."""
-    clang = shutil.which(os.environ.get("MX_BENCH_CLANG", "clang-16"))
-    if clang is None:
-        return None
-    out = BENCH.parent / "build" / "bench-gemm"
-    out.mkdir(parents=True, exist_ok=True)
-    lib_path = out / "peak_fma.so"
-    subprocess.run(
-        [
-            clang,
-            "-O2",
-            "-march=native",
-            "-ffp-contract=off",
-            "-shared",
-            "-fPIC",
-            str(PEAK_SOURCE),
-            "-o",
-            str(lib_path),
-        ],
-        check=True,
-    )
-    lib = ctypes.CDLL(str(lib_path))
-    lib.peak_flops_per_step.restype = ctypes.c_int64
-    flops_per_step = int(lib.peak_flops_per_step())
-    rates: list[float] = []
-    for name in ("peak_fma_f32", "peak_muladd_f32"):
-        f = getattr(lib, name)
-        f.restype, f.argtypes = ctypes.c_float, [ctypes.c_int64]
-        steps = 5_000_000
-        best = float("inf")
-        for _ in range(5):
-            start = time.thread_time()
-            f(steps)
-            best = min(best, time.thread_time() - start)
-        rates.append(flops_per_step * steps / best / 1e9)
-    return rates[0], rates[1]
 
 
 Run = tuple[Callable[[], object], Callable[[], float], Callable[[], Any]]

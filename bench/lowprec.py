@@ -438,7 +438,8 @@ def _row(c: Case, t: dict[str, float], peak_flops: float) -> str:
         f"| {_ns(t['mx contract']) if 'mx contract' in t else '–'} "
         f"| {ratio('mx', strict_peer)} | {ratio('mx contract', fast_peer)} "
         f"| **{best_mx / peers[best_peer]:.2f}×** ({PEER_LABELS[best_peer]}) "
-        f"| {c.flops / best_mx:.1f} | {c.flops / best_mx * 1e9 / peak_flops:.0%} |"
+        f"| {c.flops / best_mx:.1f} | "
+        + (f"{c.flops / best_mx * 1e9 / peak_flops:.0%} |" if peak_flops else "– |")
     )
 
 
@@ -449,11 +450,12 @@ def _ns(v: float) -> str:
 def measure(out: Path, quick: bool = False) -> str:
     """Runs every case; writes `lowprec.md` into `out` and returns it."""
     from bench.blas_peer import cpu_name, load_average
-    from bench.large import peak
+    from bench.machine import peak_gflops
 
     load = load_average()
-    fmas, _ = peak()
-    peak_flops = fmas * 16 * 2  # f32 lanes: the arithmetic of every row runs in f32
+    peak = peak_gflops()
+    # f32's: the arithmetic of every row runs in f32 (0: no clang-16 to measure it)
+    peak_flops = 0.0 if peak is None else peak[0] * 1e9
     rows: list[str] = []
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as name:

@@ -4,8 +4,11 @@ and the benchmark modules it runs)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,3 +83,43 @@ def load_average() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "?"
+
+
+def peak_gflops() -> tuple[float, float] | None:
+    """The f32 GFLOP/s of one core with fused and with separate multiply-adds
+    (None without clang-16)."""
+    clang = shutil.which(os.environ.get("MX_BENCH_CLANG", "clang-16"))
+    if clang is None:
+        return None
+    out = ROOT / "build" / "bench-peak"
+    out.mkdir(parents=True, exist_ok=True)
+    lib_path = out / "peak_fma.so"
+    subprocess.run(
+        [
+            clang,
+            "-O2",
+            "-march=native",
+            "-ffp-contract=off",
+            "-shared",
+            "-fPIC",
+            str(ROOT / "bench" / "kernels" / "peak_fma.c"),
+            "-o",
+            str(lib_path),
+        ],
+        check=True,
+    )
+    lib = ctypes.CDLL(str(lib_path))
+    lib.peak_flops_per_step.restype = ctypes.c_int64
+    flops_per_step = int(lib.peak_flops_per_step())
+    rates: list[float] = []
+    for name in ("peak_fma_f32", "peak_muladd_f32"):
+        f = getattr(lib, name)
+        f.restype, f.argtypes = ctypes.c_float, [ctypes.c_int64]
+        steps = 5_000_000
+        best = float("inf")
+        for _ in range(5):
+            start = time.thread_time()
+            f(steps)
+            best = min(best, time.thread_time() - start)
+        rates.append(flops_per_step * steps / best / 1e9)
+    return rates[0], rates[1]

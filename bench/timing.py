@@ -1,7 +1,15 @@
-"""Per-op timing of a Python callable, shared by the NumPy peers and the JIT column."""
+"""Per-op timing of a Python callable, shared by the NumPy peers and the JIT column.
+
+The clock is the calling thread's CPU time, so mx's calls run on that thread
+alone (`mx.num_threads(1)`): a product mx splits over threads would count only
+the calling thread's share (bench/run.py's large products on 2 cores read up to
+1.7x the core's peak before). Multithreaded runs take wall time
+(bench/threads.py, bench/gemm.py)."""
 
 import time
 from collections.abc import Callable
+
+import mx
 
 
 def _iterations(fn: Callable[[], object], min_ms: float) -> int:
@@ -29,12 +37,13 @@ def time_interleaved(
 ) -> dict[str, list[float]]:
     """`time_per_op` of several callables, their reps interleaved (a, b, c, a,
     b, c, ...) so that a drift of the shared machine's speed hits them alike."""
-    iters = {name: _iterations(fn, min_ms) for name, fn in fns.items()}
-    out: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(reps):
-        for name, fn in fns.items():
-            t0 = time.thread_time_ns()
-            for _ in range(iters[name]):
-                fn()
-            out[name].append((time.thread_time_ns() - t0) / (iters[name] * ops))
+    with mx.num_threads(1):
+        iters = {name: _iterations(fn, min_ms) for name, fn in fns.items()}
+        out: dict[str, list[float]] = {name: [] for name in fns}
+        for _ in range(reps):
+            for name, fn in fns.items():
+                t0 = time.thread_time_ns()
+                for _ in range(iters[name]):
+                    fn()
+                out[name].append((time.thread_time_ns() - t0) / (iters[name] * ops))
     return out

@@ -10,6 +10,8 @@ set), where its absence fails.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -35,6 +37,7 @@ from bench.kernels import (
     mx_impls,
     symbol,
 )
+from mx.testing.target_coverage import CHECKED_CPUS
 from tests.system_tools import required_tool
 from tests.tool_server import client, running
 
@@ -216,3 +219,21 @@ def test_references_can_fail() -> None:
     a = rng.uniform(-1, 1, (64, 16, 16)).astype(np.float32)
     b = rng.uniform(-1, 1, (64, 16, 16)).astype(np.float32)
     assert not np.array_equal(_ordered_matmul(a, b), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("cpu", CHECKED_CPUS)
+def test_bench_c_sources_compile_for_every_cpu(cpu: str) -> None:
+    """The benchmarks' C (kernels, harness, the peak loop) builds for each x86
+    CPU mx targets, not only for the developer's: the peak loop was written
+    with AVX-512 intrinsics and stopped bench.gemm and bench/run.py on an AVX2
+    CPU."""
+    clang = required_tool(CLANG)
+    sources = [*sorted((BENCH / "kernels").glob("*.c")), BENCH / "harness.c"]
+    for source in sources:
+        command = [clang, "-O2", f"-march={cpu}", "-fenable-matrix", "-c"]
+        result = subprocess.run(
+            [*command, str(source), "-o", os.devnull],
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0, (source.name, result.stderr)
