@@ -12,7 +12,6 @@ MX_BLOCKED_EXAMPLES=N runs N examples instead of the CI sample.
 
 import os
 import re
-import subprocess
 from dataclasses import replace
 from typing import Any
 
@@ -30,7 +29,7 @@ from mx.lowering.matrix_to_affine.blocked import PANEL_SHAPES
 from mx.testing.target_coverage import CPU_PERMUTES
 from tests.fixtures import JitHost
 from tests.reference.element_types import ELEMENT_DTYPES
-from tests.system_tools import required_tool
+from tests.system_tools import blocks_with, llc_assembly, vector_spills
 
 DTYPES: dict[str, Any] = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
 SMALL_CACHES = "l1-bytes=2048 l2-bytes=16384 l3-bytes=8192 blocked-min-bytes=0"
@@ -354,15 +353,8 @@ def test_kernel_broadcasts_fold_into_the_multiplies(
     FP pipe's cycle on Zen 4 (blocked.py's PANEL_SHAPES). The IR is the
     JIT's on a host with that CPU."""
     jit_host(CPU_PERMUTES[cpu])
-    llc = required_tool("llc-16")
     llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
-    assembly = subprocess.run(
-        [llc, "-O3", f"-mcpu={cpu}", "-o", "-"],
-        input=llvm_ir,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    assembly = llc_assembly(llvm_ir, cpu)
     folded = re.findall(rf"vmulp[sd]\s+\S*\{{1to{lanes}\}}, %zmm", assembly)
     # Three functions, each with the kernel on full panels (16 columns).
     assert len(folded) >= 3 * 16, assembly.count("vbroadcasts")
@@ -380,23 +372,13 @@ def test_avx2_kernels_keep_their_sums_in_registers(
     (blocked.py's PANEL_SHAPES, products.py's `accumulator_registers`). The
     IR is the JIT's on an AVX2 host."""
     jit_host(CPU_PERMUTES["x86-64-v3"])
-    llc = required_tool("llc-16")
     text = _module(t, n, n, n, "") + "// AVX2 host\n"
     llvm_ir, _, _ = lower_to_llvm_ir(text, DEFAULT_PIPELINE)
-    assembly = subprocess.run(
-        [llc, "-O3", "-mcpu=x86-64-v3", "-o", "-"],
-        input=llvm_ir,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    blocks = re.split(r"\n\.?LBB\S*:", assembly)
-    kernels = [b for b in blocks if len(re.findall(r"\bvmulp[sd]\b", b)) >= 8]
+    kernels = blocks_with(llc_assembly(llvm_ir, "x86-64-v3"), r"\bvmulp[sd]\b", 8)
     # Three functions, each with its kernel's k loop.
     assert len(kernels) >= 3, len(kernels)
     for kernel in kernels:
-        spills = [x for x in kernel.splitlines() if "(%rsp)" in x and "mm" in x]
-        assert not spills, kernel
+        assert not vector_spills(kernel), kernel
 
 
 _EXAMPLES = int(os.environ.get("MX_BLOCKED_EXAMPLES", "5"))

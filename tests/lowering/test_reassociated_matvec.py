@@ -15,8 +15,6 @@ kernel."""
 
 import itertools
 import os
-import re
-import subprocess
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,7 +41,7 @@ from mx.testing.target_coverage import CPU_PERMUTES
 from tests.fixtures import JitHost
 from tests.pipelines import THREADED, lowering_with
 from tests.reference.bits import same_bits
-from tests.system_tools import required_tool
+from tests.system_tools import blocks_with, llc_assembly, vector_spills
 
 Array = npt.NDArray[Any]
 
@@ -398,23 +396,14 @@ def test_avx2_group_kernel_spills_no_vector(jit_host: JitHost) -> None:
     vectors in registers: with 4 rows at a time LLVM spilled about a vector
     per multiply-add (`_rows_at_once`)."""
     jit_host(CPU_PERMUTES["x86-64-v3"])
-    llc = required_tool("llc-16")
     case = Case(64, 1024, "f4e2m1fn", "mx", "fast", False, "index", 0)
     llvm_ir, _, _ = lower_to_llvm_ir(source(case) + "// AVX2 host\n")
-    assembly = subprocess.run(
-        [llc, "-O3", "-mcpu=x86-64-v3", "-o", "-"],
-        input=llvm_ir,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    blocks = re.split(r"\n\.?LBB\S*:", assembly)
+    assembly = llc_assembly(llvm_ir, "x86-64-v3")
     # The group loop: 8 decoded vectors times x's.
-    loops = [b for b in blocks if len(re.findall(r"\bvfmadd\w+ps\b", b)) >= 8]
+    loops = blocks_with(assembly, r"\bvfmadd\w+ps\b", 8)
     assert loops, assembly
     for loop in loops:
-        spills = [x for x in loop.splitlines() if "(%rsp)" in x and "mm" in x]
-        assert not spills, loop
+        assert not vector_spills(loop), loop
 
 
 def _generated(count: int) -> list[Case]:
