@@ -207,8 +207,8 @@ class ConvertMatrixToAffinePass(ModulePass):
     vector_registers: int = 0
     """How many vector registers the target has (16: AVX2, SSE, NEON; 32:
     AVX-512); the products' kernels keep their sums in them
-    (`matrix_to_affine/blocked.py`'s `PANEL_SHAPES`). 0: the target's (the
-    host's in the JIT; 32 under mx-opt)."""
+    (`matrix_to_affine/permutes.py`'s `Permutes.vector_registers`). 0: the
+    target's (the host's in the JIT; 32 under mx-opt)."""
 
     l1_bytes: int = 0
     """Bytes of the L1 data cache of one core (0: the target's, see

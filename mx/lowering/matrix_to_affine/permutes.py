@@ -59,8 +59,10 @@ class Permutes:
 
     vector_registers: int = 32
     """How many vector registers the target has: 32 with AVX-512, 16
-    otherwise; the cache-blocked products' micro-kernel keeps its sums in
-    them (`blocked.py`'s `PANEL_SHAPES`)."""
+    otherwise. The products' kernels keep their sums in them: the
+    cache-blocked micro-kernel (`blocked.py`'s `PANEL_SHAPES`), the
+    register-blocked one (`products.py`'s `accumulator_registers`) and the
+    reassociated FP4 matvec (`reassociated_matvec.py`'s `_rows_at_once`)."""
 
 
 DEFAULT_PERMUTES = Permutes(16)
