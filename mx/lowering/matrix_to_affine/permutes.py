@@ -60,9 +60,8 @@ class Permutes:
     vector_registers: int = 32
     """How many vector registers the target has: 32 with AVX-512, 16
     otherwise. The products' kernels keep their sums in them: the
-    cache-blocked micro-kernel (`blocked.py`'s `PANEL_SHAPES`), the
-    register-blocked one (`products.py`'s `accumulator_registers`) and the
-    reassociated FP4 matvec (`reassociated_matvec.py`'s `_rows_at_once`)."""
+    cache-blocked micro-kernel (`blocked.py`'s `PANEL_SHAPES`) and the
+    register-blocked one (`products.py`'s `accumulator_registers`)."""
 
 
 DEFAULT_PERMUTES = Permutes(16)
