@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import time
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,16 +66,24 @@ def cpu_flags() -> set[str]:
     return set()
 
 
+@cache
 def lowering_for_host() -> str:
-    """`mx-lower-to-llvm` with the vector options of this CPU, for LLVM IR that
-    clang compiles with `-march=native`: mx-opt's defaults are an AVX-512
-    target's (512-bit vectors, 32 registers), which an AVX2 CPU runs split
-    into register pairs and spilled."""
-    flags = cpu_flags()
-    if "avx512f" in flags:
+    """`mx-lower-to-llvm` with the vector options the JIT takes on this CPU
+    (`host_permutes`), for LLVM IR that clang compiles with `-march=native`:
+    mx-opt's defaults are an AVX-512 target's (512-bit vectors, 32
+    registers), which an AVX2 CPU runs split into register pairs and
+    spilled."""
+    from mx.jit_machine_code import host_permutes
+    from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+        DEFAULT_VECTOR_BITS,
+    )
+    from mx.lowering.matrix_to_affine.permutes import DEFAULT_PERMUTES
+
+    host = host_permutes()
+    bits, registers = host.vector_bits, host.vector_registers
+    if (bits, registers) == (DEFAULT_VECTOR_BITS, DEFAULT_PERMUTES.vector_registers):
         return "mx-lower-to-llvm"
-    bits = 256 if "avx2" in flags else 128
-    return f"mx-lower-to-llvm{{vector-bits={bits} vector-registers=16}}"
+    return f"mx-lower-to-llvm{{vector-bits={bits} vector-registers={registers}}}"
 
 
 def load_average() -> str:
@@ -85,9 +94,11 @@ def load_average() -> str:
         return "?"
 
 
+@cache
 def peak_gflops() -> tuple[float, float] | None:
     """The f32 GFLOP/s of one core with fused and with separate multiply-adds
-    (None without clang-16)."""
+    (None without clang-16); measured once per process (bench/run.py's large
+    and low-precision tables both report it)."""
     clang = shutil.which(os.environ.get("MX_BENCH_CLANG", "clang-16"))
     if clang is None:
         return None

@@ -54,7 +54,7 @@ from mx.testing.target_coverage import (
     coverage_functions,
 )
 from tests.fixtures import JitHost
-from tests.system_tools import required_tool
+from tests.system_tools import llc_assembly, required_tool
 
 LONG = bool(os.environ.get("MX_TARGET_SWEEP"))
 ABORTS = Path(__file__).parents[1] / "llvm_aborts"
@@ -496,21 +496,14 @@ func.func @groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<256xf32>, %o: i
 @pytest.mark.parametrize(
     "cpu", [c for c in CHECKED_CPUS if CPU_PERMUTES[c].byte_shuffle]
 )
-def test_fp4_lookups_are_permutes_for_cpu(
-    cpu: str, tmp_path: Path, jit_host: JitHost
-) -> None:
+def test_fp4_lookups_are_permutes_for_cpu(cpu: str, jit_host: JitHost) -> None:
     """The JIT's f4e2m1fn kernels for a host like `cpu` look codes up with
     permutes and byte shuffles, not lane by lane: a 16-entry table on an
     AVX2 CPU was an insert and an extract per lane (3000 of each in a 32x128
     kernel, 40 s of LLVM); the groups' byte look-ups were one per byte
     until they called the intrinsic."""
     jit_host(CPU_PERMUTES[cpu])
-    path = tmp_path / "fp4.ll"
-    path.write_text(lower_to_llvm_ir(FP4_MATVEC)[0])
-    asm = tmp_path / "fp4.s"
-    llc = required_tool("llc-16")
-    subprocess.run([llc, "-O3", f"-mcpu={cpu}", "-o", str(asm), str(path)], check=True)
-    mv, groups = asm.read_text().split("\ngroups:")
+    mv, groups = llc_assembly(lower_to_llvm_ir(FP4_MATVEC)[0], cpu).split("\ngroups:")
     assert "vperm" in mv
     assert not re.search(r"\b(v?insertps|v?pextrd|v?pinsrd)\b", mv)
     assert "vpshufb" in groups

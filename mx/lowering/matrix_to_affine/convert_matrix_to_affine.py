@@ -186,10 +186,14 @@ def _erase_fused(module: ModuleOp, state: LoweringState) -> None:
 
 
 VECTOR_BITS = (0, 64, 128, 256, 512, 1024, 2048)
-DEFAULT_VECTOR_BITS = 512
-VECTOR_REGISTERS = (0, 16, 32)
 """The values of `vector-bits`: 0 (scalar loop nests only) or a vector
 register width."""
+
+DEFAULT_VECTOR_BITS = 512
+"""`vector-bits` unless an option says otherwise: AVX-512's."""
+
+VECTOR_REGISTERS = (0, 16, 32)
+"""The values of `vector-registers`: 0 (the target's) or a register count."""
 
 
 @dataclass(frozen=True)

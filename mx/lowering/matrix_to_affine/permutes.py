@@ -18,8 +18,8 @@ codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
   has it, and F16C's conversions for the f16s.
 
 And its vector registers: the JIT lowers with vectors at most as wide,
-whatever `vector-bits` says, and sizes the cache-blocked products' kernel
-for as many as it has (`blocked.py`'s `PANEL_SHAPES`). With
+whatever `vector-bits` says, and sizes the products' kernels for as many
+as it has (`Permutes.vector_registers`). With
 `vector-bits=512` on an AVX2 host each 16-lane vector took a pair of
 registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x slower
 (f16 weights 588 against 308 ps a weight, FP8 787 against 652) and LLVM
