@@ -15,7 +15,7 @@ kernel."""
 
 import itertools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import ml_dtypes
@@ -27,7 +27,7 @@ from xdsl.parser import Parser
 import mx
 from mx.frontend import mx_context
 from mx.interpreters import run_function
-from mx.jit import compile_module
+from mx.jit import compile_module, lower_to_llvm_ir
 from mx.jit_compile import compile_text
 from mx.jit_machine_code import host_permutes
 from mx.jit_runtime import DEFAULT_PIPELINE
@@ -37,9 +37,11 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_REASSOCIATED,
 )
 from mx.lowering.matrix_to_affine.permutes import Permutes
+from mx.testing.target_coverage import CPU_PERMUTES
 from tests.fixtures import JitHost
 from tests.pipelines import THREADED, lowering_with
 from tests.reference.bits import same_bits
+from tests.system_tools import blocks_with, llc_assembly, vector_spills
 
 Array = npt.NDArray[Any]
 
@@ -373,6 +375,32 @@ def test_group_look_ups_of_other_targets(
         Case(3, 128, "f4e2m1fn", "const-strict", "fast", True, "literal", 0),
     ):
         check(case, case.rows * case.cols, vector_bits, cached=False)
+
+
+@pytest.mark.parametrize("registers", [16, 32])
+def test_group_rows_at_once_for_each_register_file(
+    registers: int, jit_host: JitHost
+) -> None:
+    """Packed f4e2m1fn groups one row at a time (16 vector registers) and
+    `ROWS` rows at a time (32), whatever the host's: 7 rows, not a multiple
+    of 4, in a layer loop, on 1 and 2 threads."""
+    jit_host(replace(host_permutes(), vector_registers=registers))
+    case = Case(7, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2)
+    check(case, registers, cached=False)
+
+
+def test_avx2_group_kernel_spills_no_vector(jit_host: JitHost) -> None:
+    """On an AVX2 host (16 vector registers) the MXFP4 group loop keeps its
+    vectors in registers: with 4 rows at a time LLVM spilled about a vector
+    per multiply-add (`_rows_at_once`)."""
+    jit_host(CPU_PERMUTES["x86-64-v3"])
+    case = Case(64, 1024, "f4e2m1fn", "mx", "fast", False, "index", 0)
+    llvm_ir, _, _ = lower_to_llvm_ir(source(case) + "// AVX2 host\n")
+    # The group loop: 8 decoded vectors times x's.
+    loops = blocks_with(llc_assembly(llvm_ir, "x86-64-v3"), r"\bvfmadd\w+ps\b", 8)
+    assert loops
+    for loop in loops:
+        assert not vector_spills(loop), loop
 
 
 def _generated(count: int) -> list[Case]:

@@ -501,10 +501,11 @@ def test_fp4_lookups_are_permutes_for_cpu(cpu: str, jit_host: JitHost) -> None:
     permutes and byte shuffles, not lane by lane: a 16-entry table on an
     AVX2 CPU was an insert and an extract per lane (3000 of each in a 32x128
     kernel, 40 s of LLVM); the groups' byte look-ups were one per byte
-    until they called the intrinsic."""
+    until they called the intrinsic (64 inserts or extracts a step of a row;
+    one row's two block scales of a step may be gathered so)."""
     jit_host(CPU_PERMUTES[cpu])
     mv, groups = llc_assembly(lower_to_llvm_ir(FP4_MATVEC)[0], cpu).split("\ngroups:")
     assert "vperm" in mv
     assert not re.search(r"\b(v?insertps|v?pextrd|v?pinsrd)\b", mv)
     assert "vpshufb" in groups
-    assert not re.search(r"\b(v?pextrb|v?pinsrb)\b", groups)
+    assert len(re.findall(r"\b(v?pextrb|v?pinsrb)\b", groups)) <= 2

@@ -7,6 +7,7 @@ The strict kernel (decoded_matvec.py) must sum each y(r) in k order, so it
 puts rows in vector lanes and transposes row-major codes in registers. Under
 `reassoc` any order is allowed, and this kernel sums as a hand-written C loop
 does: each row has a vector of partial sums over K. `ROWS` rows at a time
+(`_rows_at_once`)
 share every load of x:
 
 - A chunk of 2·w columns of a row (w lanes: the machine's f32 vector, or
@@ -94,7 +95,8 @@ from mx.lowering.matrix_to_affine.vectors import (
 from mx.semantics.arbfp import FloatFormat
 
 ROWS = 4
-"""Rows summed at once: each load of x serves this many rows."""
+"""Rows summed at once: each load of x serves this many rows (but see
+`_rows_at_once`)."""
 
 STEP_COLUMNS = 64
 """Columns of each row per loop iteration when there are no block scales
@@ -117,6 +119,18 @@ FLOAT_ROWS = 1
 at a time. On Zen 4, f16 weights streamed from DRAM took 67 ps a weight one
 row at a time, 119 two and 99–116 four rows at a time (the decoded FP4/FP8
 kernels are compute-bound and gain from sharing x among `ROWS` rows)."""
+
+
+def _rows_at_once(grouped: bool) -> int:
+    """`ROWS`, but one row where the kernel takes packed f4e2m1fn in groups
+    on a target of 16 vector registers: a group's 8 vectors of x, the
+    look-up's table and masks and the rows' sums outnumber them. With 4
+    rows LLVM spilled about a vector per multiply-add, and on a Zen 1
+    MXFP4 4096 x 4096 (cold, one thread) took 269 ps a weight (2 rows: 265)
+    against 227 with one. FP8 chunks keep 4 (208 ps against 263 with one)."""
+    if grouped and target_permutes().vector_registers < 32:
+        return 1
+    return ROWS
 
 
 def match_reassociated(
@@ -654,7 +668,7 @@ def _reassociated_matvec(
     # the chunks after the loops (no block scales: a block is one step)
     chunks = steps * step // chunk + (0 if scaled else (cols - grouped) % step // chunk)
     vectorized = grouped + chunks * chunk
-    group = min(ROWS, rows)
+    group = min(_rows_at_once(grouped > 0), rows)
     vt = VectorType(f32, [width])
     zero = e.index(0)
     x, y, bias = _buffers(e, op, f32, allocate)
