@@ -154,12 +154,13 @@ def _call_and_store(
     values: Sequence[str],
     results: Sequence[Operand],
     result_addresses: Sequence[str],
+    attributes: str = "",
 ) -> None:
     """Call `callee` with `values` (the matrix results' pointers included)
     and store its non-matrix results at their addresses."""
     return_type, param_types = signature
     args = ", ".join(f"{t} {v}" for t, v in zip(param_types, values, strict=True))
-    call = f"call {return_type} {callee}({args})"
+    call = f"call {return_type} {callee}({args}){attributes}"
     scalars = [
         (r, a)
         for r, a in zip(results, result_addresses, strict=True)
@@ -788,11 +789,13 @@ def batch_entry(
     params: Sequence[Operand],
     results: Sequence[Operand],
     parallel_min_count: int = 0,
+    inline: bool = True,
 ) -> str:
     """The METH_FASTCALL batch loop `name` (see the module docs). A batch of
     at least `parallel_min_count` calls (0: never) runs on `mx`'s threads
     (`mx.runtime.parallel_for`): each thread a contiguous chunk of the
-    calls, the same calls a single thread makes."""
+    calls, the same calls a single thread makes. Without `inline`, the loop
+    calls `callee` (`noinline`) instead of letting LLVM inline it."""
     w = _Writer()
     operands = [*params, *results]
     n = len(operands)
@@ -817,7 +820,7 @@ def batch_entry(
     w.raw("  ret ptr %done")
     w.raw("}")
     entry = "\n".join(w.lines)
-    loop = _batch_body(body, callee, signature, params, results)
+    loop = _batch_body(body, callee, signature, params, results, inline)
     if parallel_min_count <= 0:
         return entry + "\n\n" + loop
     return "\n\n".join([entry, loop, parallel_for(trampoline, body, ["ptr", "ptr"])])
@@ -829,9 +832,11 @@ def _batch_body(
     signature: tuple[str, Sequence[str]],
     params: Sequence[Operand],
     results: Sequence[Operand],
+    inline: bool,
 ) -> str:
     """`void name(i64 lo, i64 hi, ptr bases, ptr strides)`: calls lo..hi-1
-    of the batch, operand k of call i at `bases[k] + i * strides[k]`."""
+    of the batch, operand k of call i at `bases[k] + i * strides[k]`
+    (`noinline` calls without `inline`)."""
     w = _Writer()
     operands = [*params, *results]
     # noinline: optimized once, not again inside each of its two callers
@@ -868,7 +873,15 @@ def _batch_body(
     matrix_outs = [
         a for r, a in zip(results, addresses, strict=True) if r.kind == "matrix"
     ]
-    _call_and_store(w, callee, signature, [*values, *matrix_outs], results, addresses)
+    _call_and_store(
+        w,
+        callee,
+        signature,
+        [*values, *matrix_outs],
+        results,
+        addresses,
+        "" if inline else " noinline",
+    )
     w.raw("  %next = add i64 %i, 1")
     w.raw("  %more = icmp slt i64 %next, %hi")
     w.raw("  br i1 %more, label %loop, label %exit")

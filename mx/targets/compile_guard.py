@@ -72,6 +72,22 @@ def functions(llvm_ir: str) -> tuple[str, list[Function]]:
     return "\n".join(rest), found
 
 
+def reachable_code(llvm_ir: str, symbol: str) -> list[str]:
+    """The definitions of `symbol` (without its `@`) and of every function
+    of `llvm_ir` it calls, directly or not: the code LLVM may inline where
+    `symbol` is called."""
+    definitions = {f.name: f.definition for f in functions(llvm_ir)[1]}
+    seen: dict[str, str] = {}
+    todo = [symbol]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in definitions:
+            continue
+        seen[name] = definitions[name]
+        todo += _NAME.findall(definitions[name].split("\n", 1)[1])
+    return list(seen.values())
+
+
 def _module(rest: str, all_functions: Sequence[Function], kept: set[str]) -> str:
     return "\n".join(
         [rest]

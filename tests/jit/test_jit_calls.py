@@ -155,6 +155,38 @@ def test_batches_match_a_loop_of_single_calls_bit_for_bit(
             np.testing.assert_array_equal(got[index], single, err_msg=str(index))
 
 
+LONG_VECTOR_SCALE = """
+func.func @scale(%x: vector<2048xf32>, %s: f32) -> vector<2048xf32> {
+  %b = vector.broadcast %s : f32 to vector<2048xf32>
+  %y = arith.mulf %x, %b : vector<2048xf32>
+  func.return %y : vector<2048xf32>
+}"""
+
+
+def _batch_calls(module_ir: str, name: str) -> list[str]:
+    """The calls of function `name` in its batch loop in a compiled module."""
+    loop = module_ir.split(f"@_mx_batch_{name}.body(i64 %lo", 1)[1]
+    body = loop.split("\n}", 1)[0]
+    return [line for line in body.splitlines() if f"@_mx_fn_{name}(" in line]
+
+
+def test_batch_loops_inline_small_kernels_only(rng: np.random.Generator) -> None:
+    """The batch loop lets LLVM inline a small kernel (a call costs as much as
+    a 4x4 `a@b+c`), not one holding long vectors (inlined into the loop, a
+    4-layer 4096 x 4096 decode took LLVM 10 s instead of 1); either way a
+    batch is the loop of single calls."""
+    small = compile_module(MMA)
+    (call,) = _batch_calls(small.llvm_ir, "mma")
+    assert "noinline" not in call
+    long = compile_module(LONG_VECTOR_SCALE)
+    (call,) = _batch_calls(long.llvm_ir, "scale")
+    assert call.endswith(" noinline")
+    x = _f32(rng, 3, 2048)
+    got = long.scale(x, np.float32(0.5))
+    for i in range(3):
+        np.testing.assert_array_equal(got[i], long.scale(x[i], np.float32(0.5)))
+
+
 def test_batches_of_scalars_and_matrices_with_several_results(
     rng: np.random.Generator,
 ) -> None:
