@@ -9,7 +9,8 @@ parse+print against each step of mx-opt's lowering, and a pyinstrument profile o
 lowering (DIR/compile_profile.txt); and the cold in-process JIT of a 4×4 kernel. With
 `--growth`, only the processes, at ¼, ½, 1 and 2 times the size; with `--parse`, only
 `mx-opt FILE` (parse, verify, print) against `xdsl-opt FILE`, at ½, 1 and 2 times
-2000 functions (3 MB). Results:
+2000 functions (3 MB); with `--decode`, only the JIT compile of each of bench.decode's
+4-layer 4096×4096 weight matvecs, strict and with `fastmath<fast>`. Results:
 bench/COMPILE_TIME.md.
 """
 
@@ -340,6 +341,25 @@ def jit_cold() -> dict[str, str]:
     }
 
 
+def decode_compiles() -> dict[str, str]:
+    """Wall seconds of `compile_text` (mx's passes, LLVM -O3, loading) of
+    each format's 4-layer decode source of bench.decode (`index` offsets in
+    an `scf.for`), each a text not compiled before."""
+    from bench import decode
+    from mx.jit_compile import compile_text
+
+    times: dict[str, str] = {}
+    for fmt in decode.FORMATS:
+        case = decode.Case(fmt, 4096, 4096)
+        for flags in ("", "fast"):
+            text = decode.source(case, flags) + f"\n// {time.time()}\n"
+            start = time.perf_counter()
+            compile_text(text, "mx-lower-to-llvm")
+            seconds = time.perf_counter() - start
+            times[f"JIT, {fmt.name} decode, {flags or 'strict'}"] = f"{seconds:.2f} s"
+    return times
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--funcs", type=int, help="450 by default, 48 with --chains")
@@ -353,6 +373,9 @@ def main() -> None:
         help="only parse+print against xdsl-opt, at 3 sizes (2000 functions: 3 MB)",
     )
     ap.add_argument(
+        "--decode", action="store_true", help="only the JIT of the decode kernels"
+    )
+    ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results"
     )
     ap.add_argument(
@@ -362,6 +385,10 @@ def main() -> None:
     funcs = args.funcs or (48 if args.chains else 450)
     if args.parse:
         for k, v in parse_growth(args.funcs or 2000).items():
+            print(f"{k}: {v}", flush=True)
+        return
+    if args.decode:
+        for k, v in decode_compiles().items():
             print(f"{k}: {v}", flush=True)
         return
     if args.write:
