@@ -108,6 +108,8 @@ generation 10 s instead of 1 (a 4-layer 4096 x 4096 f16 decode, 121 lines
 with `reassoc`, 1408 without)."""
 
 BATCH_INLINE_LANES = 64
+"""The most lanes of a vector in a function the batch loop lets LLVM inline
+(`BATCH_INLINE_LINES`)."""
 
 
 def _inlined_in_batches(llvm_ir: str, symbol: str) -> bool:

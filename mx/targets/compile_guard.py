@@ -7,7 +7,8 @@ object code back through a pipe: if the child dies, the functions that make
 it die are found by compiling halves of the module (the others declared
 only), and a `CompileError` names them and the CPU. `functions` and
 `failing_functions` split a module's text by function for that search (the
-test of every CPU uses them too).
+test of every CPU uses them too); `reachable_code`, the functions a call may
+bring in, is the JIT's measure of what its batch loop lets LLVM inline.
 
 A fork costs the copy-on-write of the parent's pages touched while the child
 runs (the compilation itself is done once), so the JIT uses the child only
