@@ -98,7 +98,7 @@ from mx.lowering.matrix_to_affine.blocked import (
     _if,
     _step,
     line_start,
-    line_steps,
+    steps_in_lines,
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, buffer_of
 from mx.lowering.matrix_to_affine.fusion import is_splat_constant
@@ -922,11 +922,6 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
     return lines
 
 
-def _below(e: Emitter, a: int, b: SSAValue) -> SSAValue:
-    """a < b (an i1)."""
-    return e.emit(arith.CmpiOp(e.index(a), b, "ult"))
-
-
 _T = TypeVar("_T")
 
 
@@ -1161,23 +1156,16 @@ def _row_passes(
             if scaled is not None:  # (no word across two blocks)
                 within = g.emit(arith.RemUIOp(first, g.index(per_word)))
                 first = g.emit(arith.SubiOp(first, within))
-            accs = add_lines(g, starts, 0, accs, lambda h, i: _below(h, i, first))
 
             def lines(
-                h: Emitter, k0: SSAValue, carried: Sequence[SSAValue]
+                h: Emitter,
+                k0: Index,
+                carried: Sequence[SSAValue],
+                keep: Callable[[Emitter, int], SSAValue] | None,
             ) -> list[SSAValue]:
-                return add_lines(h, starts, k0, list(carried))
+                return add_lines(h, starts, k0, list(carried), keep)
 
-            stepped, done = line_steps(g, first, m.cols, line, accs, lines)
-            accs = list(stepped)
-            last_line = m.cols - line
-            accs = add_lines(
-                g,
-                starts,
-                last_line,
-                accs,
-                lambda h, i: h.emit(arith.CmpiOp(h.index(last_line + i), done, "uge")),
-            )
+            accs = list(steps_in_lines(g, first, m.cols, line, accs, lines))
         else:
             full, last = divmod(m.cols, chunk)
             accs = list(g.loop(0, full, accs, chunks)) if full else accs

@@ -63,27 +63,39 @@ func.func @matvec_rows(%w: memref<?xf32>, %x: vector<10xf32>) -> vector<9xf32> {
 
 // A row-major matrix of rows longer than a cache line (16 f32 columns): the
 // steps read a whole line of each row (one load of 16) from the first column
-// at a line's start, found from the memref's address; before it, a step of
-// columns 0..15 adds only those below that column (selects); the line steps
-// are an scf.for (their start is no affine symbol); the last 16 columns add
-// only those past the last line step. Each sum stays in k order.
+// at a line's start, found from the memref's address. One scf.for (their
+// start is no affine symbol) runs the steps: its first adds columns 0..15
+// below that column only, its last the last 16 columns past the last whole
+// step only (both in one masked body: selects), the others whole lines (no
+// selects). Each sum stays in k order.
 // CHECK-LABEL: func.func @matvec_row_lines
 // CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%{{.*}}) : (memref<?xf32>) -> index
 // CHECK: %[[FIRST:.*]] = arith.divui
-// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
-// CHECK: arith.cmpi ult, %{{.*}}, %[[FIRST]] : index
-// CHECK-COUNT-16: arith.select
 // CHECK: %[[COLUMNS:.*]] = arith.subi %{{.*}}, %[[FIRST]] : index
 // CHECK: %[[STEPS:.*]] = arith.divui %[[COLUMNS]], %{{.*}} : index
-// CHECK: %[[SUMS:.*]] = scf.for %[[S:.*]] = %{{.*}} to %[[STEPS]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>) {
-// CHECK: %[[SKIPPED:.*]] = arith.muli %[[S]], %{{.*}} : index
-// CHECK: arith.addi %[[SKIPPED]], %[[FIRST]] : index
+// CHECK: %[[AFTER:.*]] = arith.addi %[[STEPS]], %{{.*}} : index
+// CHECK: %[[TOTAL:.*]] = arith.addi %[[AFTER]], %{{.*}} : index
+// CHECK: %[[SUMS:.*]] = scf.for %[[S:.*]] = %{{.*}} to %[[TOTAL]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>) {
+// CHECK-NEXT: %[[AT_START:.*]] = arith.cmpi eq, %[[S]], %{{.*}} : index
+// CHECK-NEXT: %[[AT_END:.*]] = arith.cmpi eq, %[[S]], %[[AFTER]] : index
+// CHECK-NEXT: %[[PARTIAL:.*]] = arith.ori %[[AT_START]], %[[AT_END]] : i1
+// CHECK-NEXT: scf.if %[[PARTIAL]] -> (vector<4xf32>) {
+// CHECK-NEXT: arith.select %[[AT_START]]
+// CHECK-NEXT: arith.select %[[AT_START]]
+// CHECK-NEXT: arith.select %[[AT_START]], %[[FIRST]]
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
+// CHECK: arith.cmpi uge
+// CHECK-NEXT: arith.cmpi ult
+// CHECK-COUNT-16: arith.select
+// CHECK: } else {
+// CHECK-NEXT: %[[SKIPPED:.*]] = arith.subi %[[S]], %{{.*}} : index
+// CHECK-NEXT: %[[K:.*]] = arith.muli %[[SKIPPED]], %{{.*}} : index
+// CHECK-NEXT: arith.addi %[[K]], %[[FIRST]] : index
 // CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
 // CHECK-NOT: arith.select
 // CHECK: scf.yield
-// CHECK-COUNT-4: vector.load %{{.*}} : memref<?xf32>, vector<16xf32>
-// CHECK: arith.cmpi uge
-// CHECK-COUNT-16: arith.select
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield
 // CHECK: func.return
 func.func @matvec_row_lines(%w: memref<?xf32>, %x: vector<40xf32>) -> vector<4xf32> {
   %m = matrix.row_major_load %w[0] : memref<?xf32> -> !matrix.matrix<4x40xf32>
@@ -101,12 +113,14 @@ func.func @matvec_row_lines(%w: memref<?xf32>, %x: vector<40xf32>) -> vector<4xf
 // CHECK-NEXT: %[[BYTES:.*]] = arith.muli %[[ROW]], %{{.*}} : index
 // CHECK-NEXT: arith.addi %[[BASE]], %[[BYTES]] : index
 // CHECK: %[[FIRST:.*]] = arith.divui
-// CHECK-COUNT-4: vector.load %0[%{{.*}}, %{{.*}}] : memref<4x40xf32>, vector<16xf32>
-// CHECK: arith.cmpi ult, %{{.*}}, %[[FIRST]] : index
 // CHECK: scf.for
+// CHECK: scf.if
+// CHECK: arith.select %{{.*}}, %[[FIRST]]
+// CHECK-COUNT-4: vector.load %0[%{{.*}}, %{{.*}}] : memref<4x40xf32>, vector<16xf32>
+// CHECK: arith.cmpi uge
+// CHECK: } else {
 // CHECK-COUNT-4: vector.load %0[%{{.*}}, %{{.*}}] : memref<4x40xf32>, vector<16xf32>
 // CHECK: scf.yield
-// CHECK: arith.cmpi uge
 // CHECK: func.return
 func.func @matvec_row_lines_argument(%at: !matrix.matrix<40x4xf32>, %x: vector<40xf32>) -> vector<4xf32> {
   %m = matrix.transpose %at : !matrix.matrix<40x4xf32> -> !matrix.matrix<4x40xf32>

@@ -173,16 +173,19 @@ func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix
 // under the JIT): a whole cache line (64 codes) of each row of the
 // argument's buffer a step, from the first column at a line's start (the
 // buffer's address), the columns before it and after the last line step in
-// masked steps, as for a load's codes.
+// the loop's first and last steps (one masked body), as for a load's codes.
 // CHECK-LABEL: func.func @fp8_row_major_lines_argument(%0: memref<32x128xi8>
 // CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%0) : (memref<32x128xi8>) -> index
 // CHECK: %[[FIRST:.*]] = arith.divui
-// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
-// CHECK: arith.cmpi ult, %{{.*}}, %[[FIRST]] : index
 // CHECK: scf.for
+// CHECK: scf.if
+// CHECK: arith.select %{{.*}}, %[[FIRST]]
+// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
+// CHECK: arith.cmpi uge
+// CHECK-NEXT: arith.cmpi ult
+// CHECK: } else {
 // CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
 // CHECK: scf.yield
-// CHECK: arith.cmpi uge
 // CHECK: func.return
 func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
   %q = matrix.transpose %qt : !matrix.matrix<128x32xi8> -> !matrix.matrix<32x128xi8>
@@ -205,6 +208,8 @@ func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32,
 // CHECK-NEXT: %[[PAST:.*]] = arith.remui %[[LINE]], %{{.*}} : index
 // CHECK-NEXT: %[[FIRST:.*]] = arith.subi %[[LINE]], %[[PAST]] : index
 // CHECK: scf.for
+// CHECK: } else {
+// CHECK-NEXT: arith.subi
 // CHECK-NEXT: arith.muli
 // CHECK-NEXT: %[[K0:.*]] = arith.addi %{{.*}}, %[[FIRST]] : index
 // CHECK-NEXT: %[[INTO:.*]] = arith.remui %[[K0]], %{{.*}} : index
