@@ -14,7 +14,7 @@ for the host CPU (`mx.jit_machine_code`).
 import ctypes
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import TypeVar, cast
@@ -62,6 +62,7 @@ from mx.lowering.matrix_to_affine.permutes import for_target_permutes
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.runtime.parallel_for import missing_declarations
 from mx.runtime.threads import load_runtime, parallel_min_count
+from mx.targets.compile_guard import functions as split_functions
 from mx.targets.compile_guard import reachable_code
 from mx.targets.llvm_ir import LLVMIRWriter, llvm_symbol, module_to_llvm_ir, type_str
 from mx.tools.pipeline import PipelineError, build_passes
@@ -112,9 +113,10 @@ BATCH_INLINE_LANES = 64
 (`BATCH_INLINE_LINES`)."""
 
 
-def _inlined_in_batches(llvm_ir: str, symbol: str) -> bool:
-    """Whether the batch loop lets LLVM inline `symbol` (`BATCH_INLINE_LINES`)."""
-    code = "\n".join(reachable_code(llvm_ir, symbol))
+def _inlined_in_batches(definitions: Mapping[str, str], symbol: str) -> bool:
+    """Whether the batch loop lets LLVM inline `symbol` of a module with
+    these function `definitions` (`BATCH_INLINE_LINES`)."""
+    code = "\n".join(reachable_code(definitions, symbol))
     lanes = [int(n) for n in re.findall(r"<(\d+) x ", code)]
     return (
         code.count("\n") < BATCH_INLINE_LINES
@@ -415,6 +417,8 @@ def _compile(
         for name, entry_name in entry_names.items()
     }
     wrappers: list[str] = []
+    # (split once: each entry's look at it is then linear in what it calls)
+    definitions = {f.name: f.definition for f in split_functions(ir)[1]}
     for name, entry_name in entry_names.items():
         function_type = lowered[entry_name]
         signature = (
@@ -449,7 +453,7 @@ def _compile(
         callee = llvm_symbol(entry_name)
         batch_name = llvm_symbol(f"_mx_batch_{name}")
         min_count = parallel_min_count(_bytes_per_call(params[name], results[name]))
-        inline = _inlined_in_batches(ir, callee.lstrip("@"))
+        inline = _inlined_in_batches(definitions, callee.lstrip("@"))
         wrappers.append(
             batch_entry(
                 batch_name, callee, signature, operands, outs, min_count, inline

@@ -22,7 +22,7 @@ import faulthandler
 import os
 import re
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mx.errors import CompileError
@@ -73,11 +73,11 @@ def functions(llvm_ir: str) -> tuple[str, list[Function]]:
     return "\n".join(rest), found
 
 
-def reachable_code(llvm_ir: str, symbol: str) -> list[str]:
+def reachable_code(definitions: Mapping[str, str], symbol: str) -> list[str]:
     """The definitions of `symbol` (without its `@`) and of every function
-    of `llvm_ir` it calls, directly or not: the code LLVM may inline where
-    `symbol` is called."""
-    definitions = {f.name: f.definition for f in functions(llvm_ir)[1]}
+    it calls, directly or not, among a module's `definitions` (by name, as
+    `functions` splits them): the code LLVM may inline where `symbol` is
+    called."""
     seen: dict[str, str] = {}
     todo = [symbol]
     while todo:

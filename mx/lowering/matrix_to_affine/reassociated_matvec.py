@@ -7,8 +7,7 @@ The strict kernel (decoded_matvec.py) must sum each y(r) in k order, so it
 puts rows in vector lanes and transposes row-major codes in registers. Under
 `reassoc` any order is allowed, and this kernel sums as a hand-written C loop
 does: each row has a vector of partial sums over K. `ROWS` rows at a time
-(`_rows_at_once`)
-share every load of x:
+(`_rows_at_once`) share every load of x:
 
 - A chunk of 2·w columns of a row (w lanes: the machine's f32 vector, or
   fewer where a block is narrower) is read as w bytes (two f4e2m1fn codes a
