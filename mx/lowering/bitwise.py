@@ -12,16 +12,22 @@ vector comparison cannot be built). Choosing between two values is then
 from __future__ import annotations
 
 import itertools
-from typing import Any, cast
+from collections.abc import Callable
+from functools import cache
+from typing import Any, TypeAlias, cast
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     VectorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+
+ConstantValue: TypeAlias = IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr
+"""What an `arith.constant` holds."""
 
 _NSW = arith.IntegerOverflowAttr([arith.IntegerOverflowFlag.NSW])
 
@@ -34,13 +40,28 @@ def integer_width(value: SSAValue) -> int:
     return element.width.data
 
 
+@cache
+def _splat(value: int, width: int, shape: tuple[int, ...]) -> ConstantValue:
+    """The dense integer `value` of `shape` (built once: a dense attribute
+    takes ~0.1 ms to build, and a decode kernel asks for thousands)."""
+    vector = VectorType(IntegerType(width), shape)
+    return DenseIntOrFPElementsAttr.from_list(vector, [value])
+
+
 class BitwiseEmitter:
     """Collects arith ops built on values of one shape (a scalar, or a vector
-    of the shape of `like`), in order; `ops` is what to insert."""
+    of the shape of `like`), in order; `ops` is what to insert. With
+    `constant`, constants are taken from it (a function's constants, built
+    once at its entry) instead of being built among `ops`."""
 
-    def __init__(self, like: Attribute):
+    def __init__(
+        self,
+        like: Attribute,
+        constant: Callable[[ConstantValue], SSAValue] | None = None,
+    ):
         self.shape = like.get_shape() if isinstance(like, VectorType) else None
         self.ops: list[Operation] = []
+        self._constant = constant
         self._constants: dict[tuple[int, int], SSAValue] = {}
 
     def type(self, element: Attribute) -> Any:
@@ -58,13 +79,14 @@ class BitwiseEmitter:
         value = (value + (1 << (width - 1))) % (1 << width) - (1 << (width - 1))
         if (value, width) in self._constants:
             return self._constants[value, width]
-        element = IntegerType(width)
         if self.shape is None:
-            attr: Attribute = IntegerAttr(value, element)
+            attr: ConstantValue = IntegerAttr(value, IntegerType(width))
         else:
-            vector = VectorType(element, self.shape)
-            attr = DenseIntOrFPElementsAttr.from_list(vector, [value])
-        result = self.add(arith.ConstantOp(attr))
+            attr = _splat(value, width, tuple(self.shape))
+        if self._constant is None:
+            result = self.add(arith.ConstantOp(attr))
+        else:
+            result = self._constant(attr)
         self._constants[value, width] = result
         return result
 

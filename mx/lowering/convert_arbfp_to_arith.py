@@ -29,6 +29,7 @@ convert-matrix-to-affine calls them for the scalar conversions in its loops.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -67,7 +68,7 @@ from mx.dialects.arbfp import (
     ScaledConvertToOp,
 )
 from mx.lowering.bf16 import extf_bf16_to_f32
-from mx.lowering.bitwise import BitwiseEmitter, integer_width
+from mx.lowering.bitwise import BitwiseEmitter, ConstantValue, integer_width
 from mx.lowering.dispatch import OpTypeDispatchApplier, erase_dead_ops, rewrite_once
 from mx.semantics.arbfp import (
     FORMATS,
@@ -105,11 +106,15 @@ _F64 = _Binary(f64, 64, 52, 1023)
 
 
 def emit_convert_from(
-    fmt: FloatFormat, bits: SSAValue, float_type: Attribute
+    fmt: FloatFormat,
+    bits: SSAValue,
+    float_type: Attribute,
+    constant: Callable[[ConstantValue], SSAValue] | None = None,
 ) -> tuple[list[Operation], SSAValue]:
     """Ops computing convert_from of `bits` (iN or a vector of iN) into
-    `float_type` (f16/bf16/f32/f64, or a vector of the same shape)."""
-    e = BitwiseEmitter(bits.type)
+    `float_type` (f16/bf16/f32/f64, or a vector of the same shape); their
+    constants from `constant` if given (`BitwiseEmitter`)."""
+    e = BitwiseEmitter(bits.type, constant)
     element = _element(float_type)
     b = next(b for b in (_F16, _BF16, _F32, _F64) if b.type == element)
     if (

@@ -15,7 +15,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 from mx.frontend import mx_context
@@ -452,6 +454,30 @@ def test_the_remark_names_the_emitted_kernel(source: str, kernel: str) -> None:
     with recording() as remarks:
         assert _kernel_ir(source)
     assert [r.kernel for r in remarks] == [kernel], remarks
+
+
+@pytest.mark.parametrize(
+    "case", [BLOCK_SCALED[6], BLOCK_SCALED[9]], ids=["mxfp4", "mxfp8"]
+)
+def test_the_steps_masks_and_shifts_are_built_once(case: tuple[Any, ...]) -> None:
+    """The integer vector constants of the decode steps (masks, shifts,
+    the NaN half) are the function's, each built once in its entry block:
+    built where each step used them, they were a fifth of a row-major
+    kernel's ops, in every loop body."""
+    module = _parse(_mv(_scaled_source(case)))
+    ConvertMatrixToAffinePass().apply(Context(), module)
+    (function,) = [op for op in module.ops if isinstance(op, FuncOp)]
+    constants = [
+        op
+        for op in function.walk()
+        if isinstance(op, arith.ConstantOp)
+        and isinstance(op.value, DenseIntOrFPElementsAttr)
+        and isinstance(op.value.get_element_type(), IntegerType)
+    ]
+    assert len(constants) >= 3
+    assert all(op.parent_block() is function.body.block for op in constants)
+    values = [op.value for op in constants]
+    assert len(set(values)) == len(values)
 
 
 def _decoded(codes: Array, fmt: str) -> Array:

@@ -394,7 +394,7 @@ def _look_up(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAVal
     16 values, or the 8 magnitudes (`_magnitudes_only`)."""
     if cast(VectorType, table.type).get_shape() == (16,):
         return _lanes_of(e, table, codes, lanes)
-    b = BitwiseEmitter(codes.type)
+    b = BitwiseEmitter(codes.type, e.constant)
     sign = _insert(e, b, b.and_(b.shl(codes, 28), -(1 << 31)))
     magnitude = _lanes_of(e, table, _insert(e, b, b.and_(codes, 7)), lanes)
     bits = b.bitcast(magnitude, i32)
@@ -505,7 +505,7 @@ class _Kernel:
         width = cast(VectorType, codes.type).get_shape()[0]
         codes = e.emit(llvm.ZExtOp(codes, VectorType(i32, [width])))
         ops, scale = emit_convert_from(
-            op.scale_float_format, codes, VectorType(f32, [width])
+            op.scale_float_format, codes, VectorType(f32, [width]), e.constant
         )
         for x in ops:
             e.builder.insert(x)
@@ -542,7 +542,7 @@ class _Kernel:
         if w.codes.packed:
             data = w.codes.read(e, r, k, lanes)
             data = e.emit(llvm.ZExtOp(data, VectorType(i32, [lanes])))
-            b = BitwiseEmitter(data.type)
+            b = BitwiseEmitter(data.type, e.constant)
             codes = [b.and_(data, 15), b.shr(data, 4)]
             _insert(e, b, data)
             values = [self.look_up(e, c) for c in codes]
@@ -553,7 +553,7 @@ class _Kernel:
         else:
             data = w.codes.read(e, r, k, 2 * lanes)
             wide = e.emit(llvm.SExtOp(data, VectorType(i16, [2 * lanes])))
-            b = BitwiseEmitter(wide.type)
+            b = BitwiseEmitter(wide.type, e.constant)
             if w.format.keyword == "f8e5m2":
                 placed = b.shl(wide, 8)
                 nan = b.less(0x7C, b.and_(wide, 0x7F))
@@ -571,7 +571,7 @@ class _Kernel:
     def word_element(self, e: Emitter, words: SSAValue, n: int) -> SSAValue:
         """The decoded element n of every 32-bit lane of `words` (before
         the scales)."""
-        b = BitwiseEmitter(words.type)
+        b = BitwiseEmitter(words.type, e.constant)
         if self.weights.fp4:
             shift = self.weights.codes.bits * n
             return self.look_up(e, _insert(e, b, b.and_(b.shr(words, shift), 15)))

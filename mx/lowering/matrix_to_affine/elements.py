@@ -53,6 +53,7 @@ from mx.dialects.matrix import (
     is_float_element,
 )
 from mx.lowering import build
+from mx.lowering.bitwise import ConstantValue
 from mx.lowering.matrix_to_affine.block_scaled import scaled_element
 from mx.lowering.matrix_to_affine.packed import load_packed, store_packed
 
@@ -104,21 +105,30 @@ def _affine_access(
 
 
 @dataclass
-class IndexConstants:
-    """One `arith.constant` of `index` type per value for a whole function, at
-    the start of its entry block (where MLIR's folder materializes constants):
-    the loop nests of a lowering use the same few indices in every body."""
+class FunctionConstants:
+    """One `arith.constant` per value for a whole function, at the start of
+    its entry block (where MLIR's folder materializes constants): the loop
+    nests of a lowering use the same few indices in every body, and the
+    decode kernels the same masks and shifts in every step (built in place,
+    a kernel's constants were a fifth of its ops until CSE)."""
 
     entry: Block
-    known: dict[int, SSAValue] = field(default_factory=dict[int, SSAValue])
+    known: dict[ConstantValue, SSAValue] = field(
+        default_factory=dict[ConstantValue, SSAValue]
+    )
     last: Operation | None = None
     """The constant inserted last: the next goes after it."""
 
     def get(self, value: int) -> SSAValue:
+        """The `index` constant `value`."""
+        return self.of(IntegerAttr(value, IndexType()))
+
+    def of(self, value: ConstantValue) -> SSAValue:
+        """The constant `value` (an integer, float or dense attribute)."""
         found = self.known.get(value)
         if found is not None and cast(Operation, found.owner).parent is self.entry:
             return found
-        op = build.index_constant(value)
+        op = arith.ConstantOp(value)
         if self.last is not None and self.last.parent is self.entry:
             self.entry.insert_op_after(op, self.last)
         elif self.entry.first_op is not None:
@@ -136,13 +146,13 @@ class Emitter:
 
     builder: Builder
     fused: set[Operation]
-    constants: IndexConstants | None = None
-    """The index constants of the function the ops go into (None: each
-    index literal gets a constant where it is used)."""
+    constants: FunctionConstants | None = None
+    """The constants of the function the ops go into (None: each constant
+    is built where it is used)."""
 
     @staticmethod
     def before(
-        op: Operation, fused: set[Operation], constants: IndexConstants | None = None
+        op: Operation, fused: set[Operation], constants: FunctionConstants | None = None
     ) -> "Emitter":
         return Emitter(Builder(InsertPoint.before(op)), fused, constants)
 
@@ -160,6 +170,13 @@ class Emitter:
         if self.constants is not None:
             return self.constants.get(value)
         return self.emit(build.index_constant(value))
+
+    def constant(self, value: ConstantValue) -> SSAValue:
+        """An `arith.constant` of `value`: the function's, if it has one
+        place for its constants."""
+        if self.constants is not None:
+            return self.constants.of(value)
+        return self.emit(arith.ConstantOp(value))
 
     # -- buffers -------------------------------------------------------------
 

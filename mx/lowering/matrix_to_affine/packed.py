@@ -246,7 +246,7 @@ def read_packed_nibbles(
     data = e.emit(vector.LoadOp(op.memref, [at], VectorType(I8, [count])))
     if lane != I8:
         data = e.emit(llvm.ZExtOp(data, VectorType(lane, [count])))
-    b = BitwiseEmitter(data.type)
+    b = BitwiseEmitter(data.type, e.constant)
     nibbles = _insert(e, b, b.and_(data, 15))
     if width > 1:
         high = _insert(e, b, b.shr(data, 4))
@@ -281,7 +281,7 @@ def write_packed_block(
     wide = e.emit(llvm.ZExtOp(block, VectorType(I8, [width])))
     if width == 1:
         old = e.emit(vector.LoadOp(op.memref, [at], VectorType(I8, [1])))
-        b = BitwiseEmitter(old.type)
+        b = BitwiseEmitter(old.type, e.constant)
         data = b.or_(b.and_(old, 0xF0), wide)
     else:
         half = VectorType(I8, [width // 2])
@@ -291,6 +291,6 @@ def write_packed_block(
             )
             for k in (0, 1)
         )
-        b = BitwiseEmitter(half)
+        b = BitwiseEmitter(half, e.constant)
         data = b.or_(even, b.shl(odd, 4))
     e.builder.insert(vector.StoreOp(_insert(e, b, data), op.memref, [at]))

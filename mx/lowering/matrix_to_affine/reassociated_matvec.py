@@ -239,7 +239,7 @@ def _nibble_vectors(
     lanes = kernel.lanes
     count = 4 * lanes
     data = kernel.weights.codes.read(e, r, k, count)
-    b = BitwiseEmitter(data.type)
+    b = BitwiseEmitter(data.type, e.constant)
     nibbles = [b.and_(data, 15), b.shr(data, 4)]
     _insert(e, b, data)
     bytes_type = VectorType(i8, [count])
@@ -619,7 +619,7 @@ def _fp8_decoded(
     count = 2 * width
     data = weights.codes.read(e, r, k, count)
     wide = e.emit(llvm.SExtOp(data, VectorType(i16, [count])))
-    b = BitwiseEmitter(wide.type)
+    b = BitwiseEmitter(wide.type, e.constant)
     if weights.format.keyword == "f8e5m2":
         bits = _insert(e, b, b.shl(wide, 8))
     else:

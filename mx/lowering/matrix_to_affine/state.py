@@ -23,7 +23,7 @@ from mx.lowering.matrix_to_affine.blocked import Blocking
 from mx.lowering.matrix_to_affine.buffers import Allocator, element_bytes
 from mx.lowering.matrix_to_affine.elements import (
     Emitter,
-    IndexConstants,
+    FunctionConstants,
     as_matrix,
     buffer_of,
 )
@@ -66,8 +66,8 @@ class LoweringState:
     indices) and `temporaries` (buffers filled with a copy of a value that
     exists elsewhere) emitted, for `matrix-lowering-remarks`."""
 
-    constants: dict[func.FuncOp, IndexConstants] = field(
-        default_factory=dict[func.FuncOp, IndexConstants]
+    constants: dict[func.FuncOp, FunctionConstants] = field(
+        default_factory=dict[func.FuncOp, FunctionConstants]
     )
     kernels: list[KernelRemark] = field(default_factory=list[KernelRemark])
     """The kernel of each contraction, for `matrix-lowering-remarks`."""
@@ -92,13 +92,13 @@ class LoweringState:
     def emitter(self, op: Operation) -> Emitter:
         return Emitter.before(op, self.plan.fused, self._constants(op))
 
-    def _constants(self, op: Operation) -> IndexConstants | None:
+    def _constants(self, op: Operation) -> FunctionConstants | None:
         function = self.allocator.enclosing_function(op)
         if function is None or (entry := function.body.first_block) is None:
             return None
         constants = self.constants.get(function)
         if constants is None:
-            constants = self.constants[function] = IndexConstants(entry)
+            constants = self.constants[function] = FunctionConstants(entry)
         return constants
 
     def buffer(self, t: MatrixType, at: Operation, owned: bool = True) -> SSAValue:

@@ -11,14 +11,14 @@
 // restored once at the end.
 // CHECK-LABEL: func.func @mxfp4_column_major
 // CHECK-NOT: memref<64x32xf32>
+// CHECK-DAG: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
+// CHECK-DAG: %[[FOUR:.*]] = arith.constant dense<4> : vector<16xi32>
 // CHECK: %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 6.000000e+00, -0.000000e+00, -5.000000e-01, -1.000000e+00, -1.500000e+00, -2.000000e+00, -3.000000e+00, -4.000000e+00, -6.000000e+00]> : vector<16xf32>
 // CHECK: %[[EVEN_S:.*]] = vector.shuffle %[[S:.*]], %[[S]] [0, 2, 4, {{.*}}, 30] : vector<32xf32>, vector<32xf32>
 // CHECK-NEXT: %[[ODD_S:.*]] = vector.shuffle %[[S]], %[[S]] [1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
-// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
 // CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<16xi32>
-// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<16xi32>
 // CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<16xi32>
 // CHECK-NEXT: %[[CODE:.*]] = vector.extract %[[LOW]][0] : i32 from vector<16xi32>
 // CHECK-NEXT: %[[AT:.*]] = arith.index_cast %[[CODE]] : i32 to index
@@ -47,14 +47,14 @@ func.func @mxfp4_column_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64x
 // dequantized weight; each step is one FMA.
 // CHECK-LABEL: func.func @fp8_column_major
 // CHECK-NOT: memref<16x32xf32>
+// CHECK-DAG: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
+// CHECK-DAG: %[[CLEAR:.*]] = arith.constant dense<-16385> : vector<32xi16>
+// CHECK-DAG: %[[NAN:.*]] = arith.constant dense<32256> : vector<32xi16>
 // CHECK: %[[FACTOR:.*]] = arith.constant dense<1.280000e+02> : vector<16xf32>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.sext %[[BYTES]] : vector<32xi8> to vector<32xi16>
-// CHECK-NEXT: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
 // CHECK-NEXT: %[[UP:.*]] = arith.shli %[[WIDE]], %[[SEVEN]] : vector<32xi16>
-// CHECK-NEXT: %[[CLEAR:.*]] = arith.constant dense<-16385> : vector<32xi16>
 // CHECK-NEXT: %[[PLACED:.*]] = arith.andi %[[UP]], %[[CLEAR]] : vector<32xi16>
-// CHECK: %[[NAN:.*]] = arith.constant dense<32256> : vector<32xi16>
 // CHECK: %[[HALFS:.*]] = arith.bitcast %{{.*}} : vector<32xi16> to vector<32xf16>
 // CHECK-NEXT: %[[LO:.*]] = vector.shuffle %[[HALFS]], %[[HALFS]] [0, 1, {{.*}}, 15] : vector<32xf16>, vector<32xf16>
 // CHECK-NEXT: %[[HI:.*]] = vector.shuffle %[[HALFS]], %[[HALFS]] [16, 17, {{.*}}, 31] : vector<32xf16>, vector<32xf16>
@@ -81,6 +81,8 @@ func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf
 // across the chunks (an affine.for carrying them).
 // CHECK-LABEL: func.func @mxfp4_row_major
 // CHECK-NOT: memref<64x32xf32>
+// CHECK-DAG: %[[SHIFT:.*]] = arith.constant dense<4> : vector<16xi32>
+// CHECK-DAG: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
 // CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[ROW0:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: %[[W0:.*]] = vector.bitcast %[[ROW0]] : vector<32xi8> to vector<8xi32>
@@ -88,9 +90,7 @@ func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf
 // CHECK-NEXT: %[[W8:.*]] = vector.bitcast %[[ROW8]] : vector<32xi8> to vector<8xi32>
 // CHECK-NEXT: vector.shuffle %[[W0]], %[[W8]] [0, 1, 2, {{.*}}, 15] : vector<8xi32>, vector<8xi32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 8, 24, 9, 25, 10, 26, 11, 27] : vector<16xi32>, vector<16xi32>
-// CHECK: %[[SHIFT:.*]] = arith.constant dense<4> : vector<16xi32>
-// CHECK-NEXT: %[[NIBBLE:.*]] = arith.shrui %{{.*}}, %[[SHIFT]] : vector<16xi32>
-// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
+// CHECK: %[[NIBBLE:.*]] = arith.shrui %{{.*}}, %[[SHIFT]] : vector<16xi32>
 // CHECK-NEXT: arith.andi %[[NIBBLE]], %[[MASK]] : vector<16xi32>
 // CHECK: math.fma
 // CHECK-NOT: memref<64x32xf32>
@@ -109,13 +109,13 @@ func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32
 // 0x7E00, and the low halves narrowed to f16 lanes are converted.
 // CHECK-LABEL: func.func @mxfp8_row_major
 // CHECK-NOT: memref<32x32xf32>
+// CHECK-DAG: %[[TWENTYFOUR:.*]] = arith.constant dense<24> : vector<16xi32>
+// CHECK-DAG: %[[SEVENTEEN:.*]] = arith.constant dense<17> : vector<16xi32>
+// CHECK-DAG: %[[FIELDS:.*]] = arith.constant dense<49024> : vector<16xi32>
 // CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
-// CHECK: %[[TWENTYFOUR:.*]] = arith.constant dense<24> : vector<16xi32>
-// CHECK-NEXT: %[[TOP:.*]] = arith.shli %{{.*}}, %[[TWENTYFOUR]] : vector<16xi32>
-// CHECK-NEXT: %[[SEVENTEEN:.*]] = arith.constant dense<17> : vector<16xi32>
+// CHECK: %[[TOP:.*]] = arith.shli %{{.*}}, %[[TWENTYFOUR]] : vector<16xi32>
 // CHECK-NEXT: %[[DOWN:.*]] = arith.shrsi %[[TOP]], %[[SEVENTEEN]] : vector<16xi32>
-// CHECK-NEXT: %[[FIELDS:.*]] = arith.constant dense<49024> : vector<16xi32>
 // CHECK-NEXT: arith.andi %[[DOWN]], %[[FIELDS]] : vector<16xi32>
 // CHECK: %[[NARROW:.*]] = llvm.trunc %{{.*}} : vector<16xi32> to vector<16xi16>
 // CHECK-NEXT: %[[HALF:.*]] = arith.bitcast %[[NARROW]] : vector<16xi16> to vector<16xf16>

@@ -98,11 +98,11 @@ func.func @load_i6(%src: memref<?xi8>, %off: index) -> !matrix.matrix<3x3xi6> {
 // i8 scales, read N times each, and the product's one-column x and y).
 // CHECK-LABEL: func.func @mx_matvec
 // CHECK-NOT: memref<64x24xf32>
+// CHECK-DAG: %[[MASK:.*]] = arith.constant dense<15> : vector<8xi32>
+// CHECK-DAG: %[[FOUR:.*]] = arith.constant dense<4> : vector<8xi32>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<8xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<8xi8> to vector<8xi32>
-// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<15> : vector<8xi32>
 // CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<8xi32>
-// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<8xi32>
 // CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<8xi32>
 // CHECK-NEXT: %{{.*}} = vector.shuffle %[[LOW]], %[[HIGH]] [0, 8, 1, 9, {{.*}}] : vector<8xi32>, vector<8xi32>
 // CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>

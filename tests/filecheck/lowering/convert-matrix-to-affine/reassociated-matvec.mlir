@@ -56,6 +56,8 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // once (lane 4·b + i: row i, block b); each row's 8 products are summed,
 // then multiplied by its scales spread to the lanes of their blocks.
 // CHECK-LABEL: func.func @mxfp4_groups
+// CHECK-DAG: %[[FIFTEEN:.*]] = arith.constant dense<15> : vector<64xi8>
+// CHECK-DAG: %[[FOUR:.*]] = arith.constant dense<4> : vector<64xi8>
 // CHECK: %[[XG:.*]] = vector.load %{{.*}} : memref<1x160xf32>, vector<128xf32>
 // CHECK-NEXT: vector.shuffle %[[XG]], %[[XG]] [0, 8, 16, 24, {{.*}}, 120, 1, 9, {{.*}}, 119, 127] : vector<128xf32>, vector<128xf32>
 // CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[A0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
@@ -66,9 +68,7 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // CHECK: %[[SCALES:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: memref.prefetch %w[%{{.*}}], read, locality<3>, data : memref<?xi8>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
-// CHECK-NEXT: %[[FIFTEEN:.*]] = arith.constant dense<15> : vector<64xi8>
 // CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[BYTES]], %[[FIFTEEN]] : vector<64xi8>
-// CHECK-NEXT: %[[FOUR:.*]] = arith.constant dense<4> : vector<64xi8>
 // CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[BYTES]], %[[FOUR]] : vector<64xi8>
 // CHECK: %[[SPREAD:.*]] = vector.shuffle %[[LOW]], %{{.*}} [0, 64, 64, 64, 4, 64, 64, 64, {{.*}}, 60, 64, 64, 64] : vector<64xi8>, vector<64xi8>
 // CHECK-NEXT: vector.bitcast %[[SPREAD]] : vector<64xi8> to vector<16xi32>
@@ -138,15 +138,15 @@ func.func @mxfp4_groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<160xf32>)
 // is the kernel's). K = 40: the last 8 columns element by element, after
 // the lanes are summed.
 // CHECK-LABEL: func.func @fp8_reassoc
+// CHECK-DAG: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
+// CHECK-DAG: %[[MASK:.*]] = arith.constant dense<-16385> : vector<32xi16>
 // CHECK: %[[P:.*]] = arith.constant 2.560000e+02 : f32
 // CHECK-NEXT: %[[SP:.*]] = arith.mulf %scale, %[[P]] : f32
 // CHECK-NEXT: %[[S:.*]] = vector.broadcast %[[SP]] : f32 to vector<32xf32>
 // CHECK: arith.mulf %{{.*}}, %[[S]] : vector<32xf32>
 // CHECK: %[[CODES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.sext %[[CODES]] : vector<32xi8> to vector<32xi16>
-// CHECK-NEXT: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
 // CHECK-NEXT: %[[SHIFTED:.*]] = arith.shli %[[WIDE]], %[[SEVEN]] : vector<32xi16>
-// CHECK-NEXT: %[[MASK:.*]] = arith.constant dense<-16385> : vector<32xi16>
 // CHECK-NEXT: %[[PLACED:.*]] = arith.andi %[[SHIFTED]], %[[MASK]] : vector<32xi16>
 // CHECK-NEXT: arith.bitcast %[[PLACED]] : vector<32xi16> to vector<32xf16>
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
@@ -170,12 +170,12 @@ func.func @fp8_reassoc(%w: memref<?xi8>, %scale: f32, %x: vector<40xf32>) -> vec
 // Without `nnan` the NaN codes (0x3F80 after the mask) carry into f16's
 // exponent all ones: NaN weights give NaN rows.
 // CHECK-LABEL: func.func @fp8_reassoc_nan_codes
+// CHECK-DAG: %[[FIELDS:.*]] = arith.constant dense<16256> : vector<32xi16>
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<128> : vector<32xi16>
+// CHECK-DAG: %[[TOP:.*]] = arith.constant dense<16384> : vector<32xi16>
 // CHECK: %[[PLACED:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<32xi16>
-// CHECK-NEXT: %[[FIELDS:.*]] = arith.constant dense<16256> : vector<32xi16>
 // CHECK-NEXT: %[[F:.*]] = arith.andi %[[PLACED]], %[[FIELDS]] : vector<32xi16>
-// CHECK-NEXT: %[[ONE:.*]] = arith.constant dense<128> : vector<32xi16>
 // CHECK-NEXT: %[[CARRY:.*]] = arith.addi %[[F]], %[[ONE]] : vector<32xi16>
-// CHECK-NEXT: %[[TOP:.*]] = arith.constant dense<16384> : vector<32xi16>
 // CHECK-NEXT: %[[NAN:.*]] = arith.andi %[[CARRY]], %[[TOP]] : vector<32xi16>
 // CHECK-NEXT: %[[BITS:.*]] = arith.ori %[[PLACED]], %[[NAN]] : vector<32xi16>
 // CHECK-NEXT: arith.bitcast %[[BITS]] : vector<32xi16> to vector<32xf16>
