@@ -9,10 +9,12 @@ xDSL's own code back for the span of a `with` (tests show each fix matters).
 
 import re
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import cast
 
+from xdsl import traits
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -33,6 +35,7 @@ from xdsl.irdl.declarative_assembly_format import (
 )
 from xdsl.parser import Parser
 from xdsl.traits import (
+    EffectInstance,
     MemoryAllocEffect,
     MemoryEffect,
     MemoryFreeEffect,
@@ -42,6 +45,7 @@ from xdsl.traits import (
     OpTrait,
     SameOperandsAndResultType,
 )
+from xdsl.transforms import common_subexpression_elimination as cse
 from xdsl.transforms import dead_code_elimination
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
@@ -299,6 +303,36 @@ def _would_be_trivially_dead(op: Operation) -> bool:
     return answer
 
 
+# xDSL's `cse` asks every op for its memory effects; an op with
+# `RecursiveMemoryEffect` (scf.if, scf.for, affine.for, ...) computes them
+# from every op nested in it, so each op of a nest d deep was visited d times:
+# `cse` of 1000 nested `scf.if` took 15 s, growing with the square of the depth
+# (found by mx's fuzzer). A `cse` run changes no op's effects before its
+# erasures at the end, so within one run each op's effects are computed once.
+_xdsl_get_effects = traits.get_effects
+_xdsl_cse_simplify = cse.CSEDriver.simplify
+_effects_in_cse: ContextVar[dict[Operation, Set[EffectInstance] | None] | None] = (
+    ContextVar("_effects_in_cse", default=None)
+)
+
+
+def _get_effects(op: Operation) -> Set[EffectInstance] | None:
+    known = _effects_in_cse.get()
+    if known is None:
+        return _xdsl_get_effects(op)
+    if op not in known:
+        known[op] = _xdsl_get_effects(op)
+    return known[op]
+
+
+def _cse_simplify(self: cse.CSEDriver, thing: Operation | Block | Region) -> None:
+    token = _effects_in_cse.set({})
+    try:
+        _xdsl_cse_simplify(self, thing)
+    finally:
+        _effects_in_cse.reset(token)
+
+
 # Python refuses to convert an integer literal of more than 4300 digits
 # (`ValueError: Exceeds the limit ...`), which xDSL lets escape from its lexer.
 # Such a literal is bad input: a parse error at the literal.
@@ -490,6 +524,9 @@ PATCHES: tuple[tuple[object, str, object], ...] = (
     (Operation, "get_trait", classmethod(_get_trait)),
     (Operation, "get_traits_of_type", classmethod(_get_traits_of_type)),
     (dead_code_elimination, "would_be_trivially_dead", _would_be_trivially_dead),
+    (traits, "get_effects", _get_effects),
+    (cse, "get_effects", _get_effects),
+    (cse.CSEDriver, "simplify", _cse_simplify),
     *_EXACT_NAN_CONVERSIONS,
     (IntegerAttr, "__init__", _integer_attr_init),
     (Parser, "_parse_block", _parse_block),
