@@ -34,6 +34,7 @@ from xdsl.irdl.declarative_assembly_format import (
     TypeDirective,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import PatternRewriterListener
 from xdsl.traits import (
     EffectInstance,
     MemoryAllocEffect,
@@ -45,8 +46,8 @@ from xdsl.traits import (
     OpTrait,
     SameOperandsAndResultType,
 )
+from xdsl.transforms import canonicalize, dead_code_elimination
 from xdsl.transforms import common_subexpression_elimination as cse
-from xdsl.transforms import dead_code_elimination
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
@@ -303,21 +304,23 @@ def _would_be_trivially_dead(op: Operation) -> bool:
     return answer
 
 
-# xDSL's `cse` asks every op for its memory effects; an op with
-# `RecursiveMemoryEffect` (scf.if, scf.for, affine.for, ...) computes them
-# from every op nested in it, so each op of a nest d deep was visited d times:
-# `cse` of 1000 nested `scf.if` took 15 s, growing with the square of the depth
-# (found by mx's fuzzer). A `cse` run changes no op's effects before its
+# xDSL's `cse` and `dce` (also run after each sweep of `canonicalize`) ask
+# every op for its memory effects; an op with `RecursiveMemoryEffect`
+# (scf.if, scf.for, affine.for, ...) computes them from every op nested in it,
+# so each op of a nest d deep was visited d times: `cse` of 1000 nested
+# `scf.if` took 15 s and `dce` 32 s, growing with the square of the depth
+# (found by mx's fuzzer). Neither changes an op's effects before its
 # erasures at the end, so within one run each op's effects are computed once.
 _xdsl_get_effects = traits.get_effects
 _xdsl_cse_simplify = cse.CSEDriver.simplify
-_effects_in_cse: ContextVar[dict[Operation, Set[EffectInstance] | None] | None] = (
-    ContextVar("_effects_in_cse", default=None)
+_xdsl_region_dce = dead_code_elimination.region_dce
+_known_effects: ContextVar[dict[Operation, Set[EffectInstance] | None] | None] = (
+    ContextVar("_known_effects", default=None)
 )
 
 
 def _get_effects(op: Operation) -> Set[EffectInstance] | None:
-    known = _effects_in_cse.get()
+    known = _known_effects.get()
     if known is None:
         return _xdsl_get_effects(op)
     if op not in known:
@@ -325,12 +328,25 @@ def _get_effects(op: Operation) -> Set[EffectInstance] | None:
     return known[op]
 
 
-def _cse_simplify(self: cse.CSEDriver, thing: Operation | Block | Region) -> None:
-    token = _effects_in_cse.set({})
+@contextmanager
+def _effects_remembered() -> Generator[None]:
+    token = _known_effects.set({})
     try:
-        _xdsl_cse_simplify(self, thing)
+        yield
     finally:
-        _effects_in_cse.reset(token)
+        _known_effects.reset(token)
+
+
+def _cse_simplify(self: cse.CSEDriver, thing: Operation | Block | Region) -> None:
+    with _effects_remembered():
+        _xdsl_cse_simplify(self, thing)
+
+
+def _region_dce(
+    region: Region, listener: PatternRewriterListener | None = None
+) -> bool:
+    with _effects_remembered():
+        return _xdsl_region_dce(region, listener)
 
 
 # Python refuses to convert an integer literal of more than 4300 digits
@@ -526,7 +542,10 @@ PATCHES: tuple[tuple[object, str, object], ...] = (
     (dead_code_elimination, "would_be_trivially_dead", _would_be_trivially_dead),
     (traits, "get_effects", _get_effects),
     (cse, "get_effects", _get_effects),
+    (dead_code_elimination, "get_effects", _get_effects),
     (cse.CSEDriver, "simplify", _cse_simplify),
+    (dead_code_elimination, "region_dce", _region_dce),
+    (canonicalize, "region_dce", _region_dce),
     *_EXACT_NAN_CONVERSIONS,
     (IntegerAttr, "__init__", _integer_attr_init),
     (Parser, "_parse_block", _parse_block),

@@ -670,16 +670,19 @@ def test_fix_remembers_whether_an_op_class_is_dead_if_unused() -> None:
             assert arith.AddfOp in remembered and scf.ForOp not in remembered
 
 
-def test_fix_cse_asks_each_op_for_its_effects_once(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("name", ["cse", "dce"])
+def test_fix_asks_each_op_for_its_effects_once_a_run(
+    name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # CSE of ops nested 40 deep in scf.if and scf.for, with reads, writes and
-    # duplicates at every level: the same module as xDSL's own CSE gives, and
-    # xDSL's effect computation runs once per op (it ran once per enclosing
-    # op: quadratic in the depth, 15 s for 1000 nested scf.if).
-    from xdsl.transforms.common_subexpression_elimination import (
-        CommonSubexpressionElimination,
-    )
+    # `cse` and `dce` of ops nested 40 deep in scf.if and scf.for, with
+    # reads, writes, dead ops and duplicates at every level: the same module
+    # as xDSL's own pass gives,
+    # and xDSL's effect computation runs once per op and run (it ran once per
+    # enclosing op: quadratic in the depth, 1000 nested scf.if took 15 s in
+    # `cse` and 32 s in `dce`).
+    from xdsl.universe import Universe
+
+    make_pass = Universe.get_multiverse().all_passes[name]
 
     depth = 40
     body = [
@@ -704,13 +707,13 @@ def test_fix_cse_asks_each_op_for_its_effects_once(
     body += ["  }"] * depth + ["  func.return", "}"]
     text = "\n".join(body)
 
-    def cse(text: str) -> str:
+    def run(text: str) -> str:
         module = parse_and_verify(text)
-        CommonSubexpressionElimination().apply(mx_context(), module)
+        make_pass()().apply(mx_context(), module)
         return str(module)
 
     with fixes.stock_xdsl():
-        expected = cse(text)
+        expected = run(text)
     asked: list[Operation] = []
     xdsl_effects = fixes._xdsl_get_effects  # pyright: ignore[reportPrivateUsage]
 
@@ -719,9 +722,8 @@ def test_fix_cse_asks_each_op_for_its_effects_once(
         return xdsl_effects(op)
 
     monkeypatch.setattr(fixes, "_xdsl_get_effects", effects)
-    assert cse(text) == expected
-    assert expected.count("arith.addf") == 1
-    assert expected.count("memref.load") < text.count("memref.load")
+    assert run(text) == expected
+    assert expected.count("arith.addf") < text.count("arith.addf")
     assert len(asked) == len(set(asked)) and len(asked) < 12 * depth
 
 
