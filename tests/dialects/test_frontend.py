@@ -659,7 +659,31 @@ def test_fix_remembers_whether_an_op_class_is_dead_if_unused() -> None:
     module = parse_and_verify(text, ctx=ctx)
     lowered = parse_and_verify(text.replace('  "test.unknown"() : () -> ()\n', ""))
     Universe.get_multiverse().all_passes["mx-lower-to-llvm"]()().apply(ctx, lowered)
-    for m in (module, lowered):
+    nests = parse_and_verify(
+        "func.func @g(%c: i1, %m: memref<4xf32>, %i: index) {\n"
+        "  scf.if %c {\n"  # an allocation of its own, a read: dead if unused
+        "    scf.if %c {\n"
+        "      %b = memref.alloc() : memref<4xf32>\n"
+        "      %x = memref.load %m[%i] : memref<4xf32>\n"
+        "    }\n"
+        "  }\n"
+        "  scf.if %c {\n"  # a write two levels down, after a pure loop
+        "    scf.for %k = %i to %i step %i {\n"
+        "      %y = arith.constant 1.0 : f32\n"
+        "    }\n"
+        "    scf.if %c {\n"
+        "      %z = arith.constant 2.0 : f32\n"
+        "      memref.store %z, %m[%i] : memref<4xf32>\n"
+        "    }\n"
+        "  }\n"
+        "  scf.if %c {\n"  # a deallocation
+        "    %d = memref.alloc() : memref<4xf32>\n"
+        "    memref.dealloc %d : memref<4xf32>\n"
+        "  }\n"
+        "  func.return\n"
+        "}\n"
+    )
+    for m in (module, lowered, nests):
         with fixes.stock_xdsl():
             expected = [(op.name, xdsl_answer(op)) for op in m.walk()]
         assert {a for _, a in expected} == {True, False}
