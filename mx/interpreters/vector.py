@@ -4,7 +4,11 @@ A vector value is a NumPy array of the vector's shape (1-D for `vector<8xf32>`)
 and of `lane_dtype` of its element type (`bool` for `i1`). Elementwise `arith`
 and `math` ops on vectors run their scalar implementation once per lane, on a
 scalar copy of the op, so a vector op computes exactly what the same scalar ops
-compute (rounding, wrapping, undefined behaviour).
+compute (rounding, wrapping, undefined behaviour). The exceptions are the ops
+where NumPy computes exactly that on the whole vector (`WHOLE_VECTOR_OPS`: the
+bitwise logic ops and the shifts by less than the width on 8- to 64-bit integer
+lanes, and bitcasts; none rounds): a decode kernel's lowered code is a third
+such ops, and running them lane by lane was most of the time to interpret it.
 """
 
 from __future__ import annotations
@@ -138,6 +142,61 @@ def _scalar_twin(op: Operation) -> Operation:
 
 ScalarImpl = OpImpl[InterpreterFunctions, Operation]
 
+WHOLE_VECTOR_OPS: tuple[type[Operation], ...] = (
+    arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+    arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp, arith.BitcastOp,
+)  # fmt: skip
+"""Ops on vectors that NumPy computes on the whole vector."""
+
+
+def _whole_lanes(t: Attribute) -> bool:
+    """A vector of 8- to 64-bit integers or floats (no i1, i4 or i6)."""
+    if not isinstance(t, VectorType):
+        return False
+    element = cast(VectorType[Attribute], t).element_type
+    if isinstance(element, IntegerType):
+        return element.width.data in (8, 16, 32, 64)
+    return sem.is_float_dtype(lane_dtype(element))
+
+
+def whole_vector(op: Operation, args: PythonValues) -> PythonValues | None:
+    """`op`'s results computed on whole vectors, or None where its lanes must
+    run one by one: not an op of WHOLE_VECTOR_OPS on vectors of `_whole_lanes`,
+    or a shift by the width or more (undefined, which the scalar
+    implementation reports). A bitcast views the bits as the result's lanes,
+    as the scalar one does; the others take integer lanes."""
+    if not isinstance(op, WHOLE_VECTOR_OPS):
+        return None
+    t = op.results[0].type
+    if not all(_whole_lanes(v.type) for v in (*op.operands, *op.results)):
+        return None
+    vt = cast(VectorType[Attribute], t)
+    if isinstance(op, arith.BitcastOp):
+        source = _array(args[0], _vector_type(op.operands[0]))
+        return (source.view(lane_dtype(vt.element_type)),)
+    element = vt.element_type
+    if not isinstance(element, IntegerType) or any(o.type != t for o in op.operands):
+        return None
+    a, b = (_array(x, vt) for x in args)
+    match op:
+        case arith.AndIOp():
+            return (a & b,)
+        case arith.OrIOp():
+            return (a | b,)
+        case arith.XOrIOp():
+            return (a ^ b,)
+        case _:
+            pass
+    unsigned = np.dtype(f"uint{element.width.data}")
+    amounts = b.view(unsigned)
+    if (amounts >= element.width.data).any():
+        return None
+    if isinstance(op, arith.ShRSIOp):
+        return (a >> amounts.astype(a.dtype),)
+    bits = a.view(unsigned)
+    shifted = bits << amounts if isinstance(op, arith.ShLIOp) else bits >> amounts
+    return (shifted.view(a.dtype),)
+
 
 def run_lanes(
     functions: InterpreterFunctions,
@@ -191,6 +250,8 @@ def lanewise(base: type[InterpreterFunctions]) -> type[InterpreterFunctions]:
             op: Operation,
             args: PythonValues,
         ) -> PythonValues:
+            if (results := whole_vector(op, args)) is not None:
+                return results
             return run_lanes(self, scalar_impl, interpreter, op, args)
 
         return run

@@ -27,6 +27,7 @@ from xdsl.parser import Parser
 
 from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
+from mx.interpreters import vector as vector_interpreter
 from tests.reference.element_types import ELEMENT_DTYPES
 
 DTYPES = ELEMENT_DTYPES
@@ -877,3 +878,90 @@ def test_vector_constant_feeds_matvec() -> None:
     )
     result = run_scalar(body, "vector<2xf32>")
     assert result.dtype == np.float32 and result.tolist() == [210.0, 430.0]
+
+
+@pytest.mark.parametrize("width", [8, 16, 32, 64])
+@pytest.mark.parametrize("name", ["andi", "ori", "xori", "shli", "shrsi", "shrui"])
+def test_whole_vector_bitwise_ops_equal_python_integers(
+    name: str, width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ops the interpreter computes on whole vectors (not lane by lane)
+    against Python's integers: every lane's bits, signs and shift amounts from
+    0 to the width - 1 (a larger amount is undefined behaviour, as for a
+    scalar)."""
+    rng = np.random.default_rng(width)
+    lanes = 2 * width
+    dtype = np.dtype(f"int{width}")
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max, lanes, dtype=dtype, endpoint=True)
+    a[:4] = [info.min, info.max, -1, 0]
+    if name.startswith("sh"):
+        b = np.arange(lanes, dtype=dtype) % width
+    else:
+        b = rng.integers(info.min, info.max, lanes, dtype=dtype, endpoint=True)
+    vt = f"vector<{lanes}xi{width}>"
+    body = f"  %r = arith.{name} %a0, %a1 : {vt}"
+
+    def lane_by_lane(*_: Any) -> Any:
+        raise AssertionError("ran lane by lane")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(vector_interpreter, "run_lanes", lane_by_lane)
+        result = run_body(body, [vt, vt], vt, a, b)
+    mask = (1 << width) - 1
+
+    def expected(x: int, y: int) -> int:
+        u, amount = x & mask, y & mask
+        match name:
+            case "andi":
+                bits = x & y
+            case "ori":
+                bits = x | y
+            case "xori":
+                bits = x ^ y
+            case "shli":
+                bits = u << amount
+            case "shrsi":
+                bits = x >> amount
+            case _:
+                bits = u >> amount
+        bits &= mask
+        return bits - (1 << width) if bits >> (width - 1) else bits
+
+    assert result.dtype == dtype
+    assert result.tolist() == [
+        expected(int(x), int(y)) for x, y in zip(a, b, strict=True)
+    ]
+    if name.startswith("sh"):
+        b[-1] = width
+        with pytest.raises(UndefinedBehaviorError):
+            run_body(body, [vt, vt], vt, a, b)
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [("i16", "f16"), ("f16", "i16"), ("i16", "bf16"), ("i32", "f32"), ("f64", "i64")],
+)
+def test_whole_vector_bitcasts_keep_every_bit(
+    source: str, target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bitcast of a vector, computed on the whole vector, keeps every bit
+    of every lane: NaN payloads (signalling ones too), subnormals, -0."""
+    width = int(source.lstrip("ibf"))
+    rng = np.random.default_rng(width)
+    bits = rng.integers(0, 1 << width, 64, dtype=np.uint64, endpoint=False)
+    top = 1 << (width - 1)
+    bits[:6] = [0, top, 1, top - 1, (1 << width) - 1, top | 1]
+    raw = bits.astype(f"uint{width}")
+    value = (
+        raw.view(f"int{width}") if source.startswith("i") else raw.view(f"float{width}")
+    )
+    vs, vt = f"vector<64x{source}>", f"vector<64x{target}>"
+
+    def lane_by_lane(*_: Any) -> Any:
+        raise AssertionError("ran lane by lane")
+
+    monkeypatch.setattr(vector_interpreter, "run_lanes", lane_by_lane)
+    result = run_body(f"  %r = arith.bitcast %a0 : {vs} to {vt}", [vs], vt, value)
+    assert result.dtype.itemsize * 8 == width
+    assert result.tobytes() == raw.tobytes()
