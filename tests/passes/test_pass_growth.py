@@ -1,8 +1,8 @@
 """Passes do work about linear in the nesting depth of their input,
 measured without clocks: the Python calls a pass makes grow by about the
-same amount each time a nest of `scf.for`/`scf.if` (each level reading and
-writing memory, with a dead op, a duplicate and a matrix product) grows by
-the same number of levels.
+same amount each time a nest of `scf.for`/`scf.if` (`nested_loops`: each
+level reading and writing memory, with dead and duplicate ops and a matrix
+product) grows by the same number of levels.
 
 Found by mx's fuzzer: xDSL's `cse` and `dce` computed an op's memory effects
 from all its nested ops once per enclosing op (1000 nested `scf.if`: 15 s
@@ -21,6 +21,7 @@ import pytest
 from xdsl.universe import Universe
 
 from mx.frontend import mx_context, parse_and_verify
+from tests.nests import nested_loops
 
 PASSES = [
     "cse",
@@ -30,31 +31,6 @@ PASSES = [
     "matrix-fuse-contractions",
     "convert-matrix-to-affine",
 ]
-M = "!matrix.matrix<2x2xf32>"
-
-
-def nest(depth: int) -> str:
-    lines = [
-        f"func.func @f(%c: i1, %m: memref<4xf32>, %i: index, %a: {M}) {{",
-        "  %x = memref.load %m[%i] : memref<4xf32>",
-    ]
-    for level in range(depth):
-        if level % 2:
-            lines.append("  scf.if %c {")
-        else:
-            lines.append(f"  scf.for %k{level} = %i to %i step %i {{")
-        lines += [
-            f"  %d{level} = arith.mulf %x, %x : f32",
-            f"  %s{level} = arith.addf %x, %x : f32",
-            f"  %e{level} = arith.addf %x, %x : f32",
-            f"  memref.store %s{level}, %m[%i] : memref<4xf32>",
-            f"  memref.store %e{level}, %m[%i] : memref<4xf32>",
-            f"  %t{level} = matrix.transpose %a : {M} -> {M}",
-            f"  %p{level} = matrix.matmul %t{level}, %a : {M}, {M} -> {M}",
-            f"  matrix.column_major_store %p{level}, %m[0] : {M}, memref<4xf32>",
-        ]
-    lines += ["  }"] * depth + ["  func.return", "}"]
-    return "\n".join(lines)
 
 
 def _resumed(frame: FrameType) -> bool:
@@ -67,10 +43,10 @@ def _resumed(frame: FrameType) -> bool:
 @pytest.mark.parametrize("name", PASSES)
 def test_pass_calls_grow_linearly_with_the_depth(name: str) -> None:
     make_pass = Universe.get_multiverse().all_passes[name]
-    make_pass()().apply(mx_context(), parse_and_verify(nest(2)))  # lazy imports
+    make_pass()().apply(mx_context(), parse_and_verify(nested_loops(2)))  # lazy imports
     calls: list[int] = []
     for depth in (20, 40, 60):
-        module = parse_and_verify(nest(depth))
+        module = parse_and_verify(nested_loops(depth))
         count = 0
 
         def profile(frame: FrameType, event: str, arg: Any) -> None:
