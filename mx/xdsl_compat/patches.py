@@ -300,8 +300,10 @@ def _would_be_trivially_dead(op: Operation) -> bool:
     known = _dead_if_unused.get(cls)
     if known is not None and known[0] is current:
         return known[1]
-    if any(type(t) is RecursiveMemoryEffect for t in current) and not (
-        op.has_trait(IsTerminator) or op.has_trait(SymbolOpInterface)
+    if (
+        _known_effects.get() is None  # (else xDSL's answer is remembered)
+        and any(type(t) is RecursiveMemoryEffect for t in current)
+        and not (op.has_trait(IsTerminator) or op.has_trait(SymbolOpInterface))
     ):
         return _only_reads_and_own_allocations(op)
     answer = _xdsl_would_be_trivially_dead(op)
