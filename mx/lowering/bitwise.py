@@ -19,15 +19,16 @@ from typing import Any, TypeAlias, cast
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    FloatAttr,
     IntegerAttr,
     IntegerType,
     VectorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-ConstantValue: TypeAlias = IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr
-"""What an `arith.constant` holds."""
+IntegerConstant: TypeAlias = IntegerAttr | DenseIntOrFPElementsAttr
+"""The value of an integer `arith.constant`, a scalar or a dense vector (of
+integers: float attributes would take 0.0 and -0.0 for one key where
+constants are shared)."""
 
 _NSW = arith.IntegerOverflowAttr([arith.IntegerOverflowFlag.NSW])
 
@@ -41,7 +42,7 @@ def integer_width(value: SSAValue) -> int:
 
 
 @cache
-def _splat(value: int, width: int, shape: tuple[int, ...]) -> ConstantValue:
+def _splat(value: int, width: int, shape: tuple[int, ...]) -> IntegerConstant:
     """The dense integer `value` of `shape` (built once: a dense attribute
     takes ~0.1 ms to build, and a decode kernel asks for thousands)."""
     vector = VectorType(IntegerType(width), shape)
@@ -57,7 +58,7 @@ class BitwiseEmitter:
     def __init__(
         self,
         like: Attribute,
-        constant: Callable[[ConstantValue], SSAValue] | None = None,
+        constant: Callable[[IntegerConstant], SSAValue] | None = None,
     ):
         self.shape = like.get_shape() if isinstance(like, VectorType) else None
         self.ops: list[Operation] = []
@@ -80,7 +81,7 @@ class BitwiseEmitter:
         if (value, width) in self._constants:
             return self._constants[value, width]
         if self.shape is None:
-            attr: ConstantValue = IntegerAttr(value, IntegerType(width))
+            attr: IntegerConstant = IntegerAttr(value, IntegerType(width))
         else:
             attr = _splat(value, width, tuple(self.shape))
         if self._constant is None:

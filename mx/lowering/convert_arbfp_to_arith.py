@@ -68,7 +68,7 @@ from mx.dialects.arbfp import (
     ScaledConvertToOp,
 )
 from mx.lowering.bf16 import extf_bf16_to_f32
-from mx.lowering.bitwise import BitwiseEmitter, ConstantValue, integer_width
+from mx.lowering.bitwise import BitwiseEmitter, IntegerConstant, integer_width
 from mx.lowering.dispatch import OpTypeDispatchApplier, erase_dead_ops, rewrite_once
 from mx.semantics.arbfp import (
     FORMATS,
@@ -109,7 +109,7 @@ def emit_convert_from(
     fmt: FloatFormat,
     bits: SSAValue,
     float_type: Attribute,
-    constant: Callable[[ConstantValue], SSAValue] | None = None,
+    constant: Callable[[IntegerConstant], SSAValue] | None = None,
 ) -> tuple[list[Operation], SSAValue]:
     """Ops computing convert_from of `bits` (iN or a vector of iN) into
     `float_type` (f16/bf16/f32/f64, or a vector of the same shape); their

@@ -53,7 +53,7 @@ from mx.dialects.matrix import (
     is_float_element,
 )
 from mx.lowering import build
-from mx.lowering.bitwise import ConstantValue
+from mx.lowering.bitwise import IntegerConstant
 from mx.lowering.matrix_to_affine.block_scaled import scaled_element
 from mx.lowering.matrix_to_affine.packed import load_packed, store_packed
 
@@ -106,15 +106,15 @@ def _affine_access(
 
 @dataclass
 class FunctionConstants:
-    """One `arith.constant` per value for a whole function, at the start of
+    """One integer `arith.constant` per value for a whole function, at the start of
     its entry block (where MLIR's folder materializes constants): the loop
     nests of a lowering use the same few indices in every body, and the
     decode kernels the same masks and shifts in every step (built in place,
     a kernel's constants were a fifth of its ops until CSE)."""
 
     entry: Block
-    known: dict[ConstantValue, SSAValue] = field(
-        default_factory=dict[ConstantValue, SSAValue]
+    known: dict[IntegerConstant, SSAValue] = field(
+        default_factory=dict[IntegerConstant, SSAValue]
     )
     last: Operation | None = None
     """The constant inserted last: the next goes after it."""
@@ -123,8 +123,8 @@ class FunctionConstants:
         """The `index` constant `value`."""
         return self.of(IntegerAttr(value, IndexType()))
 
-    def of(self, value: ConstantValue) -> SSAValue:
-        """The constant `value` (an integer, float or dense attribute)."""
+    def of(self, value: IntegerConstant) -> SSAValue:
+        """The integer constant `value`."""
         found = self.known.get(value)
         if found is not None and cast(Operation, found.owner).parent is self.entry:
             return found
@@ -171,9 +171,9 @@ class Emitter:
             return self.constants.get(value)
         return self.emit(build.index_constant(value))
 
-    def constant(self, value: ConstantValue) -> SSAValue:
-        """An `arith.constant` of `value`: the function's, if it has one
-        place for its constants."""
+    def constant(self, value: IntegerConstant) -> SSAValue:
+        """An integer `arith.constant` of `value`: the function's, if it has
+        one place for its constants."""
         if self.constants is not None:
             return self.constants.of(value)
         return self.emit(arith.ConstantOp(value))
