@@ -6,9 +6,10 @@ and `math` ops on vectors run their scalar implementation once per lane, on a
 scalar copy of the op, so a vector op computes exactly what the same scalar ops
 compute (rounding, wrapping, undefined behaviour). The exceptions are the ops
 where NumPy computes exactly that on the whole vector (`WHOLE_VECTOR_OPS`: the
-bitwise logic ops and the shifts by less than the width on 8- to 64-bit integer
-lanes, and bitcasts; none rounds): a decode kernel's lowered code is a third
-such ops, and running them lane by lane was most of the time to interpret it.
+wrapping integer add, subtract and multiply, the bitwise logic ops and the
+shifts by less than the width on 8- to 64-bit integer lanes, and bitcasts; none
+rounds): a decode kernel's lowered code is a third such ops, and running them
+lane by lane was most of the time to interpret it.
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ def _scalar_twin(op: Operation) -> Operation:
 ScalarImpl = OpImpl[InterpreterFunctions, Operation]
 
 WHOLE_VECTOR_OPS: tuple[type[Operation], ...] = (
+    arith.AddiOp, arith.SubiOp, arith.MuliOp,
     arith.AndIOp, arith.OrIOp, arith.XOrIOp,
     arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp, arith.BitcastOp,
 )  # fmt: skip
@@ -179,6 +181,12 @@ def whole_vector(op: Operation, args: PythonValues) -> PythonValues | None:
         return None
     a, b = (_array(x, vt) for x in args)
     match op:
+        case arith.AddiOp():  # (NumPy's integer vectors wrap, as the scalars do)
+            return (a + b,)
+        case arith.SubiOp():
+            return (a - b,)
+        case arith.MuliOp():
+            return (a * b,)
         case arith.AndIOp():
             return (a & b,)
         case arith.OrIOp():

@@ -881,14 +881,16 @@ def test_vector_constant_feeds_matvec() -> None:
 
 
 @pytest.mark.parametrize("width", [8, 16, 32, 64])
-@pytest.mark.parametrize("name", ["andi", "ori", "xori", "shli", "shrsi", "shrui"])
+@pytest.mark.parametrize(
+    "name", ["addi", "subi", "muli", "andi", "ori", "xori", "shli", "shrsi", "shrui"]
+)
 def test_whole_vector_bitwise_ops_equal_python_integers(
     name: str, width: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The ops the interpreter computes on whole vectors (not lane by lane)
-    against Python's integers: every lane's bits, signs and shift amounts from
-    0 to the width - 1 (a larger amount is undefined behaviour, as for a
-    scalar)."""
+    against Python's integers: every lane's bits, wrapped to the width (the
+    extremes included), and shift amounts from 0 to the width - 1 (a larger
+    amount is undefined behaviour, as for a scalar)."""
     rng = np.random.default_rng(width)
     lanes = 2 * width
     dtype = np.dtype(f"int{width}")
@@ -913,6 +915,12 @@ def test_whole_vector_bitwise_ops_equal_python_integers(
     def expected(x: int, y: int) -> int:
         u, amount = x & mask, y & mask
         match name:
+            case "addi":
+                bits = x + y
+            case "subi":
+                bits = x - y
+            case "muli":
+                bits = x * y
             case "andi":
                 bits = x & y
             case "ori":
