@@ -143,11 +143,19 @@ def _scalar_twin(op: Operation) -> Operation:
 
 ScalarImpl = OpImpl[InterpreterFunctions, Operation]
 
+_INTEGER_UFUNCS: dict[type[Operation], np.ufunc] = {
+    # (NumPy's integer vectors wrap, as the scalar ops do)
+    arith.AddiOp: np.add, arith.SubiOp: np.subtract, arith.MuliOp: np.multiply,
+    arith.AndIOp: np.bitwise_and, arith.OrIOp: np.bitwise_or,
+    arith.XOrIOp: np.bitwise_xor,
+}  # fmt: skip
 WHOLE_VECTOR_OPS: tuple[type[Operation], ...] = (
-    arith.AddiOp, arith.SubiOp, arith.MuliOp,
-    arith.AndIOp, arith.OrIOp, arith.XOrIOp,
-    arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp, arith.BitcastOp,
-)  # fmt: skip
+    *_INTEGER_UFUNCS,
+    arith.ShLIOp,
+    arith.ShRSIOp,
+    arith.ShRUIOp,
+    arith.BitcastOp,
+)
 """Ops on vectors that NumPy computes on the whole vector."""
 
 
@@ -180,21 +188,8 @@ def whole_vector(op: Operation, args: PythonValues) -> PythonValues | None:
     if not isinstance(element, IntegerType) or any(o.type != t for o in op.operands):
         return None
     a, b = (_array(x, vt) for x in args)
-    match op:
-        case arith.AddiOp():  # (NumPy's integer vectors wrap, as the scalars do)
-            return (a + b,)
-        case arith.SubiOp():
-            return (a - b,)
-        case arith.MuliOp():
-            return (a * b,)
-        case arith.AndIOp():
-            return (a & b,)
-        case arith.OrIOp():
-            return (a | b,)
-        case arith.XOrIOp():
-            return (a ^ b,)
-        case _:
-            pass
+    if (ufunc := _INTEGER_UFUNCS.get(type(op))) is not None:
+        return (ufunc(a, b),)
     unsigned = np.dtype(f"uint{element.width.data}")
     amounts = b.view(unsigned)
     if (amounts >= element.width.data).any():

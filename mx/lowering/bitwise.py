@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from functools import cache
 from typing import Any, TypeAlias, cast
 
 from xdsl.dialects import arith, llvm, vector
@@ -24,6 +23,8 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+
+from mx.compile_memos import compile_memo
 
 IntegerConstant: TypeAlias = IntegerAttr | DenseIntOrFPElementsAttr
 """The value of an integer `arith.constant`, a scalar or a dense vector (of
@@ -41,7 +42,7 @@ def integer_width(value: SSAValue) -> int:
     return element.width.data
 
 
-@cache
+@compile_memo
 def _splat(value: int, width: int, shape: tuple[int, ...]) -> IntegerConstant:
     """The dense integer `value` of `shape` (built once: a dense attribute
     takes ~0.1 ms to build, and a decode kernel asks for thousands)."""

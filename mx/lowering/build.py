@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from mx.compile_memos import compile_memo
+from mx.lowering.bitwise import IntegerConstant
 
 _INDEX = IndexType()
 
@@ -76,11 +77,23 @@ def affine_for(
     )
 
 
+@compile_memo
+def index_attr(value: int) -> IntegerAttr:
+    """`value : index`, built once per value (an `IntegerAttr` takes ~20 µs
+    to build; the lowerings ask for the same few indices)."""
+    return IntegerAttr(value, _INDEX)
+
+
+def constant(value: IntegerConstant) -> arith.ConstantOp:
+    """`arith.constant value`."""
+    return arith.ConstantOp.create(
+        result_types=[value.get_type()], properties={"value": value}
+    )
+
+
 def index_constant(value: int) -> arith.ConstantOp:
     """`arith.constant value : index`."""
-    return arith.ConstantOp.create(
-        result_types=[_INDEX], properties={"value": IntegerAttr(value, _INDEX)}
-    )
+    return constant(index_attr(value))
 
 
 def binary(

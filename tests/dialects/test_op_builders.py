@@ -10,6 +10,7 @@ from xdsl.dialects import affine, arith, llvm, memref, test, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -44,6 +45,7 @@ X, Y, U, V, M, IDX_I, IDX_J, S, W = _block.args
 MAP = AffineMapAttr(AffineMap.identity(2))
 MASK = DenseArrayBase.from_list(i32, [0, 4, 1, 5])
 FAST = arith.FastMathFlagsAttr("fast")
+SPLAT = DenseIntOrFPElementsAttr.from_list(VectorType(i32, [4]), [7])
 
 
 def _loop_body() -> Region:
@@ -57,6 +59,10 @@ CASES: dict[str, tuple[Callable[[], Operation], Callable[[], Operation]]] = {
     "index_constant": (
         lambda: build.index_constant(-3),
         lambda: arith.ConstantOp(IntegerAttr(-3, IndexType())),
+    ),
+    "constant splat": (
+        lambda: build.constant(SPLAT),
+        lambda: arith.ConstantOp(SPLAT),
     ),
     "addf": (lambda: build.binary(arith.AddfOp, U, V), lambda: arith.AddfOp(U, V)),
     "mulf fast": (

@@ -96,6 +96,7 @@ from mx.lowering.matrix_to_affine.blocked import (
     _for,
     _identity,
     _if,
+    _Keep,
     _step,
     line_start,
     steps_in_lines,
@@ -1042,7 +1043,7 @@ def _row_passes(
         accs: list[SSAValue],
         count: int,
         tiles: list[list[SSAValue]] | None = None,
-        keep: Callable[[Emitter, int], SSAValue] | None = None,
+        keep: _Keep | None = None,
         word_scales: _WordScales | None = None,
     ) -> list[SSAValue]:
         """The sums of the two tiles at `starts` plus the `count` words of
@@ -1087,7 +1088,7 @@ def _row_passes(
         starts: list[Index],
         k0: Index,
         accs: list[SSAValue],
-        keep: Callable[[Emitter, int], SSAValue] | None = None,
+        keep: _Keep | None = None,
     ) -> list[SSAValue]:
         """`add_chunk` of the two chunks of a cache line of each row from
         k0 (one load a row: no line is read twice); k0 is a multiple of a
@@ -1161,7 +1162,7 @@ def _row_passes(
                 h: Emitter,
                 k0: Index,
                 carried: Sequence[SSAValue],
-                keep: Callable[[Emitter, int], SSAValue] | None,
+                keep: _Keep | None,
             ) -> list[SSAValue]:
                 return add_lines(h, starts, k0, list(carried), keep)
 

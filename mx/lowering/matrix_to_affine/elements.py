@@ -121,14 +121,14 @@ class FunctionConstants:
 
     def get(self, value: int) -> SSAValue:
         """The `index` constant `value`."""
-        return self.of(IntegerAttr(value, IndexType()))
+        return self.of(build.index_attr(value))
 
     def of(self, value: IntegerConstant) -> SSAValue:
         """The integer constant `value`."""
         found = self.known.get(value)
         if found is not None and cast(Operation, found.owner).parent is self.entry:
             return found
-        op = arith.ConstantOp(value)
+        op = build.constant(value)
         if self.last is not None and self.last.parent is self.entry:
             self.entry.insert_op_after(op, self.last)
         elif self.entry.first_op is not None:
