@@ -46,15 +46,15 @@ import numpy.typing as npt
 
 from bench.blas_peer import cpu_name, load_average
 from bench.ggml_peer import import_ggml, mul_mat_peer
-from bench.machine import cpu_flags
+from bench.machine import cpu_flags, last_level_cache_bytes
 from bench.timing import time_interleaved
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = ROOT / "bench" / "kernels" / "decode.c"
 BLOCK = 32
 LAYERS = 4
-L3_BYTES = 32 << 20
-COLD_BYTES = 3 * L3_BYTES
+COLD_BYTES = 3 * last_level_cache_bytes()
+"""Bytes each implementation rotates over, so that every call reads from DRAM."""
 REPS, MIN_MS = 5, 40.0
 MX_FLAGS = {"mx": "", "mx reassoc": "fast"}
 """The mx functions timed: their names and matvec flags."""
@@ -336,15 +336,19 @@ def measure_case(
     if ggml is not None:
         values = partial(decoded, c, scale=scale)
         calls["ggml"] = mul_mat_peer(ggml, c, sets, values, x, outputs["ggml"], LAYERS)
-    # NumPy: f32 weights of the same shape (one set of 4 layers is already > 3× L3)
-    dense = rng.standard_normal((LAYERS, c.rows, c.cols)).astype(np.float32)
+    # NumPy: f32 weights of the same shape, rotating over as many bytes
+    dense_bytes = LAYERS * c.rows * c.cols * 4
+    denses = [
+        rng.standard_normal((LAYERS, c.rows, c.cols), np.float32)
+        for _ in range(max(1, -(-COLD_BYTES // dense_bytes)))
+    ]
     y32 = np.zeros((LAYERS, c.rows), np.float32)
 
-    def sgemv() -> None:
+    def sgemv(dense: Array) -> None:
         for layer in range(LAYERS):
             np.matmul(dense[layer], x, out=y32[layer])
 
-    calls["NumPy f32"] = sgemv
+    calls["NumPy f32"] = _rotating([partial(sgemv, d) for d in denses])
     stream = np.ones(max(COLD_BYTES, int(per_set)) // 256 * 256, np.uint8)
     read_bytes = lib.c_read_bytes
     read_bytes.restype = ctypes.c_uint64
@@ -403,6 +407,7 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
             print(f"decode: {c.label} ...", flush=True)
             t, failed = measure_case(c, lib, ggml)
             rows.append(_row(c, t))
+            print(rows[-1], flush=True)
             failures += [f"{c.label}: {why}" for why in failed]
     peer = (
         "ggml-python"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -103,14 +104,23 @@ def mul_mat_peer(
                 )
 
         steps.append(step)
-    return _Rotation(steps, keep)
+    return _Rotation(ggml, steps, keep)
+
+
+def _free(ggml: Any, contexts: list[Any]) -> None:
+    for ctx in contexts:
+        ggml.ggml_free(ctx)
 
 
 class _Rotation:
-    """Calls the steps in turn; keeps their ggml contexts alive."""
+    """Calls the steps in turn; keeps their ggml contexts alive, and frees them
+    (ggml's own buffers, which Python does not see) when it is dropped."""
 
-    def __init__(self, steps: list[Callable[[], None]], contexts: list[Any]) -> None:
-        self.steps, self.contexts, self.turn = steps, contexts, 0
+    def __init__(
+        self, ggml: Any, steps: list[Callable[[], None]], contexts: list[Any]
+    ) -> None:
+        self.steps, self.turn = steps, 0
+        weakref.finalize(self, _free, ggml, contexts)
 
     def __call__(self) -> None:
         self.steps[self.turn]()

@@ -86,6 +86,14 @@ def lowering_for_host() -> str:
     return f"mx-lower-to-llvm{{vector-bits={bits} vector-registers={registers}}}"
 
 
+def last_level_cache_bytes() -> int:
+    """The host's L3 as the JIT blocks for it (sysfs, else mx-opt's 32 MiB): the
+    cold-weight benchmarks rotate over several times as many bytes."""
+    from mx.lowering.matrix_to_affine.caches import host_caches
+
+    return host_caches().l3_bytes
+
+
 def load_average() -> str:
     """/proc/loadavg's 1, 5 and 15 minute figures."""
     try:

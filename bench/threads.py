@@ -9,8 +9,8 @@ Rows (f32; every result checked against NumPy before it is timed):
 - cache-resident batch: 5,000 16×16 `a@b+c` (a batched, b and c shared: 10 MB in and out);
 - memory-bound batch: 200,000 4×4 `a@b+c` (25.6 MB in and out), against a copy of the
   same bytes by 1 and N threads (`np.copyto` on N slices in a thread pool);
-- MXFP4 decode matvec 4096×4096 row-major W with cold weights (8 copies of W, 68 MB,
-  used in turn: never in L3), against the copy bandwidth;
+- MXFP4 decode matvec 4096×4096 row-major W with cold weights (copies of W used in
+  turn, at least 8 and 3× the L3: never in L3), against the copy bandwidth;
 - thresholds: 4×4 `a@b+c` batches of 256 .. 65536 calls forced onto threads, and f32
   n×n GEMMs forced onto threads (`parallel-min-work=1`), 1 vs 2 threads: where 2
   threads start to win is where `BATCH_PARALLEL_MIN_BYTES` and `parallel-min-work`
@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 import mx
+from bench.machine import last_level_cache_bytes
 from bench.mx_formats import BLOCK, Case, dequantized, operands
 from bench.mx_formats import _module as decode_module  # pyright: ignore[reportPrivateUsage]
 from mx.jit import compile_module
@@ -315,7 +316,8 @@ def rows(quick: bool, counts: list[int], reps: int, thresholds: list[str]) -> li
     case = Case(1024 if quick else 4096, 4096, "row_major", "f4e2m1fn")
     mv = compile_module(decode_module(case, contract=False)).f
     weights, scales, x = operands(case)
-    copies_w = [weights.copy() for _ in range(2 if quick else 8)]
+    cold_copies = max(8, -(-3 * last_level_cache_bytes() // weights.nbytes))
+    copies_w = [weights.copy() for _ in range(2 if quick else cold_copies)]
     yv = np.zeros(case.rows, np.float32)
     want = dequantized(case, weights, scales) @ x
     mv(weights, scales, x, yv)

@@ -4,12 +4,13 @@ The clock is the calling thread's CPU time, so mx's calls run on that thread
 alone (`mx.num_threads(1)`): a product mx splits over threads would count only
 the calling thread's share (bench/run.py's large products on 2 cores read up to
 1.7x the core's peak before). Multithreaded runs take wall time
-(bench/threads.py, bench/gemm.py)."""
+(bench/threads.py, bench/gemm.py). mx is not imported here: the NumPy peers'
+processes time without it (and without its OpenMP runtime)."""
 
+import sys
 import time
 from collections.abc import Callable
-
-import mx
+from contextlib import AbstractContextManager, nullcontext
 
 
 def _iterations(fn: Callable[[], object], min_ms: float) -> int:
@@ -25,6 +26,13 @@ def _iterations(fn: Callable[[], object], min_ms: float) -> int:
         iters = int(iters * min(2 * min_ms * 1e6 / max(t, 1), 1000)) + 1
 
 
+def _one_thread() -> AbstractContextManager[object]:
+    """mx's calls on the calling thread alone, where mx is loaded (the callables
+    timed were compiled before: mx is imported by then if they are mx's)."""
+    mx = sys.modules.get("mx")
+    return nullcontext() if mx is None else mx.num_threads(1)
+
+
 def time_per_op(
     fn: Callable[[], object], ops: int, reps: int, min_ms: float
 ) -> list[float]:
@@ -37,7 +45,7 @@ def time_interleaved(
 ) -> dict[str, list[float]]:
     """`time_per_op` of several callables, their reps interleaved (a, b, c, a,
     b, c, ...) so that a drift of the shared machine's speed hits them alike."""
-    with mx.num_threads(1):
+    with _one_thread():
         iters = {name: _iterations(fn, min_ms) for name, fn in fns.items()}
         out: dict[str, list[float]] = {name: [] for name in fns}
         for _ in range(reps):

@@ -16,9 +16,7 @@ from hypothesis import settings
 
 from mx.lowering.matrix_to_affine.permutes import Permutes
 from tests.fixtures import JitHost
-from tests.sampling import ci_sample
-
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
+from tests.sampling import LONG, ci_sample
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("long", derandomize=False, print_blob=True)

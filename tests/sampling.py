@@ -5,10 +5,14 @@ its own: a format, a layout, a spelling) still runs at least once, and the
 same on every run. `MX_LONG_TESTS=1` runs every case (docs/long-runs.md)."""
 
 import dataclasses
+import os
 import zlib
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
+
+LONG = os.environ.get("MX_LONG_TESTS") == "1"
+"""`MX_LONG_TESTS=1`: every case, and the larger random samples."""
 
 Facet = tuple[str, int, str]
 """A parameter's name, the field of a tuple parameter (-1: the whole value)

@@ -12,7 +12,6 @@ explicit loop in docs/matrix-dialect.md's order, rounding every step.
 from __future__ import annotations
 
 import math
-import os
 import zlib
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -29,6 +28,7 @@ from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
 from mx.interpreters import vector as vector_interpreter
 from tests.reference.element_types import ELEMENT_DTYPES
+from tests.sampling import LONG
 
 DTYPES = ELEMENT_DTYPES
 FLOATS = ["f16", "bf16", "f32", "f64"]
@@ -39,8 +39,6 @@ SHAPES = [(1, 1), (1, 5), (5, 1), (2, 3), (4, 4), (3, 7)]
 MAX_FINITE_BITS = {"f16": 0x7BFF, "bf16": 0x7F7F, "f32": 0x7F7FFFFF}
 MAX_FINITE_BITS["f64"] = 0x7FEFFFFFFFFFFFFF
 UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 
 def stable_seed(*parts: object) -> int:

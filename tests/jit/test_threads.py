@@ -31,6 +31,7 @@ from mx.jit import compile_module
 from mx.runtime.threads import parallel_min_count
 from tests.pipelines import lowering_with
 from tests.reference.bits import same_bits
+from tests.sampling import LONG
 from tests.system_tools import required_tool
 
 THREAD_COUNTS = (1, 2, 3, 4)
@@ -41,7 +42,6 @@ PARALLEL_PIPELINE = lowering_with(
 """mx-lower-to-llvm's steps, every product on threads, small blocks."""
 
 EXAMPLES = int(os.environ.get("MX_THREADS_EXAMPLES", "6"))
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 DTYPES: dict[str, Any] = {
     "f16": np.float16,

@@ -6,7 +6,6 @@ scales, MXFP4/MXFP8/NVFP4 block scales, packed offsets and strides, narrow
 last passes, bias, strict and `contract` — and, strict, a reference of
 ml_dtypes decoding and NumPy summing each row in k order."""
 
-import os
 import re
 from typing import Any
 
@@ -37,9 +36,9 @@ from mx.lowering.matrix_to_affine.permutes import Permutes, for_target_permutes
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from tests.fixtures import JitHost
 from tests.placement import at_byte
+from tests.sampling import LONG
 
 Array = npt.NDArray[Any]
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 
 def _parse(text: str) -> ModuleOp:

@@ -8,7 +8,6 @@ exact `Fraction` arithmetic (never with mx code). `MX_LONG_TESTS=1` adds
 shapes.
 """
 
-import os
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 
 from mx.jit import compile_module
 from tests.reference.element_types import ELEMENT_DTYPES
+from tests.sampling import LONG
 
 PIPELINE = "mx-lower-to-llvm"
 Array = np.ndarray[Any, Any]
@@ -27,7 +27,7 @@ DTYPES: dict[str, Any] = {t: dtype.type for t, dtype in ELEMENT_DTYPES.items()}
 FLOATS = ("f16", "bf16", "f32", "f64")
 INTS = ("i8", "i16", "i32", "i64")
 SHAPES = [(1, 1), (2, 3), (4, 4), (3, 5)] + (
-    [(1, 7), (8, 1), (9, 13), (16, 16)] if os.environ.get("MX_LONG_TESTS") else []
+    [(1, 7), (8, 1), (9, 13), (16, 16)] if LONG else []
 )
 
 

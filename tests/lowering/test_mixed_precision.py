@@ -9,7 +9,6 @@ The scalar lowering (`vector-bits=0`) has no tails: its loops are the same
 ops for every shape (the same op counts for both `SHAPES` in every case),
 so it compiles the first shape only; `MX_LONG_TESTS=1` compiles both."""
 
-import os
 from collections import Counter
 from fractions import Fraction
 from typing import Any
@@ -28,6 +27,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
 )
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from tests.reference.element_types import BF16, ELEMENT_DTYPES
+from tests.sampling import LONG
 
 DTYPES = ELEMENT_DTYPES
 WIDENINGS = {
@@ -56,7 +56,7 @@ SCALAR_PIPELINE = ",".join(
     for p in PIPELINE
 )
 SHAPES = ((5, 7, 3), (17, 9, 4))
-SCALAR_SHAPES = range(len(SHAPES) if os.environ.get("MX_LONG_TESTS") == "1" else 1)
+SCALAR_SHAPES = range(len(SHAPES) if LONG else 1)
 
 
 def _parse(text: str) -> Any:

@@ -11,7 +11,6 @@ The scalar lowering has no tails: its loops are the same ops for every shape
 compiles the shapes of `SCALAR_SHAPES` and `SCALAR_PRODUCT_SHAPES` only;
 `MX_LONG_TESTS=1` compiles every shape."""
 
-import os
 from collections import Counter
 from fractions import Fraction
 from typing import Any
@@ -30,9 +29,9 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from mx.passes.mx_lower_to_llvm import PIPELINE
+from tests.sampling import LONG
 
 DTYPES = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
 SHAPES = ((1, 1), (5, 7), (16, 16), (33, 18))
 SCALAR_SHAPES = SHAPES if LONG else SHAPES[1:2]
 SCALAR_PIPELINE = ",".join(

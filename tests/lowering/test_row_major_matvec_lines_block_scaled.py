@@ -9,7 +9,6 @@ a line, of a line, and longer than it, codes from a load (literal or `index`
 offset) or a C-ordered matrix argument; the lowering reads the codes'
 address exactly when the rows are a whole number of lines apart."""
 
-import os
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from tests.placement import at_byte
+from tests.sampling import LONG
 
 Array = npt.NDArray[Any]
 
@@ -71,7 +71,6 @@ CASES = [
     (64, 128, "f4e2m1fn", 32, "f8e8m0fnu", 128),  # MXFP4 codes one a byte
 ]
 SPELLINGS = ("literal", "index", "argument")
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
 
 
 def _params() -> list[Any]:

@@ -6,15 +6,15 @@ from 5*10^4 to 10^6 bit patterns (plus as many values near 1).
 
 from __future__ import annotations
 
-import os
 from functools import cache
 
 import ml_dtypes
 import numpy as np
 
+from tests.sampling import LONG
+
 from . import exact_fp as ref
 
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
 SAMPLE = 1_000_000 if LONG else 50_000
 
 ML_DTYPES = {

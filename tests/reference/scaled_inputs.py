@@ -6,14 +6,13 @@ MX_LONG_TESTS=1 multiplies the random blocks by 32.
 
 from __future__ import annotations
 
-import os
-
 import ml_dtypes
 import numpy as np
 
+from tests.sampling import LONG
+
 from . import exact_fp as ref
 
-LONG = os.environ.get("MX_LONG_TESTS") == "1"
 BLOCKS = 8192 if LONG else 256
 """Random blocks per (format, source type, block size) in `random_blocks`."""
 
