@@ -224,7 +224,8 @@ def _host() -> tuple[str, str, str]:
 
 def host_permutes() -> Permutes:
     """The variable shuffles of the host."""
-    return permutes_of(_host()[2])
+    _, cpu, features = _host()
+    return permutes_of(features, cpu)
 
 
 def _target_machine() -> binding.TargetMachine:

@@ -11,7 +11,7 @@ the interpreter (the strict k order) within twice that; and bit for bit
 between 1 and 2 threads. The remark names the kernel; without `reassoc`
 the strict cache-blocked kernel runs."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import ml_dtypes
@@ -23,11 +23,13 @@ from xdsl.parser import Parser
 import mx
 from mx.frontend import mx_context
 from mx.interpreters import run_function
-from mx.jit import compile_module
+from mx.jit import compile_module, lower_to_llvm_ir
+from mx.jit_machine_code import host_permutes
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     REASSOCIATED_VECTOR,
 )
+from tests.fixtures import JitHost
 from tests.pipelines import THREADED
 from tests.reference.bits import same_bits
 
@@ -185,3 +187,29 @@ def test_reassociated_float_matvec(case: Case) -> None:
 def test_without_reassoc_the_strict_kernel() -> None:
     c = Case(32, 64, "f16", "contract", False, "literal", 0)
     assert compile_module(source(c)).f.remarks[0].endswith(f"kernel: {CACHE_BLOCKED}")
+
+
+def test_every_count_of_weight_streams_computes_the_same_bits(
+    jit_host: JitHost,
+) -> None:
+    """Rows read 1, 2, 4 or 8 at a time (`Permutes.weight_streams`: the
+    host's in the JIT, 1 on AMD Zen, 4 elsewhere) give the same bits: each
+    row's sums keep their order whatever the group. 37 rows, a multiple of
+    none, so the last group overlaps the one before it."""
+    c = Case(37, 100, "bf16", "contract,reassoc", True, "index", 2)
+    rng = np.random.default_rng(5)
+    memory = rng.standard_normal(7 + 2 * c.layer_size).astype(ml_dtypes.bfloat16)
+    x = rng.standard_normal(c.cols).astype(np.float32)
+    bias = rng.standard_normal(2 * c.rows).astype(np.float32)
+    results: dict[int, Array] = {}
+    codes: set[str] = set()
+    for streams in (1, 2, 4, 8):
+        jit_host(replace(host_permutes(), weight_streams=streams))
+        text = source(c) + f"// {streams} weight streams\n"
+        codes.add(lower_to_llvm_ir(text)[0].split("\n", 1)[1])
+        y = np.full(2 * c.rows, np.nan, np.float32)
+        compile_module(text).f(memory, x, y, bias, 7)
+        results[streams] = y
+    assert len(codes) == 4  # four kernels
+    assert not np.isnan(results[1]).any()
+    assert all(same_bits(y, results[1]) for y in results.values())

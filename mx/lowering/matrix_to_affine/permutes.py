@@ -63,6 +63,16 @@ class Permutes:
     cache-blocked micro-kernel (`blocked.py`'s `PANEL_SHAPES`) and the
     register-blocked one (`products.py`'s `accumulator_registers`)."""
 
+    weight_streams: int = 4
+    """Rows of float weights the reassociated matvec reads at once
+    (`float_matvec_along_k`: streams from memory sharing each load of x).
+    Which is fastest depends on the CPU's prefetchers, measured with f16
+    weights of 4096 x 4096 streamed from DRAM on one thread: on Zen 4 67 ps
+    a weight one row at a time against 99-116 with 4; on an Intel Xeon with
+    AVX512-FP16, 161 ps with one row, 153 with 2, 138 with 4, 143 with 8
+    (bf16: 177, 152, 136, 139). So 1 on AMD's Zen cores, 4 elsewhere (the
+    Sapphire Rapids of `mx-opt` too)."""
+
 
 DEFAULT_PERMUTES = Permutes(16)
 """AVX-512's, without byte shuffle intrinsics (`mx-opt`)."""
@@ -90,9 +100,10 @@ def for_target_permutes(permutes: Permutes) -> Generator[None]:
         _target.reset(token)
 
 
-def permutes_of(features: str) -> Permutes:
-    """The shuffles of an x86 CPU with LLVM's `features` (`+avx2,...`).
-    Byte shuffles need F16C too, which converts what they look up."""
+def permutes_of(features: str, cpu: str = "") -> Permutes:
+    """The shuffles of an x86 CPU with LLVM's `features` (`+avx2,...`) and
+    name (`znver4`, `sapphirerapids`, ...). Byte shuffles need F16C too,
+    which converts what they look up."""
     enabled = set(features.split(","))
     lanes = 16 if "+avx512f" in enabled else 8 if "+avx2" in enabled else 4
     byte_shuffle = 0
@@ -101,4 +112,6 @@ def permutes_of(features: str) -> Permutes:
             byte_shuffle = 64
         elif "+avx2" in enabled:
             byte_shuffle = 32
-    return Permutes(lanes, byte_shuffle, 32 * lanes, 32 if lanes == 16 else 16)
+    registers = 32 if lanes == 16 else 16
+    streams = 1 if cpu.startswith("znver") else 4
+    return Permutes(lanes, byte_shuffle, 32 * lanes, registers, streams)

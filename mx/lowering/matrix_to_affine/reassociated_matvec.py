@@ -113,13 +113,6 @@ MXFP4 kernel at 74 ps a weight on Zen 4, 62 with 512 bytes ahead (60-66 for
 NIBBLES = 8
 """Packed f4e2m1fn codes in a 32-bit lane."""
 
-FLOAT_ROWS = 1
-"""Rows of float weights summed at once: one stream of weights from memory
-at a time. On Zen 4, f16 weights streamed from DRAM took 67 ps a weight one
-row at a time, 119 two and 99–116 four rows at a time (the decoded FP4/FP8
-kernels are compute-bound and gain from sharing x among `ROWS` rows)."""
-
-
 def _rows_at_once(grouped: bool) -> int:
     """`ROWS`, but one row where the kernel takes packed f4e2m1fn in groups
     on a target of 16 vector registers: a group's 8 vectors of x, the
@@ -856,7 +849,8 @@ def float_matvec_along_k(
     parallel: bool = False,
 ) -> SSAValue:
     """y = W·x (+ bias) for `sums_along_k`'s row-major float W, summed as a
-    hand-written kernel sums it: `FLOAT_ROWS` rows at a time; each row
+    hand-written kernel sums it: the target's `weight_streams` rows at a time
+    (the decoded FP4/FP8 kernels are compute-bound and take `ROWS`); each row
     has two vectors of partial sums (even and odd steps of `lanes` columns),
     added and then summed by halves; the columns after the last whole
     vector one by one in k order; then the bias. The order depends only on
@@ -868,7 +862,7 @@ def float_matvec_along_k(
     flags = _without(op.fastmath, FastMathFlag.REASSOC)
     zero = e.index(0)
     x, y, bias = _buffers(e, op, t, allocate)
-    group = min(FLOAT_ROWS, rows)
+    group = min(target_permutes().weight_streams, rows)
     step = 2 * lanes
     steps, rest = divmod(cols, step)
     vectorized = steps * step + (lanes if rest >= lanes else 0)

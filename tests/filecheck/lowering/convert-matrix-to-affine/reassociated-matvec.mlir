@@ -1,5 +1,6 @@
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
 // RUN: mx-opt %s -p 'convert-matrix-to-affine{byte-shuffles=32}' | filecheck %s --check-prefix=X86
+// RUN: mx-opt %s -p 'convert-matrix-to-affine{weight-streams=1}' | filecheck %s --check-prefix=SINGLE
 
 // The reassociated weight-times-vector kernel (matvec with `reassoc` of
 // row-major FP4/FP8 codes): each row's sums are a vector over K, 4 rows
@@ -187,28 +188,46 @@ func.func @fp8_reassoc_nan_codes(%w: memref<?xi8>, %x: vector<40xf32>) -> vector
   func.return %y : vector<3xf32>
 }
 
-// Row-major f16 weights cast to f32 (the same kernel without a decoding,
-// one row at a time): each row has two vectors of sums (even and odd steps
-// of 16 columns), added and summed by halves; K = 40: the last 8 columns
-// element by element in k order; then the bias.
+// Row-major f16 weights cast to f32 (the same kernel without a decoding):
+// each row has two vectors of sums (even and odd steps of 16 columns),
+// added and summed by halves; K = 40: the last 8 columns element by element
+// in k order; then the bias. 4 rows at a time (`weight-streams`, mx-opt's
+// target: 4 rows' weights streamed at once, sharing each load of x): 18
+// rows are 4 groups and a last group overlapping them; with one stream,
+// 18 groups of a row.
 // CHECK-LABEL: func.func @f16_reassoc
-// CHECK: affine.for %{{.*}} = 0 to 18 {
-// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[E:.*]] = %{{.*}}, %[[O:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
+// CHECK: affine.for %{{.*}} = 0 to 4 {
+// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[E0:.*]] = %{{.*}}, %[[O0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[X0:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
 // CHECK: %[[H:.*]] = vector.load %w[%{{.*}}] : memref<?xf16>, vector<16xf16>
 // CHECK-NEXT: %[[W:.*]] = arith.extf %[[H]] : vector<16xf16> to vector<16xf32>
-// CHECK-NEXT: %[[E1:.*]] = math.fma %[[W]], %[[X0]], %[[E]] fastmath<contract> : vector<16xf32>
+// CHECK-NEXT: math.fma %[[W]], %[[X0]], %[[E0]] fastmath<contract> : vector<16xf32>
+// CHECK-COUNT-3: math.fma %{{.*}}, %[[X0]], %{{.*}} fastmath<contract> : vector<16xf32>
 // CHECK: %[[X1:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
-// CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
-// CHECK-NEXT: %[[O1:.*]] = math.fma %{{.*}}, %[[X1]], %[[O]] fastmath<contract> : vector<16xf32>
-// CHECK-NEXT: affine.yield %[[E1]], %[[O1]] : vector<16xf32>, vector<16xf32>
-// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-4: math.fma %{{.*}}, %[[X1]], %{{.*}} fastmath<contract> : vector<16xf32>
+// CHECK-NEXT: affine.yield
+// CHECK-COUNT-4: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
 // CHECK: affine.for %{{.*}} = 32 to 40 iter_args
 // CHECK: memref.load %w[%{{.*}}] : memref<?xf16>
-// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<1xf32>
-// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x18xf32>, vector<1xf32>
 // CHECK: func.return
+// SINGLE-LABEL: func.func @f16_reassoc
+// SINGLE: affine.for %{{.*}} = 0 to 18 {
+// SINGLE: affine.for %{{.*}} = 0 to 1 iter_args(%[[E:.*]] = %{{.*}}, %[[O:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
+// SINGLE: %[[X0:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
+// SINGLE: %[[H:.*]] = vector.load %w[%{{.*}}] : memref<?xf16>, vector<16xf16>
+// SINGLE-NEXT: %[[W:.*]] = arith.extf %[[H]] : vector<16xf16> to vector<16xf32>
+// SINGLE-NEXT: %[[E1:.*]] = math.fma %[[W]], %[[X0]], %[[E]] fastmath<contract> : vector<16xf32>
+// SINGLE: %[[X1:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
+// SINGLE: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// SINGLE-NEXT: %[[O1:.*]] = math.fma %{{.*}}, %[[X1]], %[[O]] fastmath<contract> : vector<16xf32>
+// SINGLE-NEXT: affine.yield %[[E1]], %[[O1]] : vector<16xf32>, vector<16xf32>
+// SINGLE: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// SINGLE-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+// SINGLE: affine.for %{{.*}} = 32 to 40 iter_args
+// SINGLE: memref.load %w[%{{.*}}] : memref<?xf16>
+// SINGLE: arith.addf %{{.*}}, %{{.*}} : vector<1xf32>
+// SINGLE-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<1x18xf32>, vector<1xf32>
+// SINGLE: func.return
 func.func @f16_reassoc(%w: memref<?xf16>, %x: vector<40xf32>, %b: vector<18xf32>) -> vector<18xf32> {
   %q = matrix.row_major_load %w[0] : memref<?xf16> -> !matrix.matrix<18x40xf16>
   %m = matrix.cast %q : !matrix.matrix<18x40xf16> to !matrix.matrix<18x40xf32>
