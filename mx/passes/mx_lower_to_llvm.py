@@ -16,6 +16,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     DEFAULT_VECTOR_BITS,
     VECTOR_BITS,
     VECTOR_REGISTERS,
+    WEIGHT_STREAMS,
 )
 from mx.passes.options import check_option_choices
 from mx.passes.outline_contractions import DEFAULT_MIN_WORK
@@ -79,10 +80,14 @@ class MxLowerToLLVMPass(ModulePass):
     vector_registers: int = 0
     """convert-matrix-to-affine's `vector-registers` (0: the target's)."""
 
+    weight_streams: int = 0
+    """convert-matrix-to-affine's `weight-streams` (0: the target's)."""
+
     option_choices: ClassVar[dict[str, Sequence[object]]] = {
         "route": ROUTES,
         "vector_bits": VECTOR_BITS,
         "vector_registers": VECTOR_REGISTERS,
+        "weight_streams": WEIGHT_STREAMS,
     }
 
     def __post_init__(self) -> None:
@@ -114,6 +119,8 @@ class MxLowerToLLVMPass(ModulePass):
                     options["vector-bits"] = (self.vector_bits,)
                 if self.vector_registers:
                     options["vector-registers"] = (self.vector_registers,)
+                if self.weight_streams:
+                    options["weight-streams"] = (self.weight_streams,)
             specs.append(ArgSpec(name, options))
         return specs
 

@@ -280,6 +280,16 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "'convert-matrix-to-affine' must be one of 0, 16, 32 (got '7')\n",
         ),
         (
+            "mx-lower-to-llvm{weight-streams=3}",
+            "<pipeline>:1:18: error: option 'weight-streams' of pass "
+            "'mx-lower-to-llvm' must be one of 0, 1, 2, 4, 8 (got '3')\n",
+        ),
+        (
+            "convert-matrix-to-affine{weight-streams=16}",
+            "<pipeline>:1:26: error: option 'weight-streams' of pass "
+            "'convert-matrix-to-affine' must be one of 0, 1, 2, 4, 8 (got '16')\n",
+        ),
+        (
             "convert-matrix-to-affine{layout=row_major}",
             "<pipeline>:1:26: error: option 'layout' of pass "
             "'convert-matrix-to-affine' must be one of column-major, row-major "
@@ -376,6 +386,46 @@ def test_lower_to_llvm_passes_its_vector_options_on(
     assert avx2.out == spelled_out.out
     assert "vector<8xf32>" in avx2.out and "vector<16xf32>" not in avx2.out
     assert "vector<16xf32>" in default.out
+
+
+def test_lower_to_llvm_passes_weight_streams_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`mx-lower-to-llvm{weight-streams=1}` (an AMD Zen target) lowers a
+    reassociated f16 matvec with convert-matrix-to-affine's
+    `weight-streams=1`: one row's weights at a time instead of 4."""
+    path = write(
+        tmp_path,
+        """func.func @f(%w: memref<?xf16>, %x: vector<1024xf32>) -> vector<64xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xf16> -> !matrix.matrix<64x1024xf16>
+  %m = matrix.cast %q : !matrix.matrix<64x1024xf16> to !matrix.matrix<64x1024xf32>
+  %y = matrix.matvec %m, %x fastmath<reassoc> : !matrix.matrix<64x1024xf32>, vector<1024xf32> -> vector<64xf32>
+  func.return %y : vector<64xf32>
+}
+""",
+    )
+    affine = "-p", "convert-matrix-to-affine{weight-streams=1}"
+    one = run(capsys, path, "-p", "mx-lower-to-llvm{weight-streams=1}")
+    default = run(capsys, path, "-p", "mx-lower-to-llvm")
+    one_affine = run(capsys, path, *affine)
+    assert one.status == default.status == one_affine.status == 0
+    assert one.out != default.out
+    # 64 rows (large enough for the kernel): 64 groups of one row, not 16 of 4
+    four_affine = _loops(run(capsys, path, "-p", "convert-matrix-to-affine").out)
+    one_loops = _loops(one_affine.out)
+    assert "affine.for %{} = 0 to 64 {" in one_loops
+    assert "affine.for %{} = 0 to 64 {" not in four_affine
+    assert "affine.for %{} = 0 to 16 {" in four_affine
+    assert "affine.for %{} = 0 to 16 {" not in one_loops
+
+
+def _loops(text: str) -> str:
+    """`affine.for` lines with their SSA names taken out."""
+    return "\n".join(
+        re.sub(r"%\w+", "%", line.strip()).replace("%", "%{}", 1)
+        for line in text.splitlines()
+        if "affine.for" in line
+    )
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,7 @@ MXFP4 kernel at 74 ps a weight on Zen 4, 62 with 512 bytes ahead (60-66 for
 NIBBLES = 8
 """Packed f4e2m1fn codes in a 32-bit lane."""
 
+
 def _rows_at_once(grouped: bool) -> int:
     """`ROWS`, but one row where the kernel takes packed f4e2m1fn in groups
     on a target of 16 vector registers: a group's 8 vectors of x, the
