@@ -1,9 +1,13 @@
 """GEMM on 1 and N threads, mx beside NumPy's OpenBLAS, with the fraction of peak.
 
-usage: python -m bench.gemm [--quick] [--reps R] [--threads N] [--out FILE]
+usage: python -m bench.gemm [--quick] [--reps R] [--threads N] [--fastmath F;F..]
+                            [--out FILE]
 
 For f32 and f64, n×n·n×n (C-ordered arrays, `matrix.matmul` through the JIT) with
-n = 256, 512, 1024 (and 2048 without --quick): mx on 1 thread and on N (default:
+n = 256, 512, 1024 (and 2048 without --quick), strict (a multiply and an add a step:
+the dialect's rounding) and with `fastmath<contract>` (one FMA a step, as OpenBLAS
+rounds; on Intel cores, whose 512-bit adds and multiplies share the FMA ports, the
+strict product can reach only half its speed): mx on 1 thread and on N (default:
 the CPUs available), NumPy `a @ b` with OpenBLAS limited to 1 thread
 (threadpoolctl) and with its default threads. The four are measured in
 interleaved rounds (mx 1, NumPy 1, mx N, NumPy default, again, ...), each round
@@ -77,13 +81,18 @@ def interleaved(
 
 
 def row(
-    t: str, n: int, threads: int, rounds: int, peak: tuple[float, float] | None
+    t: str,
+    n: int,
+    threads: int,
+    rounds: int,
+    peak: tuple[float, float] | None,
+    fastmath: str = "",
 ) -> str:
     dtype = np.float32 if t == "f32" else np.float64
     rng = np.random.default_rng(n)
     a, b = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
     y, z = np.empty_like(a), np.empty_like(a)
-    f = gemm(n, t=t)
+    f = gemm(n, t=t, fastmath=fastmath)
     with mx.num_threads(1):
         one = f(a, b)
     with mx.num_threads(threads):
@@ -114,7 +123,7 @@ def row(
     }
     m = interleaved(runs, rounds)
     flops = 2 * n**3
-    cells = [f"{t} {n}²"]
+    cells = [f"{t} {n}²" + (f" `{fastmath}`" if fastmath else "")]
     for name in runs:
         cells.append(f"{m[name] * 1e3:.3f}")
     cells += [
@@ -148,6 +157,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--types", default="f32,f64")
     parser.add_argument("--sizes", default="", help="e.g. 512,1024")
+    parser.add_argument(
+        "--fastmath",
+        default=";contract",
+        help="the matmuls' fastmath flags, one row set each, ';'-separated "
+        "(default: strict and `contract`)",
+    )
     parser.add_argument("--out")
     args = parser.parse_args()
     rounds = args.reps or (5 if args.quick else 7)
@@ -184,9 +199,10 @@ def main() -> None:
     print("\n".join(lines), flush=True)
     for t in args.types.split(","):
         for size in sizes:
-            line = row(t, size, n, rounds, peak)
-            print(line, flush=True)
-            lines.append(line)
+            for fastmath in args.fastmath.split(";"):
+                line = row(t, size, n, rounds, peak, fastmath)
+                print(line, flush=True)
+                lines.append(line)
     tail = [
         "",
         "ratios: the other's time / mx's (above 1: mx faster); 1-thread times are "

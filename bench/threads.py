@@ -152,12 +152,15 @@ func.func @f(%a: {m}, %b: {m}, %c: {m}) -> {m} {{
     ).f
 
 
-def gemm(n: int, pipeline: str = "mx-lower-to-llvm", t: str = "f32") -> Any:
+def gemm(
+    n: int, pipeline: str = "mx-lower-to-llvm", t: str = "f32", fastmath: str = ""
+) -> Any:
     m = f"!matrix.matrix<{n}x{n}x{t}>"
+    flags = f" fastmath<{fastmath}>" if fastmath else ""
     return compile_module(
         f"""
 func.func @f(%a: {m}, %b: {m}) -> {m} {{
-  %p = matrix.matmul %a, %b : {m}, {m} -> {m}
+  %p = matrix.matmul %a, %b{flags} : {m}, {m} -> {m}
   func.return %p : {m}
 }}""",
         pipeline,

@@ -14,6 +14,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     DEFAULT_VECTOR_BITS,
+    PANELS,
     VECTOR_BITS,
     VECTOR_REGISTERS,
     WEIGHT_STREAMS,
@@ -83,11 +84,15 @@ class MxLowerToLLVMPass(ModulePass):
     weight_streams: int = 0
     """convert-matrix-to-affine's `weight-streams` (0: the target's)."""
 
+    panel: str = "target"
+    """convert-matrix-to-affine's `panel` (`target`: the target's)."""
+
     option_choices: ClassVar[dict[str, Sequence[object]]] = {
         "route": ROUTES,
         "vector_bits": VECTOR_BITS,
         "vector_registers": VECTOR_REGISTERS,
         "weight_streams": WEIGHT_STREAMS,
+        "panel": PANELS,
     }
 
     def __post_init__(self) -> None:
@@ -121,6 +126,8 @@ class MxLowerToLLVMPass(ModulePass):
                     options["vector-registers"] = (self.vector_registers,)
                 if self.weight_streams:
                     options["weight-streams"] = (self.weight_streams,)
+                if self.panel != "target":
+                    options["panel"] = (self.panel,)
             specs.append(ArgSpec(name, options))
         return specs
 

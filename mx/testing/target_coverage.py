@@ -31,7 +31,7 @@ CPU_PERMUTES = {
     "x86-64": Permutes(4, 0, 128, 16),
     "x86-64-v3": Permutes(8, 32, 256, 16),
     "skylake-avx512": Permutes(16, 64, 512),
-    "znver4": Permutes(16, 64, 512, 32, 1),
+    "znver4": Permutes(16, 64, 512, 32, 1, False),
     "sapphirerapids": Permutes(16, 64, 512),
 }
 """What the JIT compiles for on a host with each CPU of `CHECKED_CPUS`

@@ -176,20 +176,32 @@ def test_small_caches_cross_every_block(
     _check(t, shape, flags, SMALL_CACHES, sum(shape), fortran=wide)
 
 
-@pytest.mark.parametrize("registers", sorted(PANEL_SHAPES))
+@pytest.mark.parametrize("target", sorted(PANEL_SHAPES), ids=str)
 @pytest.mark.parametrize(
     "t, shape, flags",
     [("f32", (40, 70, 140), ""), ("f64", (20, 70, 90), "contract")],
     ids=str,
 )
 def test_each_register_file_crosses_every_block(
-    t: str, shape: tuple[int, int, int], flags: str, registers: int, jit_host: JitHost
+    t: str,
+    shape: tuple[int, int, int],
+    flags: str,
+    target: tuple[int, bool],
+    jit_host: JitHost,
 ) -> None:
-    """The micro-kernel of each target (`PANEL_SHAPES`: 1 x 16 vectors for
-    AVX-512's 32 registers, 2 x 6 for AVX2's 16) run on this host,
-    whichever the host has, with full and partial panels in every block."""
-    jit_host(replace(host_permutes(), vector_registers=registers))
-    _check(t, shape, flags, SMALL_CACHES, sum(shape), True, f"{registers} registers")
+    """The micro-kernel of each target (`PANEL_SHAPES`: 4 x 6 vectors for
+    AVX-512's 32 registers on Intel, 1 x 16 on AMD Zen, 2 x 6 for AVX2's 16)
+    run on this host, whichever the host has, with full and partial panels in
+    every block."""
+    registers, broadcasts = target
+    jit_host(
+        replace(
+            host_permutes(),
+            vector_registers=registers,
+            broadcast_registers=broadcasts,
+        )
+    )
+    _check(t, shape, flags, SMALL_CACHES, sum(shape), True, f"{target} panels")
 
 
 MIXED_CASES = [
@@ -344,20 +356,41 @@ def test_default_caches_large(t: str, shape: tuple[int, int, int], flags: str) -
 
 
 @pytest.mark.parametrize("t, lanes", [("f32", 16), ("f64", 8)])
-@pytest.mark.parametrize("cpu", ["znver4", "sapphirerapids"])
-def test_kernel_broadcasts_fold_into_the_multiplies(
-    t: str, lanes: int, cpu: str, jit_host: JitHost
+def test_kernel_broadcasts_fold_into_the_multiplies_on_zen(
+    t: str, lanes: int, jit_host: JitHost
 ) -> None:
-    """Each broadcast of packed B feeds one multiply, so that x86 folds it into
-    the multiply's memory operand ({1toN}): a broadcast of its own takes an
-    FP pipe's cycle on Zen 4 (blocked.py's PANEL_SHAPES). The IR is the
-    JIT's on a host with that CPU."""
-    jit_host(CPU_PERMUTES[cpu])
+    """On AMD Zen each broadcast of packed B feeds one multiply, so that x86
+    folds it into the multiply's memory operand ({1toN}): a broadcast of its
+    own takes an FP pipe's cycle on Zen 4 (blocked.py's PANEL_SHAPES). The IR
+    is the JIT's on a Zen 4 host."""
+    jit_host(CPU_PERMUTES["znver4"])
     llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
-    assembly = llc_assembly(llvm_ir, cpu)
+    assembly = llc_assembly(llvm_ir, "znver4")
     folded = re.findall(rf"vmulp[sd]\s+\S*\{{1to{lanes}\}}, %zmm", assembly)
     # Three functions, each with the kernel on full panels (16 columns).
     assert len(folded) >= 3 * 16, assembly.count("vbroadcasts")
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_kernel_broadcasts_feed_four_multiplies_on_intel(
+    t: str, jit_host: JitHost
+) -> None:
+    """On Intel cores with AVX-512 the k loop of the micro-kernel loads 4
+    vectors of packed A and broadcasts 6 values of packed B, each into a
+    register feeding 4 multiplies (a broadcast from memory is a load µop
+    alone there), and spills nothing. The IR is the JIT's on a Sapphire
+    Rapids host."""
+    jit_host(CPU_PERMUTES["sapphirerapids"])
+    llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
+    assembly = llc_assembly(llvm_ir, "sapphirerapids")
+    kernels = blocks_with(assembly, r"\bvmulp[sd]\b", 24)
+    assert kernels
+    for kernel in kernels:
+        multiplies = re.findall(r"\bvmulp[sd]\b", kernel)
+        broadcasts = re.findall(r"\bvbroadcasts[sd]\b", kernel)
+        assert len(multiplies) % 24 == 0, kernel
+        assert len(broadcasts) * 4 == len(multiplies), kernel
+        assert not vector_spills(kernel), vector_spills(kernel)
 
 
 @pytest.mark.parametrize("t", ["f32", "f64"])

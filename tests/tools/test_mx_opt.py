@@ -290,6 +290,11 @@ def test_list_passes(capsys: pytest.CaptureFixture[str], test_passes: None) -> N
             "'convert-matrix-to-affine' must be one of 0, 1, 2, 4, 8 (got '16')\n",
         ),
         (
+            "mx-lower-to-llvm{panel=5x5}",
+            "<pipeline>:1:18: error: option 'panel' of pass "
+            "'mx-lower-to-llvm' must be one of target, 1x16, 4x6, 2x6 (got '5x5')\n",
+        ),
+        (
             "convert-matrix-to-affine{layout=row_major}",
             "<pipeline>:1:26: error: option 'layout' of pass "
             "'convert-matrix-to-affine' must be one of column-major, row-major "

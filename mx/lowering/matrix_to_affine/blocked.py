@@ -68,7 +68,7 @@ from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering import build
 from mx.lowering.matrix_to_affine.buffers import element_bytes, heap_buffer
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
-from mx.lowering.matrix_to_affine.permutes import target_permutes
+from mx.lowering.matrix_to_affine.permutes import Permutes, target_permutes
 from mx.lowering.matrix_to_affine.products import dot
 from mx.lowering.matrix_to_affine.vectors import (
     for_each_segment,
@@ -80,25 +80,46 @@ from mx.lowering.matrix_to_affine.vectors import (
 )
 from mx.passes.outline_parallel_loops import mark_parallel, mark_parallel_block
 
-PANEL_SHAPES = {32: (1, 16), 16: (2, 6)}
-"""The micro-kernel's panels by the target's vector registers: (vectors of
-rows of A per panel (MR = vectors * lanes), columns of B per panel (NR)).
+PANEL_SHAPES = {(32, True): (4, 6), (32, False): (1, 16), (16, True): (2, 6)}
+"""The micro-kernel's panels by the target's vector registers and whether
+it holds broadcasts in registers (`Permutes.broadcast_registers`): (vectors
+of rows of A per panel (MR = vectors * lanes), columns of B per panel (NR)).
 
-- 32 registers (AVX-512): 1 x 16 = 16 accumulators. Per k, one vector load
-  of Ap and 16 broadcasts of Bp, each feeding a single multiply: x86 folds
-  such a broadcast into the multiply's memory operand ({1to16}), where a
-  broadcast held in a register for several multiplies is an instruction of
-  its own. On Zen 4 that instruction takes an FP pipe's cycle that the
-  separate multiplies and adds (no `contract`) already fill: a 4 x 6 tile (6
-  broadcasts per 24 multiply-adds) ran its kernel at 0.8x the speed of this
-  one, f32 1024^3 1.2x slower.
-- 16 registers (AVX2, SSE): 2 x 6 = 12 accumulators, 2 vectors of Ap and a
-  broadcast (no memory broadcasts there), and one product. 16 accumulators
-  took every register: LLVM spilled three of them and moved the others
-  around each k. On a Zen 1, f32 1024^3 on one thread took 141 ms with
-  1 x 16 and 96 ms with 2 x 6 (1 x 8: 113, 3 x 4: 97), with `contract`
-  127 and 72 ms (3 x 4: 64-68; OpenBLAS 58-61 ms); f64 309 and 193 ms, with
-  `contract` 190 and 135 (OpenBLAS 121)."""
+- 32 registers (AVX-512), broadcasts in registers (Intel): 4 x 6 = 24
+  accumulators. Per k, 4 vector loads of Ap and 6 broadcasts of Bp, each
+  feeding 4 multiplies; a broadcast from memory is a load µop alone there.
+  1 x 16 (one multiply a broadcast, folded into its memory operand) needs
+  17 loads per 16 multiply-adds, more than the two 512-bit load ports
+  serve. On an Intel Xeon with AVX512-FP16, one thread, 1024^3: f32 with
+  `contract` 18.8 ms with 1 x 16 against 13.5 (2 x 12: 14.0, 3 x 8: 14.8,
+  2 x 8: 13.9), strict 22.5 against 21.1; f64 with `contract` 41.8 against
+  26.8, strict 50.8 against 44.2; f32 512^3 `contract` 2.29 against 1.72.
+- 32 registers, broadcasts folded into the multiplies (AMD Zen): 1 x 16 =
+  16 accumulators, one vector load of Ap and 16 broadcasts of Bp, each
+  feeding a single multiply: x86 folds such a broadcast into the multiply's
+  memory operand ({1to16}), where a broadcast held in a register for
+  several multiplies is an instruction of its own. On Zen 4 that
+  instruction takes an FP pipe's cycle that the separate multiplies and
+  adds (no `contract`) already fill: a 4 x 6 tile ran its kernel at 0.8x
+  the speed of this one, f32 1024^3 1.2x slower.
+- 16 registers (AVX2, SSE; no memory broadcasts there): 2 x 6 = 12
+  accumulators, 2 vectors of Ap and a broadcast, and one product. 16
+  accumulators took every register: LLVM spilled three of them and moved
+  the others around each k. On a Zen 1, f32 1024^3 on one thread took 141
+  ms with 1 x 16 and 96 ms with 2 x 6 (1 x 8: 113, 3 x 4: 97), with
+  `contract` 127 and 72 ms (3 x 4: 64-68; OpenBLAS 58-61 ms); f64 309 and
+  193 ms, with `contract` 190 and 135 (OpenBLAS 121)."""
+
+
+def panel_shape(target: Permutes) -> tuple[int, int]:
+    """`PANEL_SHAPES`' entry for `target`, or its `panel`."""
+    if target.panel:
+        vectors, columns = target.panel.split("x")
+        return int(vectors), int(columns)
+    if target.vector_registers < 32:
+        return PANEL_SHAPES[16, True]
+    return PANEL_SHAPES[32, target.broadcast_registers]
+
 
 PARALLEL_BLOCKS = 12
 """A cache-blocked product run on threads splits D into a multiple of this
@@ -428,13 +449,10 @@ class _Sizes:
         return self.column_split.blocks
 
     @staticmethod
-    def of(
-        g: Gemm, blocking: Blocking, parallel: bool = False, registers: int = 0
-    ) -> "_Sizes":
-        """The sizes for a target of `registers` vector registers (0: the
-        target being compiled for)."""
+    def of(g: Gemm, blocking: Blocking, parallel: bool = False) -> "_Sizes":
+        """The sizes for the target being compiled for."""
         size = element_bytes(g.element_type)
-        vectors, nr = PANEL_SHAPES[registers or target_permutes().vector_registers]
+        vectors, nr = panel_shape(target_permutes())
         mr = vectors * g.lanes
         full_rows, rest_rows = divmod(g.rows, mr)
         full_cols, rest_cols = divmod(g.cols, nr)

@@ -198,6 +198,9 @@ VECTOR_REGISTERS = (0, 16, 32)
 WEIGHT_STREAMS = (0, 1, 2, 4, 8)
 """The values of `weight-streams`: 0 (the target's) or rows at once."""
 
+PANELS = ("target", "1x16", "4x6", "2x6")
+"""The values of `panel`: the target's, or a micro-kernel's panel."""
+
 
 @dataclass(frozen=True)
 class ConvertMatrixToAffinePass(ModulePass):
@@ -266,12 +269,22 @@ class ConvertMatrixToAffinePass(ModulePass):
     the JIT: 1 on AMD Zen, else 4; 4 under mx-opt). It changes no result
     bit, only speed."""
 
+    panel: str = "target"
+    """The cache-blocked products' micro-kernel panel, vectors of rows of A
+    by columns of B (`matrix_to_affine/blocked.py`'s `PANEL_SHAPES`): `4x6`
+    (Intel cores with AVX-512: each broadcast of B feeds 4 multiplies),
+    `1x16` (AMD Zen with AVX-512: each broadcast folds into one multiply's
+    memory operand), `2x6` (16 vector registers), or `target`: the target's
+    (the host's in the JIT; `1x16` under mx-opt). It changes no result bit,
+    only speed."""
+
     option_choices: ClassVar[dict[str, Sequence[object]]] = {
         "vector_bits": VECTOR_BITS,
         "layout": LAYOUTS,
         "byte_shuffles": BYTE_SHUFFLES,
         "vector_registers": VECTOR_REGISTERS,
         "weight_streams": WEIGHT_STREAMS,
+        "panel": PANELS,
     }
 
     def __post_init__(self) -> None:
@@ -290,6 +303,8 @@ class ConvertMatrixToAffinePass(ModulePass):
             permutes = replace(permutes, vector_registers=self.vector_registers)
         if self.weight_streams:
             permutes = replace(permutes, weight_streams=self.weight_streams)
+        if self.panel != "target":
+            permutes = replace(permutes, panel=self.panel)
         vector_bits = self.vector_bits
         if permutes.vector_bits:
             vector_bits = min(vector_bits, permutes.vector_bits)

@@ -73,9 +73,25 @@ class Permutes:
     (bf16: 177, 152, 136, 139). So 1 on AMD's Zen cores, 4 elsewhere (the
     Sapphire Rapids of `mx-opt` too)."""
 
+    broadcast_registers: bool = True
+    """Whether the cache-blocked micro-kernel holds each broadcast of packed
+    B in a register for several multiplies (a 4 x 6 panel with 32
+    registers: `blocked.py`'s `PANEL_SHAPES`). On Intel cores a broadcast
+    from memory is a load µop alone; on AMD's Zen cores it takes an FP
+    pipe's cycle, and the kernel folds each broadcast into one multiply's
+    memory operand instead (1 x 16)."""
 
-DEFAULT_PERMUTES = Permutes(16)
-"""AVX-512's, without byte shuffle intrinsics (`mx-opt`)."""
+    panel: str = ""
+    """The micro-kernel's panel, `VxC` (`PANEL_SHAPES`' values: V vectors of
+    rows of A by C columns of B), instead of the one the registers and
+    `broadcast_registers` choose (empty); `convert-matrix-to-affine`'s
+    `panel`."""
+
+
+DEFAULT_PERMUTES = Permutes(16, broadcast_registers=False)
+"""AVX-512's, without byte shuffle intrinsics (`mx-opt`), and the products'
+micro-kernel that folds its broadcasts (`convert-matrix-to-affine`'s `panel`
+chooses another)."""
 
 _target: ContextVar[Permutes] = ContextVar("permutes", default=DEFAULT_PERMUTES)
 
@@ -113,5 +129,7 @@ def permutes_of(features: str, cpu: str = "") -> Permutes:
         elif "+avx2" in enabled:
             byte_shuffle = 32
     registers = 32 if lanes == 16 else 16
-    streams = 1 if cpu.startswith("znver") else 4
-    return Permutes(lanes, byte_shuffle, 32 * lanes, registers, streams)
+    zen = cpu.startswith("znver")
+    return Permutes(
+        lanes, byte_shuffle, 32 * lanes, registers, 1 if zen else 4, not zen
+    )

@@ -1,5 +1,6 @@
 // RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=4096 l3-bytes=6400 blocked-min-bytes=0}" | filecheck %s
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s --check-prefix=DEFAULT
+// RUN: mx-opt %s -p "convert-matrix-to-affine{l1-bytes=2048 l2-bytes=4096 l3-bytes=6400 blocked-min-bytes=0 panel=4x6}" | filecheck %s --check-prefix=PANEL
 
 // The cache-blocked product. Panels of A: MR = 1 vector of 16 rows (40
 // rows: two full panels and one of 8); panels of B: NR = 16 columns (40
@@ -117,6 +118,33 @@
 // CHECK-NOT: vector.store %{{.*}}, %[[AP]]
 // CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK: scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+
+// With `panel=4x6` (the JIT's on Intel cores with AVX-512): panels of A of
+// 4 vectors (64 rows: Ap is 16x64), of B 6 columns (Bp 32x6); per k, four
+// vectors of Ap and six broadcasts of Bp, each feeding four multiplies.
+// PANEL-LABEL: func.func @blocked
+// PANEL: memref.alloca() {alignment = 64 : i64} : memref<32x6xf32>
+// PANEL-NEXT: memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// PANEL: iter_args(%[[S0:[0-9]+]] = %{{[0-9]+}}, %[[S1:[0-9]+]] = %{{[0-9]+}}, %[[S2:[0-9]+]] = %{{[0-9]+}}, %[[S3:[0-9]+]] = %{{[0-9]+}},
+// PANEL-NEXT: %[[A0:.*]] = vector.load %[[AP:.*]][%{{.*}}, %{{.*}}] : memref<16x64xf32>, vector<16xf32>
+// PANEL-NEXT: %[[A1:.*]] = vector.load %[[AP]][%{{.*}}, %{{.*}}] : memref<16x64xf32>, vector<16xf32>
+// PANEL-NEXT: %[[A2:.*]] = vector.load %[[AP]][%{{.*}}, %{{.*}}] : memref<16x64xf32>, vector<16xf32>
+// PANEL-NEXT: %[[A3:.*]] = vector.load %[[AP]][%{{.*}}, %{{.*}}] : memref<16x64xf32>, vector<16xf32>
+// PANEL-NEXT: affine.apply
+// PANEL-NEXT: %[[B0:.*]] = memref.load %{{.*}} : memref<32x6xf32>
+// PANEL-NEXT: %[[BB0:.*]] = vector.broadcast %[[B0]] : f32 to vector<16xf32>
+// PANEL-NEXT: %[[P0:.*]] = arith.mulf %[[A0]], %[[BB0]] : vector<16xf32>
+// PANEL-NEXT: arith.addf %[[S0]], %[[P0]] : vector<16xf32>
+// PANEL-NEXT: %[[P1:.*]] = arith.mulf %[[A1]], %[[BB0]] : vector<16xf32>
+// PANEL-NEXT: arith.addf %[[S1]], %[[P1]] : vector<16xf32>
+// PANEL-NEXT: %[[P2:.*]] = arith.mulf %[[A2]], %[[BB0]] : vector<16xf32>
+// PANEL-NEXT: arith.addf %[[S2]], %[[P2]] : vector<16xf32>
+// PANEL-NEXT: %[[P3:.*]] = arith.mulf %[[A3]], %[[BB0]] : vector<16xf32>
+// PANEL-NEXT: arith.addf %[[S3]], %[[P3]] : vector<16xf32>
+// PANEL-NEXT: memref.load %{{.*}} : memref<32x6xf32>
+// PANEL-COUNT-5: vector.broadcast
+// PANEL-NOT: vector.broadcast
+// PANEL: affine.yield
 
 // The default cache sizes leave this small product to the register-blocked
 // kernel: no packing, no depth blocks.
