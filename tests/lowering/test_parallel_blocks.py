@@ -26,6 +26,7 @@ from mx.lowering.matrix_to_affine.blocked import (
     _Split,  # pyright: ignore[reportPrivateUsage]
 )
 from mx.lowering.matrix_to_affine.caches import Caches
+from mx.lowering.matrix_to_affine.permutes import Permutes
 
 ZEN4 = Caches(32 * 1024, 1024 * 1024, 32 * 1024 * 1024)
 
@@ -33,14 +34,25 @@ _EXAMPLES = int(os.environ.get("MX_PARALLEL_BLOCKS_EXAMPLES", "200"))
 
 
 def _sizes(
-    rows: int, cols: int, depth: int, wide: bool, caches: Caches, registers: int = 32
+    rows: int,
+    cols: int,
+    depth: int,
+    wide: bool,
+    caches: Caches,
+    panels: tuple[int, bool] = (32, False),
 ) -> _Sizes:
-    """The sizes on an AVX-512 target (32 registers) or an AVX2 one (16)."""
-    lanes = (16 if registers == 32 else 8) // (2 if wide else 1)
+    """The sizes on an AVX-512 target (32 registers, broadcasts in registers
+    or not) or an AVX2 one (16): `PANEL_SHAPES`' keys."""
+    registers, broadcasts = panels
+    f32_lanes = 16 if registers == 32 else 8
+    lanes = f32_lanes // (2 if wide else 1)
     t = f64 if wide else f32
     g = Gemm(rows, cols, depth, None, None, None, None, t, None, lanes, None)  # type: ignore[arg-type]
     blocking = Blocking(caches.l1_bytes, caches.l2_bytes, caches.l3_bytes, 0, 1)
-    return _Sizes.of(g, blocking, parallel=True, registers=registers)
+    target = Permutes(
+        f32_lanes, vector_registers=registers, broadcast_registers=broadcasts
+    )
+    return _Sizes.of(g, blocking, parallel=True, target=target)
 
 
 def _bounds(split: _Split) -> list[tuple[int, int]]:
@@ -92,13 +104,13 @@ def _twelve_fits(row_panels: int, col_panels: int) -> bool:
     caches=st.sampled_from(
         [ZEN4, Caches(48 * 1024, 2 << 20, 32 << 20), Caches(4096, 65536, 1 << 20)]
     ),
-    registers=st.sampled_from(sorted(PANEL_SHAPES)),
+    panels=st.sampled_from(sorted(PANEL_SHAPES)),
 )
 def test_blocks_on_threads_are_even(
-    shape: tuple[int, int, int], wide: bool, caches: Caches, registers: int
+    shape: tuple[int, int, int], wide: bool, caches: Caches, panels: tuple[int, bool]
 ) -> None:
     rows, cols, depth = shape
-    s = _sizes(rows, cols, depth, wide, caches, registers)
+    s = _sizes(rows, cols, depth, wide, caches, panels)
     row_panels, col_panels = s.row_split.panels, s.column_split.panels
     assert row_panels == -(-rows // s.mr) and col_panels == -(-cols // s.nr)
     units = s.row_blocks * s.column_blocks

@@ -449,10 +449,15 @@ class _Sizes:
         return self.column_split.blocks
 
     @staticmethod
-    def of(g: Gemm, blocking: Blocking, parallel: bool = False) -> "_Sizes":
-        """The sizes for the target being compiled for."""
+    def of(
+        g: Gemm,
+        blocking: Blocking,
+        parallel: bool = False,
+        target: Permutes | None = None,
+    ) -> "_Sizes":
+        """The sizes for `target` (None: the target being compiled for)."""
         size = element_bytes(g.element_type)
-        vectors, nr = panel_shape(target_permutes())
+        vectors, nr = panel_shape(target or target_permutes())
         mr = vectors * g.lanes
         full_rows, rest_rows = divmod(g.rows, mr)
         full_cols, rest_cols = divmod(g.cols, nr)
