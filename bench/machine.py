@@ -69,19 +69,19 @@ def cpu_flags() -> set[str]:
 @cache
 def lowering_for_host() -> str:
     """`mx-lower-to-llvm` with the vector options the JIT takes on this CPU
-    (`host_permutes`), for LLVM IR that clang compiles with `-march=native`:
+    (`host_cpu`), for LLVM IR that clang compiles with `-march=native`:
     mx-opt's defaults are an AVX-512 target's (512-bit vectors, 32
     registers), which an AVX2 CPU runs split into register pairs and
     spilled."""
-    from mx.jit_machine_code import host_permutes
+    from mx.jit_machine_code import host_cpu
     from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
         DEFAULT_VECTOR_BITS,
     )
-    from mx.lowering.matrix_to_affine.permutes import DEFAULT_PERMUTES
+    from mx.lowering.matrix_to_affine.target_cpu import DEFAULT_CPU
 
-    host = host_permutes()
+    host = host_cpu()
     bits, registers = host.vector_bits, host.vector_registers
-    if (bits, registers) == (DEFAULT_VECTOR_BITS, DEFAULT_PERMUTES.vector_registers):
+    if (bits, registers) == (DEFAULT_VECTOR_BITS, DEFAULT_CPU.vector_registers):
         return "mx-lower-to-llvm"
     return f"mx-lower-to-llvm{{vector-bits={bits} vector-registers={registers}}}"
 

@@ -44,7 +44,7 @@ from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.jit_machine_code import (
     NativeCode,
     builtin_function,
-    host_permutes,
+    host_cpu,
     machine_code,
 )
 from mx.jit_object_layout import check_layouts, numpy_api
@@ -58,7 +58,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from mx.lowering.matrix_to_affine.kernel_remarks import recording
-from mx.lowering.matrix_to_affine.permutes import for_target_permutes
+from mx.lowering.matrix_to_affine.target_cpu import for_target_cpu
 from mx.passes.mx_lower_to_llvm import MxLowerToLLVMPass
 from mx.runtime.parallel_for import missing_declarations
 from mx.runtime.threads import load_runtime, parallel_min_count
@@ -226,7 +226,7 @@ def _lower_and_translate(
     wide as its registers (whatever `vector-bits` says: a wider vector is a
     pair of registers, and the same kernel under another spelling of the
     pipeline would sum in another order)."""
-    with for_target(host_caches()), for_target_permutes(host_permutes()):
+    with for_target(host_caches()), for_target_cpu(host_cpu()):
         return _lower_for_host(module, source, pipeline, ctx)
 
 

@@ -16,7 +16,7 @@ from functools import cache
 import llvmlite.binding as binding
 from llvmlite.binding.newpassmanagers import NewPassManager
 
-from mx.lowering.matrix_to_affine.permutes import Permutes, permutes_of
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, cpu_of
 from mx.targets.compile_guard import compile_in_child
 from mx.targets.llvm_ir import host_target
 
@@ -222,10 +222,10 @@ def _host() -> tuple[str, str, str]:
     )
 
 
-def host_permutes() -> Permutes:
-    """The variable shuffles of the host."""
+def host_cpu() -> TargetCpu:
+    """The host CPU, as the kernels are shaped for it."""
     _, cpu, features = _host()
-    return permutes_of(features, cpu)
+    return cpu_of(features, cpu)
 
 
 def _target_machine() -> binding.TargetMachine:

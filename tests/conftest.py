@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from mx.lowering.matrix_to_affine.permutes import Permutes
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu
 from tests.fixtures import JitHost
 from tests.sampling import LONG, ci_sample
 
@@ -32,14 +32,14 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture
 def jit_host(monkeypatch: pytest.MonkeyPatch) -> JitHost:
-    """Sets, for the rest of the test, the permutes, byte shuffles and
-    vector width the JIT lowers for, as on a host that has them (machine
-    code stays the host's). The JIT's cache is keyed by text and pipeline,
+    """Sets, for the rest of the test, the CPU the JIT lowers for (permutes,
+    byte shuffles, vector width, registers, weight streams, broadcasts), as
+    on a host that has it (machine code stays the host's). The JIT's cache is keyed by text and pipeline,
     not by these: compile texts no other test compiles, or anew."""
     import mx.jit_compile
 
-    def lower_as_on(permutes: Permutes) -> None:
-        monkeypatch.setattr(mx.jit_compile, "host_permutes", lambda: permutes)
+    def lower_as_on(cpu: TargetCpu) -> None:
+        monkeypatch.setattr(mx.jit_compile, "host_cpu", lambda: cpu)
 
     return lower_as_on
 

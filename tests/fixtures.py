@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 
-from mx.lowering.matrix_to_affine.permutes import Permutes
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu
 
-JitHost = Callable[[Permutes], None]
-"""The `jit_host` fixture: lower as on a host with these permutes."""
+JitHost = Callable[[TargetCpu], None]
+"""The `jit_host` fixture: lower as on a host with this CPU."""

@@ -21,21 +21,21 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 
-from mx.lowering.matrix_to_affine.permutes import Permutes
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu
 
 CHECKED_CPUS = ("x86-64", "x86-64-v3", "skylake-avx512", "znver4", "sapphirerapids")
 """The x86 CPUs the LLVM IR is compiled for: baseline, AVX2, AVX-512 without
 bf16/fp16, AVX-512 with BF16 but without FP16 (Zen 4), and with both."""
 
-CPU_PERMUTES = {
-    "x86-64": Permutes(4, 0, 128, 16),
-    "x86-64-v3": Permutes(8, 32, 256, 16),
-    "skylake-avx512": Permutes(16, 64, 512),
-    "znver4": Permutes(16, 64, 512, 32, 1, False),
-    "sapphirerapids": Permutes(16, 64, 512),
+CPU_TARGETS = {
+    "x86-64": TargetCpu(4, 0, 128, 16),
+    "x86-64-v3": TargetCpu(8, 32, 256, 16),
+    "skylake-avx512": TargetCpu(16, 64, 512),
+    "znver4": TargetCpu(16, 64, 512, 32, 1, False),
+    "sapphirerapids": TargetCpu(16, 64, 512),
 }
 """What the JIT compiles for on a host with each CPU of `CHECKED_CPUS`
-(`permutes_of` its features): AVX2's `vpermps` picks from 8 f32 lanes, its
+(`cpu_of` its features): AVX2's `vpermps` picks from 8 f32 lanes, its
 `vpshufb` takes 32 bytes, its vectors are 256 bits, 16 of them; AVX-512's
 16 lanes, 64 bytes with AVX-512BW, 512 bits, 32 registers; the baseline's
 SSE2 has no byte shuffle with F16C, and 16 registers."""

@@ -24,9 +24,9 @@ from xdsl.parser import Parser
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import DEFAULT_PIPELINE, compile_module, lower_to_llvm_ir
-from mx.jit_machine_code import host_permutes
+from mx.jit_machine_code import host_cpu
 from mx.lowering.matrix_to_affine.blocked import PANEL_SHAPES
-from mx.testing.target_coverage import CPU_PERMUTES
+from mx.testing.target_coverage import CPU_TARGETS
 from tests.fixtures import JitHost
 from tests.reference.element_types import ELEMENT_DTYPES
 from tests.system_tools import blocks_with, llc_assembly, vector_spills
@@ -196,7 +196,7 @@ def test_each_register_file_crosses_every_block(
     registers, broadcasts = target
     jit_host(
         replace(
-            host_permutes(),
+            host_cpu(),
             vector_registers=registers,
             broadcast_registers=broadcasts,
         )
@@ -363,7 +363,7 @@ def test_kernel_broadcasts_fold_into_the_multiplies_on_zen(
     folds it into the multiply's memory operand ({1toN}): a broadcast of its
     own takes an FP pipe's cycle on Zen 4 (blocked.py's PANEL_SHAPES). The IR
     is the JIT's on a Zen 4 host."""
-    jit_host(CPU_PERMUTES["znver4"])
+    jit_host(CPU_TARGETS["znver4"])
     llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
     assembly = llc_assembly(llvm_ir, "znver4")
     folded = re.findall(rf"vmulp[sd]\s+\S*\{{1to{lanes}\}}, %zmm", assembly)
@@ -380,7 +380,7 @@ def test_kernel_broadcasts_feed_four_multiplies_on_intel(
     register feeding 4 multiplies (a broadcast from memory is a load µop
     alone there), and spills nothing. The IR is the JIT's on a Sapphire
     Rapids host."""
-    jit_host(CPU_PERMUTES["sapphirerapids"])
+    jit_host(CPU_TARGETS["sapphirerapids"])
     llvm_ir, _, _ = lower_to_llvm_ir(_module(t, 256, 256, 256, ""), DEFAULT_PIPELINE)
     assembly = llc_assembly(llvm_ir, "sapphirerapids")
     kernels = blocks_with(assembly, r"\bvmulp[sd]\b", 24)
@@ -404,7 +404,7 @@ def test_avx2_kernels_keep_their_sums_in_registers(
     each k, and on a Zen 1 f32 1024^3 ran 1.5x, f64 32^3 1.4x slower
     (blocked.py's PANEL_SHAPES, products.py's `accumulator_registers`). The
     IR is the JIT's on an AVX2 host."""
-    jit_host(CPU_PERMUTES["x86-64-v3"])
+    jit_host(CPU_TARGETS["x86-64-v3"])
     text = _module(t, n, n, n, "") + "// AVX2 host\n"
     llvm_ir, _, _ = lower_to_llvm_ir(text, DEFAULT_PIPELINE)
     kernels = blocks_with(llc_assembly(llvm_ir, "x86-64-v3"), r"\bvmulp[sd]\b", 8)

@@ -32,7 +32,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_DECODE,
     recording,
 )
-from mx.lowering.matrix_to_affine.permutes import Permutes, for_target_permutes
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, for_target_cpu
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from tests.fixtures import JitHost
 from tests.placement import at_byte
@@ -280,11 +280,11 @@ def test_fp4_tables_for_either_permute_width(
     pick from 16 lanes (AVX-512: a table of the 16 values) and from 8 (AVX2:
     the 8 magnitudes, the sign set from the code), whatever the host, against
     the interpreter."""
-    target = Permutes(permutes)
+    target = TargetCpu(permutes)
     jit_host(target)
     source = _per_tensor_source(case)
     module = _parse(_mv(source))
-    with for_target_permutes(target):
+    with for_target_cpu(target):
         ConvertMatrixToAffinePass().apply(Context(), module)
     assert re.search(rf"dense<\[[^]]*\]> : vector<{permutes}xf32>", str(module))
     args = _per_tensor_args(case)

@@ -26,7 +26,7 @@ from mx.lowering.matrix_to_affine.blocked import (
     _Split,  # pyright: ignore[reportPrivateUsage]
 )
 from mx.lowering.matrix_to_affine.caches import Caches
-from mx.lowering.matrix_to_affine.permutes import Permutes
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu
 
 ZEN4 = Caches(32 * 1024, 1024 * 1024, 32 * 1024 * 1024)
 
@@ -49,7 +49,7 @@ def _sizes(
     t = f64 if wide else f32
     g = Gemm(rows, cols, depth, None, None, None, None, t, None, lanes, None)  # type: ignore[arg-type]
     blocking = Blocking(caches.l1_bytes, caches.l2_bytes, caches.l3_bytes, 0, 1)
-    target = Permutes(
+    target = TargetCpu(
         f32_lanes, vector_registers=registers, broadcast_registers=broadcasts
     )
     return _Sizes.of(g, blocking, parallel=True, target=target)

@@ -24,7 +24,7 @@ import mx
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
-from mx.jit_machine_code import host_permutes
+from mx.jit_machine_code import host_cpu
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     REASSOCIATED_VECTOR,
@@ -192,7 +192,7 @@ def test_without_reassoc_the_strict_kernel() -> None:
 def test_every_count_of_weight_streams_computes_the_same_bits(
     jit_host: JitHost,
 ) -> None:
-    """Rows read 1, 2, 4 or 8 at a time (`Permutes.weight_streams`: the
+    """Rows read 1, 2, 4 or 8 at a time (`TargetCpu.weight_streams`: the
     host's in the JIT, 1 on AMD Zen, 4 elsewhere) give the same bits: each
     row's sums keep their order whatever the group. 37 rows, a multiple of
     none, so the last group overlaps the one before it."""
@@ -204,7 +204,7 @@ def test_every_count_of_weight_streams_computes_the_same_bits(
     results: dict[int, Array] = {}
     codes: set[str] = set()
     for streams in (1, 2, 4, 8):
-        jit_host(replace(host_permutes(), weight_streams=streams))
+        jit_host(replace(host_cpu(), weight_streams=streams))
         text = source(c) + f"// {streams} weight streams\n"
         codes.add(lower_to_llvm_ir(text)[0].split("\n", 1)[1])
         y = np.full(2 * c.rows, np.nan, np.float32)

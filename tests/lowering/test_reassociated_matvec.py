@@ -29,15 +29,15 @@ from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.jit_compile import compile_text
-from mx.jit_machine_code import host_permutes
+from mx.jit_machine_code import host_cpu
 from mx.jit_runtime import DEFAULT_PIPELINE
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_BLOCK_SCALED,
     FUSED_DECODE,
     FUSED_REASSOCIATED,
 )
-from mx.lowering.matrix_to_affine.permutes import Permutes
-from mx.testing.target_coverage import CPU_PERMUTES
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu
+from mx.testing.target_coverage import CPU_TARGETS
 from tests.fixtures import JitHost
 from tests.pipelines import THREADED, lowering_with
 from tests.reference.bits import same_bits
@@ -366,10 +366,10 @@ def test_group_look_ups_of_other_targets(
     byte shuffles (f32 permutes: the IR mx-opt writes) and with SSSE3's
     128-bit ones, whatever the host's (which needs SSSE3 and F16C to run
     them; the other tests run the host's own)."""
-    host = host_permutes()
+    host = host_cpu()
     if byte_shuffle and not host.byte_shuffle:
         pytest.skip("the host has no byte shuffles")
-    jit_host(Permutes(host.f32_lanes, byte_shuffle))
+    jit_host(TargetCpu(host.f32_lanes, byte_shuffle))
     for case in (
         Case(5, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2),
         Case(3, 128, "f4e2m1fn", "const-strict", "fast", True, "literal", 0),
@@ -384,7 +384,7 @@ def test_group_rows_at_once_for_each_register_file(
     """Packed f4e2m1fn groups one row at a time (16 vector registers) and
     `ROWS` rows at a time (32), whatever the host's: 7 rows, not a multiple
     of 4, in a layer loop, on 1 and 2 threads."""
-    jit_host(replace(host_permutes(), vector_registers=registers))
+    jit_host(replace(host_cpu(), vector_registers=registers))
     case = Case(7, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2)
     check(case, registers, cached=False)
 
@@ -393,7 +393,7 @@ def test_avx2_group_kernel_spills_no_vector(jit_host: JitHost) -> None:
     """On an AVX2 host (16 vector registers) the MXFP4 group loop keeps its
     vectors in registers: with 4 rows at a time LLVM spilled about a vector
     per multiply-add (`_rows_at_once`)."""
-    jit_host(CPU_PERMUTES["x86-64-v3"])
+    jit_host(CPU_TARGETS["x86-64-v3"])
     case = Case(64, 1024, "f4e2m1fn", "mx", "fast", False, "index", 0)
     llvm_ir, _, _ = lower_to_llvm_ir(source(case) + "// AVX2 host\n")
     # The group loop: 8 decoded vectors times x's.

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from mx.jit import DEFAULT_PIPELINE, compile_module, lower_to_llvm_ir
-from mx.jit_machine_code import host_permutes
-from mx.testing.target_coverage import CPU_PERMUTES
+from mx.jit_machine_code import host_cpu
+from mx.testing.target_coverage import CPU_TARGETS
 from tests.fixtures import JitHost
 
 TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i8": np.int8}
@@ -98,7 +98,7 @@ def test_product_and_transpose(
 ) -> None:
     """(On any host: the JIT's cap at the host's registers is lifted, so that
     512-bit kernels run on an AVX2 CPU too, as pairs of registers.)"""
-    jit_host(replace(host_permutes(), vector_bits=0))
+    jit_host(replace(host_cpu(), vector_bits=0))
     r, k, c = shape
     rng = np.random.default_rng(r * 10000 + k * 100 + c)
     pipeline = (
@@ -143,7 +143,7 @@ def test_the_jit_takes_at_most_the_hosts_vectors(
     CPU took pairs of registers: strict-order decode matvecs ran up to 1.9x
     slower; and spelling out another option of the pipeline gave `reassoc`
     sums of 16 lanes instead of the default's 8, other bits)."""
-    jit_host(CPU_PERMUTES[cpu])
+    jit_host(CPU_TARGETS[cpu])
     m = "!matrix.matrix<32x32xf32>"
     source = f"""func.func @add(%a: {m}, %b: {m}) -> {m} {{
   %c = matrix.add %a, %b : {m}

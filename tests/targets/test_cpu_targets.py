@@ -28,7 +28,7 @@ import pytest
 
 from mx.errors import CompileError
 from mx.jit import compile_module, lower_to_llvm_ir
-from mx.jit_machine_code import host_permutes
+from mx.jit_machine_code import host_cpu
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
@@ -42,7 +42,7 @@ from mx.targets.compile_guard import compile_in_child, failing_functions, functi
 from mx.testing.target_coverage import (
     CHECKED_CPUS,
     CI_SHAPES,
-    CPU_PERMUTES,
+    CPU_TARGETS,
     DECODE_SPELLINGS,
     ELEMENTS,
     FLOATS,
@@ -72,9 +72,9 @@ def lowered(
     import mx.jit_compile
 
     source = "".join(text for _, text in coverage_functions(LONG))
-    portable = replace(host_permutes(), byte_shuffle=0)
+    portable = replace(host_cpu(), byte_shuffle=0)
     with pytest.MonkeyPatch.context() as patch, recording() as remarks:
-        patch.setattr(mx.jit_compile, "host_permutes", lambda: portable)
+        patch.setattr(mx.jit_compile, "host_cpu", lambda: portable)
         ir, _, _ = lower_to_llvm_ir(source)
     path = tmp_path_factory.mktemp("targets") / "coverage.ll"
     path.write_text(ir)
@@ -494,7 +494,7 @@ func.func @groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<256xf32>, %o: i
 
 
 @pytest.mark.parametrize(
-    "cpu", [c for c in CHECKED_CPUS if CPU_PERMUTES[c].byte_shuffle]
+    "cpu", [c for c in CHECKED_CPUS if CPU_TARGETS[c].byte_shuffle]
 )
 def test_fp4_lookups_are_permutes_for_cpu(cpu: str, jit_host: JitHost) -> None:
     """The JIT's f4e2m1fn kernels for a host like `cpu` look codes up with
@@ -503,7 +503,7 @@ def test_fp4_lookups_are_permutes_for_cpu(cpu: str, jit_host: JitHost) -> None:
     kernel, 40 s of LLVM); the groups' byte look-ups were one per byte
     until they called the intrinsic (64 inserts or extracts a step of a row;
     one row's two block scales of a step may be gathered so)."""
-    jit_host(CPU_PERMUTES[cpu])
+    jit_host(CPU_TARGETS[cpu])
     mv, groups = llc_assembly(lower_to_llvm_ir(FP4_MATVEC)[0], cpu).split("\ngroups:")
     assert "vperm" in mv
     assert not re.search(r"\b(v?insertps|v?pextrd|v?pinsrd)\b", mv)

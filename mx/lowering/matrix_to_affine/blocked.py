@@ -68,8 +68,8 @@ from mx.dialects.memref_ext import PrefetchOp
 from mx.lowering import build
 from mx.lowering.matrix_to_affine.buffers import element_bytes, heap_buffer
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
-from mx.lowering.matrix_to_affine.permutes import Permutes, target_permutes
 from mx.lowering.matrix_to_affine.products import dot
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, target_cpu
 from mx.lowering.matrix_to_affine.vectors import (
     for_each_segment,
     offset,
@@ -82,7 +82,7 @@ from mx.passes.outline_parallel_loops import mark_parallel, mark_parallel_block
 
 PANEL_SHAPES = {(32, True): (4, 6), (32, False): (1, 16), (16, True): (2, 6)}
 """The micro-kernel's panels by the target's vector registers and whether
-it holds broadcasts in registers (`Permutes.broadcast_registers`): (vectors
+it holds broadcasts in registers (`TargetCpu.broadcast_registers`): (vectors
 of rows of A per panel (MR = vectors * lanes), columns of B per panel (NR)).
 
 - 32 registers (AVX-512), broadcasts in registers (Intel): 4 x 6 = 24
@@ -111,7 +111,7 @@ of rows of A per panel (MR = vectors * lanes), columns of B per panel (NR)).
   193 ms, with `contract` 190 and 135 (OpenBLAS 121)."""
 
 
-def panel_shape(target: Permutes) -> tuple[int, int]:
+def panel_shape(target: TargetCpu) -> tuple[int, int]:
     """`PANEL_SHAPES`' entry for `target`, or its `panel`."""
     if target.panel:
         vectors, columns = target.panel.split("x")
@@ -453,11 +453,11 @@ class _Sizes:
         g: Gemm,
         blocking: Blocking,
         parallel: bool = False,
-        target: Permutes | None = None,
+        target: TargetCpu | None = None,
     ) -> "_Sizes":
         """The sizes for `target` (None: the target being compiled for)."""
         size = element_bytes(g.element_type)
-        vectors, nr = panel_shape(target or target_permutes())
+        vectors, nr = panel_shape(target or target_cpu())
         mr = vectors * g.lanes
         full_rows, rest_rows = divmod(g.rows, mr)
         full_cols, rest_cols = divmod(g.cols, nr)

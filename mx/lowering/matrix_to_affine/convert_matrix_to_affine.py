@@ -91,12 +91,12 @@ from mx.lowering.matrix_to_affine.materialize import (
 )
 from mx.lowering.matrix_to_affine.matmul import LowerMatmul
 from mx.lowering.matrix_to_affine.matvec import LowerMatvec
-from mx.lowering.matrix_to_affine.permutes import (
-    BYTE_SHUFFLES,
-    for_target_permutes,
-    target_permutes,
-)
 from mx.lowering.matrix_to_affine.state import LoweringState, is_matrix
+from mx.lowering.matrix_to_affine.target_cpu import (
+    BYTE_SHUFFLES,
+    for_target_cpu,
+    target_cpu,
+)
 from mx.lowering.walk import walk
 from mx.passes.options import check_option_choices
 
@@ -212,12 +212,12 @@ class ConvertMatrixToAffinePass(ModulePass):
     """Bits of the target's vector registers (512: AVX-512); elementwise
     nests, copies and products of f16/bf16/f32/f64/i8..i64 matrices work on
     vectors of that many bits (0: scalar loop nests only). The JIT lowers
-    with at most the host's (256 on an AVX2 CPU: `permutes.py`)."""
+    with at most the host's (256 on an AVX2 CPU: `target_cpu.py`)."""
 
     vector_registers: int = 0
     """How many vector registers the target has (16: AVX2, SSE, NEON; 32:
     AVX-512); the products' kernels keep their sums in them
-    (`matrix_to_affine/permutes.py`'s `Permutes.vector_registers`). 0: the
+    (`matrix_to_affine/target_cpu.py`'s `TargetCpu.vector_registers`). 0: the
     target's (the host's in the JIT; 32 under mx-opt)."""
 
     l1_bytes: int = 0
@@ -260,12 +260,12 @@ class ConvertMatrixToAffinePass(ModulePass):
     byte_shuffles: int = 0
     """Bytes of the x86 byte shuffles (`llvm.x86.*.pshuf.b`: 16, 32 for AVX2,
     64 for AVX-512BW) that look packed f4e2m1fn codes up in the reassociated
-    decode kernels (`matrix_to_affine/permutes.py`); 0: the target's (the
+    decode kernels (`matrix_to_affine/target_cpu.py`); 0: the target's (the
     host's in the JIT; none under mx-opt: LLVM IR for any target)."""
 
     weight_streams: int = 0
     """Rows of float weights the reassociated matvec reads at once (streams
-    from memory; `Permutes.weight_streams`). 0: the target's (the host's in
+    from memory; `TargetCpu.weight_streams`). 0: the target's (the host's in
     the JIT: 1 on AMD Zen, else 4; 4 under mx-opt). It changes no result
     bit, only speed."""
 
@@ -296,19 +296,19 @@ class ConvertMatrixToAffinePass(ModulePass):
     def lower(self, op: ModuleOp) -> LoweringState:
         """Lowers `op` in place; returns what the lowering shared, for
         `matrix-lowering-remarks`."""
-        permutes = target_permutes()
+        cpu = target_cpu()
         if self.byte_shuffles:
-            permutes = replace(permutes, byte_shuffle=self.byte_shuffles)
+            cpu = replace(cpu, byte_shuffle=self.byte_shuffles)
         if self.vector_registers:
-            permutes = replace(permutes, vector_registers=self.vector_registers)
+            cpu = replace(cpu, vector_registers=self.vector_registers)
         if self.weight_streams:
-            permutes = replace(permutes, weight_streams=self.weight_streams)
+            cpu = replace(cpu, weight_streams=self.weight_streams)
         if self.panel != "target":
-            permutes = replace(permutes, panel=self.panel)
+            cpu = replace(cpu, panel=self.panel)
         vector_bits = self.vector_bits
-        if permutes.vector_bits:
-            vector_bits = min(vector_bits, permutes.vector_bits)
-        with for_target_permutes(permutes):
+        if cpu.vector_bits:
+            vector_bits = min(vector_bits, cpu.vector_bits)
+        with for_target_cpu(cpu):
             return self._lower(op, vector_bits)
 
     def _lower(self, op: ModuleOp, vector_bits: int) -> LoweringState:

@@ -29,7 +29,7 @@ Decoding, branch-free on whole vectors:
   multiply would) are a table indexed by the code (a `vector.extract` at the
   code in every lane, which LLVM turns into one variable permute: `vpermps`
   on AVX-512). Where the target's permutes pick from fewer than 16 lanes
-  (`permutes.py`: AVX2) and for vectors of fewer than 16 lanes, the table
+  (`target_cpu.py`: AVX2) and for vectors of fewer than 16 lanes, the table
   holds the 8 magnitudes, indexed by the code's low 3 bits, and the code's
   bit 3 becomes the sign bit (the values are symmetric: a constant factor
   multiplies +v and -v to results of one magnitude). In column-major W the
@@ -109,7 +109,7 @@ from mx.lowering.matrix_to_affine.packed import (
     vector_block_access,
     versioned_block_access,
 )
-from mx.lowering.matrix_to_affine.permutes import permute_lanes
+from mx.lowering.matrix_to_affine.target_cpu import permute_lanes
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
     offset,

@@ -46,7 +46,6 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     VECTORIZED,
     VERSIONED,
 )
-from mx.lowering.matrix_to_affine.permutes import permute_lanes
 from mx.lowering.matrix_to_affine.products import (
     Product,
     accumulation_type,
@@ -60,6 +59,7 @@ from mx.lowering.matrix_to_affine.reassociated_matvec import (
     sums_along_k,
 )
 from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
+from mx.lowering.matrix_to_affine.target_cpu import permute_lanes
 from mx.lowering.matrix_to_affine.vectors import read_block, readable, write_block
 
 
@@ -126,7 +126,7 @@ class LowerMatvec(MatrixPattern):
         # The reassociated kernels keep a row group's sums and x's vectors in
         # registers: at most the target's own vectors (AVX2's 8 f32 under
         # 512-bit vectors spilled, MXFP8 e4m3 1.16x slower on a Zen 1). The
-        # JIT's lanes are the host's already (`permutes.py`); this caps
+        # JIT's lanes are the host's already (`target_cpu.py`); this caps
         # mx-opt's `vector-bits` of 1024 and 2048 at AVX-512's 16.
         along_k_lanes = min(lanes, permute_lanes())
         reassociated = match_reassociated(op, self.state.plan.fused, along_k_lanes)

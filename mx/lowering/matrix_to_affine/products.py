@@ -30,7 +30,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from mx.lowering import build
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
-from mx.lowering.matrix_to_affine.permutes import target_permutes
+from mx.lowering.matrix_to_affine.target_cpu import target_cpu
 from mx.lowering.matrix_to_affine.vectors import for_each_segment, offset
 
 Factor = Callable[[Emitter, Index], SSAValue]
@@ -102,7 +102,7 @@ def accumulator_registers() -> int:
     leaving room for the column of A and the broadcasts of B. 24 on an AVX2
     host spilled: on a Zen 1, f32 32 x 32 `matmul_add` took 5.4 against
     4.1 us, f64 13.8 against 9.5 us."""
-    return target_permutes().vector_registers * 3 // 4
+    return target_cpu().vector_registers * 3 // 4
 
 
 @dataclass(frozen=True)

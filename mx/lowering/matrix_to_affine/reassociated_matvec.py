@@ -18,7 +18,7 @@ does: each row has a vector of partial sums over K. `ROWS` rows at a time
 - Packed f4e2m1fn codes are read first in groups of 8·w columns (w: the
   machine's f32 lanes): `_nibble_vectors` decodes the group into 8 vectors
   with fewer instructions a weight than chunks take, by x86 byte shuffles
-  where the target has them (`permutes.py`), else by the f32 table; x is
+  where the target has them (`target_cpu.py`), else by the f32 table; x is
   copied in the order of their lanes (`_group_order`). Block scales within a
   group are applied to the sums of the vectors whose lanes share blocks by a
   vector of the blocks' scales (`_group_scales`, `_by_blocks`). The columns
@@ -83,8 +83,8 @@ from mx.lowering.matrix_to_affine.decoded_matvec import (
     versioned,
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
-from mx.lowering.matrix_to_affine.permutes import target_permutes
 from mx.lowering.matrix_to_affine.state import matrix_type
+from mx.lowering.matrix_to_affine.target_cpu import target_cpu
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
     offset,
@@ -121,7 +121,7 @@ def _rows_at_once(grouped: bool) -> int:
     rows LLVM spilled about a vector per multiply-add, and on a Zen 1
     MXFP4 4096 x 4096 (cold, one thread) took 269 ps a weight (2 rows: 265)
     against 227 with one. FP8 chunks keep 4 (208 ps against 263 with one)."""
-    if grouped and target_permutes().vector_registers < 32:
+    if grouped and target_cpu().vector_registers < 32:
         return 1
     return ROWS
 
@@ -181,7 +181,7 @@ BYTE_SHUFFLE_INTRINSICS = {
     32: "llvm.x86.avx2.pshuf.b",
     64: "llvm.x86.avx512.pshuf.b.512",
 }
-"""x86's byte shuffle (`pshufb`) of each width (`permutes.py`)."""
+"""x86's byte shuffle (`pshufb`) of each width (`target_cpu.py`)."""
 
 
 def _half_high_bytes(fmt: FloatFormat) -> list[int]:
@@ -202,7 +202,7 @@ def _half_table(e: Emitter, fmt: FloatFormat, width: int) -> SSAValue:
 def _shuffle_width(lanes: int) -> int:
     """Bytes of the byte shuffles that look up a group's 4·lanes codes (0:
     the target has none, f32 permutes look them up)."""
-    return min(4 * lanes, target_permutes().byte_shuffle)
+    return min(4 * lanes, target_cpu().byte_shuffle)
 
 
 def _interleaved_bytes(count: int) -> list[list[int]]:
@@ -863,7 +863,7 @@ def float_matvec_along_k(
     flags = _without(op.fastmath, FastMathFlag.REASSOC)
     zero = e.index(0)
     x, y, bias = _buffers(e, op, t, allocate)
-    group = min(target_permutes().weight_streams, rows)
+    group = min(target_cpu().weight_streams, rows)
     step = 2 * lanes
     steps, rest = divmod(cols, step)
     vectorized = steps * step + (lanes if rest >= lanes else 0)

@@ -1,5 +1,11 @@
-"""The target's shuffles that the f4e2m1fn kernels decode with: they look
-codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
+"""The target CPU as the kernels are shaped for it (`TargetCpu`): its
+shuffles, its vector registers, how many streams of weights its prefetchers
+serve best and how its products' micro-kernel broadcasts. The JIT describes
+the host (`cpu_of` LLVM's name and features of it); `mx-opt` lowers for
+`DEFAULT_CPU`.
+
+The shuffles that the f4e2m1fn kernels decode with: they look codes up in a
+table (`decoded_matvec.py`, `reassociated_matvec.py`).
 
 - f32 permutes. A look-up of f32 values written as a `vector.extract` per
   lane is one variable permute for LLVM only where the table fits one:
@@ -19,16 +25,16 @@ codes up in a table (`decoded_matvec.py`, `reassociated_matvec.py`).
 
 And its vector registers: the JIT lowers with vectors at most as wide,
 whatever `vector-bits` says, and sizes the products' kernels for as many
-as it has (`Permutes.vector_registers`). With
+as it has (`TargetCpu.vector_registers`). With
 `vector-bits=512` on an AVX2 host each 16-lane vector took a pair of
 registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x slower
 (f16 weights 588 against 308 ps a weight, FP8 787 against 652) and LLVM
 compiled longer (examples/fp8_weights_matvec.mlir 2.0 against 1.4 s).
 
 Under `mx-opt` the target is an AVX-512 one (Sapphire Rapids:
-`DEFAULT_PERMUTES`), as for the caches (`caches.py`), with no byte shuffle
+`DEFAULT_CPU`), as for the caches (`caches.py`), with no byte shuffle
 intrinsics (its LLVM IR is for any target LLVM has), 32 vector registers
-and no cap on `vector-bits`; the JIT compiles for the host (`for_target_permutes`).
+and no cap on `vector-bits`; the JIT compiles for the host (`for_target_cpu`).
 """
 
 from collections.abc import Generator
@@ -41,8 +47,8 @@ BYTE_SHUFFLES = (0, 16, 32, 64)
 
 
 @dataclass(frozen=True)
-class Permutes:
-    """The variable shuffles of a target."""
+class TargetCpu:
+    """What the kernels are shaped by in a target CPU (module docs)."""
 
     f32_lanes: int
     """The f32 lanes one variable permute picks from: 16 (AVX-512), 8
@@ -88,16 +94,16 @@ class Permutes:
     `panel`."""
 
 
-DEFAULT_PERMUTES = Permutes(16, broadcast_registers=False)
+DEFAULT_CPU = TargetCpu(16, broadcast_registers=False)
 """AVX-512's, without byte shuffle intrinsics (`mx-opt`), and the products'
 micro-kernel that folds its broadcasts (`convert-matrix-to-affine`'s `panel`
 chooses another)."""
 
-_target: ContextVar[Permutes] = ContextVar("permutes", default=DEFAULT_PERMUTES)
+_target: ContextVar[TargetCpu] = ContextVar("target_cpu", default=DEFAULT_CPU)
 
 
-def target_permutes() -> Permutes:
-    """The shuffles of the target being compiled for."""
+def target_cpu() -> TargetCpu:
+    """The CPU being compiled for."""
     return _target.get()
 
 
@@ -107,17 +113,17 @@ def permute_lanes() -> int:
 
 
 @contextmanager
-def for_target_permutes(permutes: Permutes) -> Generator[None]:
-    """Compile for a target with `permutes` within the block."""
-    token = _target.set(permutes)
+def for_target_cpu(cpu: TargetCpu) -> Generator[None]:
+    """Compile for `cpu` within the block."""
+    token = _target.set(cpu)
     try:
         yield
     finally:
         _target.reset(token)
 
 
-def permutes_of(features: str, cpu: str = "") -> Permutes:
-    """The shuffles of an x86 CPU with LLVM's `features` (`+avx2,...`) and
+def cpu_of(features: str, cpu: str = "") -> TargetCpu:
+    """The description of an x86 CPU with LLVM's `features` (`+avx2,...`) and
     name (`znver4`, `sapphirerapids`, ...). Byte shuffles need F16C too,
     which converts what they look up."""
     enabled = set(features.split(","))
@@ -130,6 +136,6 @@ def permutes_of(features: str, cpu: str = "") -> Permutes:
             byte_shuffle = 32
     registers = 32 if lanes == 16 else 16
     zen = cpu.startswith("znver")
-    return Permutes(
+    return TargetCpu(
         lanes, byte_shuffle, 32 * lanes, registers, 1 if zen else 4, not zen
     )
