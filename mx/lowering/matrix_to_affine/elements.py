@@ -176,7 +176,7 @@ class Emitter:
         one place for its constants."""
         if self.constants is not None:
             return self.constants.of(value)
-        return self.emit(arith.ConstantOp(value))
+        return self.emit(build.constant(value))
 
     # -- buffers -------------------------------------------------------------
 
