@@ -14,20 +14,30 @@
 // row, the decoded low nibbles times x's even lanes, plus (FMA under
 // `contract`) the high nibbles times the odd lanes; that partial sum times
 // the block's scale added to the row's sums, once per block. 5 rows: a group
-// of 4, then a last group overlapping it.
+// of 4, then a last group overlapping it. Each step prefetches the codes 256
+// bytes (512 columns) ahead in each row, and the scales 16 blocks ahead in
+// their column-major buffer.
 // CHECK-LABEL: func.func @mxfp4_reassoc
+// CHECK-DAG: %[[CODES_AHEAD:.*]] = arith.constant 512 : index
+// CHECK-DAG: %[[BLOCKS_AHEAD:.*]] = arith.constant 16 : index
 // CHECK-NOT: memref<64x5xf32>
 // CHECK: %[[X:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<32xf32>
 // CHECK-NEXT: vector.shuffle %[[X]], %[[X]] [0, 2, 4, {{.*}}, 30, 1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
 // CHECK: affine.for %{{.*}} = 0 to 1 {
 // CHECK: affine.for %{{.*}} = 0 to 2 iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}, %[[S2:.*]] = %{{.*}}, %[[S3:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-NEXT: %[[K:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: arith.addi %[[K]], %[[CODES_AHEAD]] : index
+// CHECK-COUNT-4: memref.prefetch %w[%{{.*}}], read, locality<3>, data : memref<?xi8>
 // CHECK: %[[XE:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
 // CHECK: %[[XO:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
 // CHECK-NEXT: llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
 // CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %[[XE]] : vector<16xf32>
 // CHECK-NEXT: %[[PART:.*]] = math.fma %{{.*}}, %[[XO]], %[[P]] fastmath<contract> : vector<16xf32>
-// CHECK: vector.load %{{.*}} : memref<2x5xi8>, vector<4xi8>
+// CHECK: vector.load %[[SCALES:.*]][%{{.*}}, %{{.*}}] : memref<2x5xi8>, vector<4xi8>
+// CHECK: %[[BLOCK:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[BLOCK]], %[[BLOCKS_AHEAD]] : index
+// CHECK-NEXT: memref.prefetch %[[SCALES]][%[[AHEAD]], %{{.*}}], read, locality<3>, data : memref<2x5xi8>
 // CHECK: %[[SCALE:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK-NEXT: math.fma %[[PART]], %[[SCALE]], %[[S0]] fastmath<contract> : vector<16xf32>
 // CHECK: affine.yield
