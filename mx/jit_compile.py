@@ -53,7 +53,6 @@ from mx.jit_signature import Param, Result, Where, core_shape, kind_of, value_dt
 from mx.jit_wrappers import batch_entry, fast_entry
 from mx.lowering.llvm.func import llvm_function_type
 from mx.lowering.llvm.memref import constant_value
-from mx.lowering.matrix_to_affine.caches import for_target, host_caches
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
@@ -226,7 +225,7 @@ def _lower_and_translate(
     wide as its registers (whatever `vector-bits` says: a wider vector is a
     pair of registers, and the same kernel under another spelling of the
     pipeline would sum in another order)."""
-    with for_target(host_caches()), for_target_cpu(host_cpu()):
+    with for_target_cpu(host_cpu()):
         return _lower_for_host(module, source, pipeline, ctx)
 
 

@@ -11,11 +11,13 @@ import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from functools import cache
 
 import llvmlite.binding as binding
 from llvmlite.binding.newpassmanagers import NewPassManager
 
+from mx.lowering.matrix_to_affine.caches import host_caches
 from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, cpu_of
 from mx.targets.compile_guard import compile_in_child
 from mx.targets.llvm_ir import host_target
@@ -223,9 +225,9 @@ def _host() -> tuple[str, str, str]:
 
 
 def host_cpu() -> TargetCpu:
-    """The host CPU, as the kernels are shaped for it."""
+    """The host CPU, as the kernels are shaped for it, with its caches."""
     _, cpu, features = _host()
-    return cpu_of(features, cpu)
+    return replace(cpu_of(features, cpu), caches=host_caches())
 
 
 def _target_machine() -> binding.TargetMachine:

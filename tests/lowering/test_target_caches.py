@@ -1,7 +1,8 @@
 """The cache sizes the cache-blocked products are blocked for: read from a
-sysfs-like directory, and the target's (`for_target`) used where
+sysfs-like directory, and the target CPU's (`TargetCpu.caches`) used where
 convert-matrix-to-affine's options are left at 0."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,13 +13,16 @@ from mx.jit import lower_to_llvm_ir
 from mx.lowering.matrix_to_affine.caches import (
     DEFAULT_CACHES,
     Caches,
-    for_target,
     host_caches,
     read_caches,
-    target_caches,
 )
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
+)
+from mx.lowering.matrix_to_affine.target_cpu import (
+    DEFAULT_CPU,
+    for_target_cpu,
+    target_cpu,
 )
 
 
@@ -73,24 +77,24 @@ def _lowered(l1_bytes: int = 0, l2_bytes: int = 0, l3_bytes: int = 0) -> str:
 
 def test_options_left_at_zero_take_the_targets_caches() -> None:
     explicit = _lowered(l1_bytes=2048, l2_bytes=7424, l3_bytes=6400)
-    assert target_caches() == DEFAULT_CACHES
+    assert target_cpu().caches == DEFAULT_CACHES
     assert _lowered() != explicit
-    with for_target(Caches(2048, 7424, 6400)):
+    with for_target_cpu(replace(DEFAULT_CPU, caches=Caches(2048, 7424, 6400))):
         assert _lowered() == explicit
         # An option given wins over the target's.
         assert _lowered(l1_bytes=4096) != explicit
-    assert target_caches() == DEFAULT_CACHES
+    assert target_cpu().caches == DEFAULT_CACHES
 
 
 def test_the_jit_lowers_for_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mx.jit_compile
+    import mx.jit_machine_code
 
     pipeline = "convert-matrix-to-affine{blocked-min-bytes=0},convert-to-llvm"
     small = Caches(2048, 7424, 6400)
-    monkeypatch.setattr(mx.jit_compile, "host_caches", lambda: small)
+    monkeypatch.setattr(mx.jit_machine_code, "host_caches", lambda: small)
     for_small, _, _ = lower_to_llvm_ir(GEMM, pipeline)
-    monkeypatch.setattr(mx.jit_compile, "host_caches", lambda: DEFAULT_CACHES)
+    monkeypatch.setattr(mx.jit_machine_code, "host_caches", lambda: DEFAULT_CACHES)
     for_default, _, _ = lower_to_llvm_ir(GEMM, pipeline)
     assert for_small != for_default
-    monkeypatch.setattr(mx.jit_compile, "host_caches", lambda: small)
+    monkeypatch.setattr(mx.jit_machine_code, "host_caches", lambda: small)
     assert lower_to_llvm_ir(GEMM, pipeline)[0] == for_small

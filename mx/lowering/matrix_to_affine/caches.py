@@ -1,15 +1,12 @@
 """The cache sizes the cache-blocked products are blocked for (blocked.py).
 
 `convert-matrix-to-affine`'s `l1-bytes`, `l2-bytes` and `l3-bytes` default to
-0: the target's. Under `mx-opt` the target is `DEFAULT_CACHES`, so that its
-output does not depend on the machine it runs on; the JIT compiles for the
-host (`for_target(host_caches())`), whose sizes Linux lists under
-/sys/devices/system/cpu/cpu0/cache.
+0: the target CPU's (`TargetCpu.caches`). Under `mx-opt` the target's are
+`DEFAULT_CACHES`, so that its output does not depend on the machine it runs
+on; the JIT compiles for the host (`host_caches`), whose sizes Linux lists
+under /sys/devices/system/cpu/cpu0/cache.
 """
 
-from collections.abc import Generator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -29,23 +26,6 @@ DEFAULT_CACHES = Caches(48 * 1024, 2 * 1024 * 1024, 32 * 1024 * 1024)
 cannot be read)."""
 
 _SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
-
-_target: ContextVar[Caches] = ContextVar("target_caches", default=DEFAULT_CACHES)
-
-
-def target_caches() -> Caches:
-    """The caches of the target being compiled for."""
-    return _target.get()
-
-
-@contextmanager
-def for_target(caches: Caches) -> Generator[None]:
-    """Compile for a target with `caches` within the block."""
-    token = _target.set(caches)
-    try:
-        yield
-    finally:
-        _target.reset(token)
 
 
 def _size_bytes(text: str) -> int:

@@ -14,9 +14,9 @@ register-blocked (`matrix_to_affine/products.py`); i4/i6 containers, and
 `vector-bits=0`, keep scalar loop nests. Products whose operands
 take at least `blocked-min-bytes` (default 96 KiB) are cache-blocked and
 packed (`matrix_to_affine/blocked.py`), with block sizes derived from the
-`l1-bytes`/`l2-bytes`/`l3-bytes` options (default: the target's caches,
-`matrix_to_affine/caches.py`: the host's in the JIT, one core of an Intel
-Sapphire Rapids for mx-opt: 48 KiB, 2 MiB, and 32 MiB of L3).
+`l1-bytes`/`l2-bytes`/`l3-bytes` options (default: the target CPU's caches,
+`TargetCpu.caches`: the host's in the JIT, one core of an Intel Sapphire
+Rapids for mx-opt: 48 KiB, 2 MiB, and 32 MiB of L3).
 
 Functions: a matrix argument becomes a `memref<CxRxT>` argument (the caller's
 column-major buffer, never written by the callee; with `layout=row-major` a
@@ -60,7 +60,6 @@ from mx.diagnostics import OpDiagnostic
 from mx.lowering.matrix_to_affine.abi import LAYOUTS
 from mx.lowering.matrix_to_affine.blocked import Blocking
 from mx.lowering.matrix_to_affine.buffers import DEFAULT_STACK_BYTES
-from mx.lowering.matrix_to_affine.caches import target_caches
 from mx.lowering.matrix_to_affine.carriers import block_slots
 from mx.lowering.matrix_to_affine.control_flow import (
     LowerCarriedTerminator,
@@ -222,10 +221,10 @@ class ConvertMatrixToAffinePass(ModulePass):
 
     l1_bytes: int = 0
     """Bytes of the L1 data cache of one core (0: the target's, see
-    `matrix_to_affine/caches.py`: the host's in the JIT, 48 KiB for mx-opt).
-    This and the next two options shape the cache-blocked products
-    (`matrix_to_affine/blocked.py`): a panel of packed A (one vector of rows
-    x KC) takes at most half of L1."""
+    `matrix_to_affine/target_cpu.py`'s `TargetCpu.caches`: the host's in the
+    JIT, 48 KiB for mx-opt). This and the next two options shape the
+    cache-blocked products (`matrix_to_affine/blocked.py`): a panel of packed
+    A (MR x KC) and one of packed B (KC x NR) take at most 3/4 of L1."""
 
     l2_bytes: int = 0
     """Bytes of one core's L2 (0: the target's; 2 MiB for mx-opt): the MC x
@@ -316,7 +315,7 @@ class ConvertMatrixToAffinePass(ModulePass):
         call_sites = outlined_call_sites(op)
         plan = FusionPlan()
         plan.analyze(op)
-        target = target_caches()
+        target = target_cpu().caches
         blocking = Blocking(
             self.l1_bytes or target.l1_bytes,
             self.l2_bytes or target.l2_bytes,

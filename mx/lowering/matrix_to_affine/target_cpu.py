@@ -1,8 +1,8 @@
 """The target CPU as the kernels are shaped for it (`TargetCpu`): its
 shuffles, its vector registers, how many streams of weights its prefetchers
-serve best and how its products' micro-kernel broadcasts. The JIT describes
-the host (`cpu_of` LLVM's name and features of it); `mx-opt` lowers for
-`DEFAULT_CPU`.
+serve best, how its products' micro-kernel broadcasts, and its caches. The
+JIT describes the host (`cpu_of` LLVM's name and features of it, the caches
+Linux lists: `caches.host_caches`); `mx-opt` lowers for `DEFAULT_CPU`.
 
 The shuffles that the f4e2m1fn kernels decode with: they look codes up in a
 table (`decoded_matvec.py`, `reassociated_matvec.py`).
@@ -32,7 +32,7 @@ registers: on a Zen 1 the strict-order decode matvecs ran 1.2-1.9x slower
 compiled longer (examples/fp8_weights_matvec.mlir 2.0 against 1.4 s).
 
 Under `mx-opt` the target is an AVX-512 one (Sapphire Rapids:
-`DEFAULT_CPU`), as for the caches (`caches.py`), with no byte shuffle
+`DEFAULT_CPU`, with its caches: `caches.DEFAULT_CACHES`), with no byte shuffle
 intrinsics (its LLVM IR is for any target LLVM has), 32 vector registers
 and no cap on `vector-bits`; the JIT compiles for the host (`for_target_cpu`).
 """
@@ -41,6 +41,8 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+
+from mx.lowering.matrix_to_affine.caches import DEFAULT_CACHES, Caches
 
 BYTE_SHUFFLES = (0, 16, 32, 64)
 """Bytes one x86 byte shuffle intrinsic can take (0: none)."""
@@ -92,6 +94,11 @@ class TargetCpu:
     rows of A by C columns of B), instead of the one the registers and
     `broadcast_registers` choose (empty); `convert-matrix-to-affine`'s
     `panel`."""
+
+    caches: Caches = DEFAULT_CACHES
+    """The caches the cache-blocked products are blocked for, where
+    `convert-matrix-to-affine`'s `l1-bytes`, `l2-bytes`, `l3-bytes` leave
+    them to the target (0)."""
 
 
 DEFAULT_CPU = TargetCpu(16, broadcast_registers=False)
