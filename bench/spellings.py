@@ -19,9 +19,13 @@ f16 and bf16 (`matrix.cast`). Spellings:
   `!matrix.matrix` arguments (F-ordered arrays for column-major weights, C-ordered for
   row-major ones, the scales in the same order: row-major scales are copied into columns
   per call).
-Like with like: every spelling reads the same bytes of weights per round — `layers`
-its 4 layers in one call, the others one layer a call from 4 copies of the weights
-in turn — so no spelling runs from a warmer cache than another.
+Cold weights, like with like: each spelling's calls rotate over copies of its weights
+(and scales) that together take 3× the host's last-level cache (`bench.decode.COLD_BYTES`),
+so every call reads them from DRAM, as a loop over a model's layers does. (With weights
+that fit the cache, as the 4 copies of session 23's runs did in a 480 MiB L3, a
+spelling's time depended on how much of its copies the cache still held when its turn
+came: a call ran at 146 ps a weight after another spelling's turn and 77 twenty
+calls later.)
 One thread (`MX_NUM_THREADS=1`), thread CPU time, median of 5 reps of ≥ 30 ms, the
 spellings of a format and layout interleaved (`bench.timing.time_interleaved`); results
 checked bit for bit against the `literal` spelling (the same k order).
@@ -40,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from bench.blas_peer import cpu_name, load_average
-from bench.decode import FORMATS, Format, random_codes
+from bench.decode import COLD_BYTES, FORMATS, Format, random_codes
 from bench.timing import time_interleaved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +52,9 @@ BLOCK = 32
 LAYERS = 4
 SCALE = 0.75
 """The per-tensor scale of the FP8 rows."""
+BIG_ARRAY = 1 << 16
+"""Arguments of at least this many bytes are weights (or their scales): each
+call of the rotation gets copies of its own."""
 SPELLINGS = ("literal", "index", "layers", "odd K", "matrix args")
 
 
@@ -172,6 +179,18 @@ def operands(c: Case) -> tuple[list[Any], np.ndarray]:
     return args, y
 
 
+def _cold_copies(args: list[Any]) -> list[list[Any]]:
+    """`args` and copies of its weights (and scales; x and y shared): together
+    at least `COLD_BYTES`, so that each call reads its weights from DRAM."""
+    weights = [isinstance(a, np.ndarray) and a.nbytes >= BIG_ARRAY for a in args]
+    per_call = sum(a.nbytes for a, big in zip(args, weights, strict=True) if big)
+    count = max(1, -(-COLD_BYTES // per_call))
+    return [args] + [
+        [np.copy(a) if big else a for a, big in zip(args, weights, strict=True)]
+        for _ in range(count - 1)
+    ]
+
+
 def cases(quick: bool, only: list[str] | None = None) -> list[Case]:
     rows, depth = (512, 1024) if quick else (2048, 4096)
     return [
@@ -199,8 +218,8 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
         remarks: dict[str, str] = {}
         reference: np.ndarray | None = None
         for c in group:
-            copies = [operands(c) for _ in range(LAYERS // c.layers)]
-            args, y = copies[0]
+            args, y = operands(c)
+            copies = _cold_copies(args)
             with recording() as kernels:  # (the variant of the arguments' orders)
                 f = compile_module(source(c))["f"]
                 f(*args)
@@ -208,7 +227,7 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
                 if reference is None:
                     reference = y.copy()
                 assert np.array_equal(y.view(np.uint32), reference.view(np.uint32)), c
-            turns = itertools.cycle([a for a, _ in copies])
+            turns = itertools.cycle(copies)
             calls[c.spelling] = lambda f=f, t=turns: f(*next(t))  # pyright: ignore[reportUnknownLambdaType]
             remarks[c.spelling] = kernels[-1].message.removeprefix("kernel: ")
         times = time_interleaved(calls, 1, 5, 30.0)
