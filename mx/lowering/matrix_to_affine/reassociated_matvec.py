@@ -126,9 +126,9 @@ SCALE_PREFETCH_BLOCKS = 16
 kernel reads them from their column-major buffer (`fusion.BLOCK_SCALED`), a
 line (64 rows' scales of a block) per block, R bytes apart: each in another
 page, where no hardware prefetcher follows, and for R a multiple of 4096
-every line in the same L1 set. 16 blocks ahead: MXFP8 e5m2 4096 x 4096 from 101-102
-to 92-96 ps a weight (the AVX-512 C kernel, row-major scales: 96-98);
-4 and 8 blocks ahead gained 1 %, 32 blocks 5 %."""
+every line in the same L1 set. 16 blocks ahead: MXFP8 e5m2 4096 x 4096 from
+101-102 to 92-96 ps a weight (the AVX-512 C kernel, row-major scales:
+96-98); 4 and 8 blocks ahead gained 1 %, 32 blocks 5 %."""
 
 NIBBLES = 8
 """Packed f4e2m1fn codes in a 32-bit lane."""
