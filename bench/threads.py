@@ -4,8 +4,9 @@ default multithreaded OpenBLAS and the machine's copy bandwidth.
 usage: python -m bench.threads [--quick] [--max-threads N] [--out FILE]
 
 Rows (f32; every result checked against NumPy before it is timed):
-- GEMM 1024×1024·1024×1024 (`matrix.matmul`, C-ordered arrays): mx per thread count,
-  NumPy `a @ b` with OpenBLAS' default threads and with one (threadpoolctl);
+- GEMM 1024×1024·1024×1024 (`matrix.matmul`, C-ordered arrays), strict and with
+  `contract` (OpenBLAS's FMA rounding): mx per thread count, NumPy `a @ b` with
+  OpenBLAS' default threads and with one (threadpoolctl);
 - cache-resident batch: 5,000 16×16 `a@b+c` (a batched, b and c shared: 10 MB in and out);
 - memory-bound batch: 200,000 4×4 `a@b+c` (25.6 MB in and out), against a copy of the
   same bytes by 1 and N threads (`np.copyto` on N slices in a thread pool);
@@ -263,26 +264,31 @@ def rows(quick: bool, counts: list[int], reps: int, thresholds: list[str]) -> li
     out.append(f"| work | {header} | {speedups} | peers |")
     out.append("|---" * (2 + 2 * len(counts) - 1) + "|---|")
 
-    # GEMM
+    # GEMM: strict (a multiply and an add a step) and with `contract` (one FMA,
+    # OpenBLAS's rounding)
     n = 512 if quick else 1024
-    f = gemm(n)
     a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
-    assert np.allclose(f(a, b), a @ b, rtol=1e-3, atol=1e-3 * n)
-    times = per_threads(lambda: f(a, b), counts, reps)
-    numpy_default = best_seconds(lambda: a @ b, reps)
-    numpy_one = "n/a (no threadpoolctl)"
-    try:
-        with blas_threads(1):
-            numpy_one = f"{best_seconds(lambda: a @ b, reps) * 1e3:.3f} ms"
-    except ImportError:
-        pass
-    flops = 2 * n**3
-    line(
-        f"f32 GEMM {n}² ({flops / times[counts[-1]] / 1e9:.0f} GFLOP/s on {counts[-1]})",
-        times,
-        f"NumPy default threads {numpy_default * 1e3:.3f} ms, 1 thread {numpy_one}; "
-        f"mx {counts[-1]} threads / NumPy default: {numpy_default / times[counts[-1]]:.2f}×",
-    )
+    for fastmath in ("", "contract"):
+        f = gemm(n, fastmath=fastmath)
+        assert np.allclose(f(a, b), a @ b, rtol=1e-3, atol=1e-3 * n)
+        times = per_threads(lambda f=f: f(a, b), counts, reps)
+        numpy_default = best_seconds(lambda: a @ b, reps)
+        numpy_one = "n/a (no threadpoolctl)"
+        try:
+            with blas_threads(1):
+                numpy_one = f"{best_seconds(lambda: a @ b, reps) * 1e3:.3f} ms"
+        except ImportError:
+            pass
+        flops = 2 * n**3
+        rate = flops / times[counts[-1]] / 1e9
+        flags = f" `{fastmath}`" if fastmath else ""
+        line(
+            f"f32 GEMM {n}²{flags} ({rate:.0f} GFLOP/s on {counts[-1]})",
+            times,
+            f"NumPy default threads {numpy_default * 1e3:.3f} ms, 1 thread {numpy_one}; "
+            f"mx {counts[-1]} threads / NumPy default: "
+            f"{numpy_default / times[counts[-1]]:.2f}×",
+        )
 
     # Cache-resident batch
     f16 = affine(16)
