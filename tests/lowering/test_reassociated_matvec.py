@@ -364,7 +364,7 @@ def test_group_look_ups_of_other_targets(
 ) -> None:
     """Packed f4e2m1fn groups as the JIT compiles them for a host without x86
     byte shuffles (f32 permutes: the IR mx-opt writes) and with SSSE3's
-    128-bit ones, whatever the host's (which needs SSSE3 and F16C to run
+    128-bit ones, whatever the host's (which needs SSSE3 to run
     them; the other tests run the host's own)."""
     host = host_cpu()
     if byte_shuffle and not host.byte_shuffle:

@@ -204,19 +204,28 @@ BYTE_SHUFFLE_INTRINSICS = {
 """x86's byte shuffle (`pshufb`) of each width (`target_cpu.py`)."""
 
 
-def _half_high_bytes(fmt: FloatFormat) -> list[int]:
-    """The high bytes of the f16s of the 16 f4e2m1fn values, as signed
-    bytes (their low bytes are 0)."""
-    halves = np.array(_fp4_table(fmt, None), np.float16).view(np.uint16)
-    assert not np.any(halves & 0xFF)
-    return [int(h) for h in (halves >> 8).astype(np.uint8).view(np.int8)]
+def _bf16_bytes(fmt: FloatFormat) -> list[list[int]]:
+    """The low and the high bytes of the bf16s of the 16 f4e2m1fn values
+    (exact: 2 significant bits at most), as signed bytes."""
+    bits = np.array(_fp4_table(fmt, None), np.float32).view(np.uint32)
+    assert not np.any(bits & 0xFFFF)
+    return [
+        [int(b) for b in ((bits >> shift) & 0xFF).astype(np.uint8).view(np.int8)]
+        for shift in (16, 24)
+    ]
 
 
-def _half_table(e: Emitter, fmt: FloatFormat, width: int) -> SSAValue:
-    """`_half_high_bytes` in every 16 bytes of a byte shuffle's `width`."""
+def _bf16_tables(e: Emitter, fmt: FloatFormat, width: int) -> list[SSAValue]:
+    """`_bf16_bytes` in every 16 bytes of a byte shuffle's `width`."""
     table = VectorType(i8, [width])
-    values = _half_high_bytes(fmt) * (width // 16)
-    return e.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(table, values)))
+    return [
+        e.emit(
+            arith.ConstantOp(
+                DenseIntOrFPElementsAttr.from_list(table, values * (width // 16))
+            )
+        )
+        for values in _bf16_bytes(fmt)
+    ]
 
 
 def _shuffle_width(lanes: int) -> int:
@@ -225,27 +234,28 @@ def _shuffle_width(lanes: int) -> int:
     return min(4 * lanes, target_cpu().byte_shuffle)
 
 
-def _interleaved_bytes(count: int) -> list[list[int]]:
-    """The bytes of `count` that the zero-interleaves of
-    `_shuffled_nibble_vectors` place in the high bytes of their f16s, in
-    order: the first or the second half of every `SEGMENT`."""
+def _interleaved(count: int, size: int) -> list[list[int]]:
+    """The elements of `size` bytes of a vector of `count` bytes that an x86
+    interleave (`vpunpckl*`, `vpunpckh*`) takes, in order: the first or the
+    second half of every `SEGMENT`."""
+    per = SEGMENT // size
     return [
         [
-            s * SEGMENT + h * SEGMENT // 2 + j
+            s * per + h * per // 2 + j
             for s in range(count // SEGMENT)
-            for j in range(SEGMENT // 2)
+            for j in range(per // 2)
         ]
         for h in (0, 1)
     ]
 
 
 def _nibble_vectors(
-    e: Emitter, kernel: _Kernel, table: SSAValue | None, r: Index, k: Index
+    e: Emitter, kernel: _Kernel, tables: list[SSAValue], r: Index, k: Index
 ) -> list[SSAValue]:
     """The decoded weights of row r at the 8·w columns from k (w: the
     kernel's lanes), read as 4·w bytes of packed codes whose nibbles are
     split byte-wise; the columns of vector v's lanes are `_group_order`'s.
-    With a byte shuffle `table` (`_half_table`): `_shuffled_nibble_vectors`;
+    With byte shuffle `tables` (`_bf16_tables`): `_shuffled_nibble_vectors`;
     without: each byte position is spread to the low byte of a 32-bit lane
     (a byte shuffle, one instruction on x86) for the f32 table look-up, so
     that vector p's lane j is column k + 8·j + p (byte p/2 of lane j, its
@@ -256,11 +266,11 @@ def _nibble_vectors(
     b = BitwiseEmitter(data.type, e.constant)
     nibbles = [b.and_(data, 15), b.shr(data, 4)]
     _insert(e, b, data)
+    if tables:
+        values = _shuffled_nibble_vectors(e, kernel, tables, nibbles)
+        return kernel.scaled(e, values, None)
     bytes_type = VectorType(i8, [count])
     zero = e.emit(vector.BroadcastOp(e.scalar_constant(0, i8), bytes_type))
-    if table is not None:
-        values = _shuffled_nibble_vectors(e, kernel, table, nibbles, zero)
-        return kernel.scaled(e, values, None)
     values: list[SSAValue] = []
     for byte in range(4):
         mask = [
@@ -281,51 +291,62 @@ def _nibble_vectors(
 
 
 def _shuffled_nibble_vectors(
-    e: Emitter,
-    kernel: _Kernel,
-    table: SSAValue,
-    nibbles: list[SSAValue],
-    zero: SSAValue,
+    e: Emitter, kernel: _Kernel, tables: list[SSAValue], nibbles: list[SSAValue]
 ) -> list[SSAValue]:
-    """The low and the high nibbles of a group's bytes looked up in `table`
-    by byte shuffles as the high bytes of their values' f16s, interleaved
-    with zero bytes into f16s (within every 16 bytes, as x86's
-    `vpunpcklbw`/`vpunpckhbw`) and converted to f32 (F16C); times a
-    constant factor (the f32 table of the chunks holds it)."""
+    """The low and the high nibbles of a group's bytes looked up by byte
+    shuffles in `tables`, the low and the high bytes of their values'
+    bf16s; the two interleaved into bf16s, and those with zero words into
+    f32s (within every 16 bytes, as x86's `vpunpck[lh]bw` and `vpunpck[lh]wd`:
+    no conversion instruction); times a constant factor (the f32 table of
+    the chunks holds it)."""
     lanes = kernel.lanes
     count = 4 * lanes
-    width = cast(VectorType, table.type).get_shape()[0]
-    bytes_type = VectorType(i8, [count])
+    width = cast(VectorType, tables[0].type).get_shape()[0]
+    bytes_type, words_type = VectorType(i8, [count]), VectorType(i16, [count // 2])
+    zero = e.emit(vector.BroadcastOp(e.scalar_constant(0, i16), words_type))
     values: list[SSAValue] = []
     for codes in nibbles:
-        pieces = [
-            e.emit(
-                llvm.CallIntrinsicOp(
-                    BYTE_SHUFFLE_INTRINSICS[width],
-                    [table, _slice(e, codes, first, width)],
-                    [VectorType(i8, [width])],
-                )
+        pieces = [_slice(e, codes, first, width) for first in range(0, count, width)]
+        low, high = (
+            _concatenated(
+                e,
+                [
+                    e.emit(
+                        llvm.CallIntrinsicOp(
+                            BYTE_SHUFFLE_INTRINSICS[width],
+                            [table, piece],
+                            [VectorType(i8, [width])],
+                        )
+                    )
+                    for piece in pieces
+                ],
             )
-            for first in range(0, count, width)
-        ]
-        high = _concatenated(e, pieces)
-        for placed in _interleaved_bytes(count):
-            mask = [x for byte in placed for x in (count, byte)]
-            interleaved = e.emit(
+            for table in tables
+        )
+        for placed in _interleaved(count, 1):
+            mask = [x for byte in placed for x in (byte, count + byte)]
+            paired = e.emit(
                 vector.ShuffleOp(
+                    low,
                     high,
-                    zero,
                     DenseArrayBase.from_list(i64, mask),
                     result_type=bytes_type,
                 )
             )
-            halves = e.emit(
-                vector.BitcastOp(interleaved, VectorType(f16, [count // 2]))
-            )
-            values += [
-                e.emit(arith.ExtFOp(half, VectorType(f32, [lanes])))
-                for half in _halves(e, halves, lanes)
-            ]
+            words = e.emit(vector.BitcastOp(paired, words_type))
+            for half in _interleaved(count, 2):
+                mask = [x for word in half for x in (count // 2, word)]
+                widened = e.emit(
+                    vector.ShuffleOp(
+                        words,
+                        zero,
+                        DenseArrayBase.from_list(i64, mask),
+                        result_type=words_type,
+                    )
+                )
+                values.append(
+                    e.emit(vector.BitcastOp(widened, VectorType(f32, [lanes])))
+                )
     factor = kernel.weights.factor
     if isinstance(factor, float):
         vt = VectorType(f32, [lanes])
@@ -587,7 +608,15 @@ def _group_order(lanes: int) -> list[int]:
     """The columns of a group in the order of `_nibble_vectors`'s vectors."""
     if not _shuffle_width(lanes):
         return [NIBBLES * j + p for p in range(NIBBLES) for j in range(lanes)]
-    placed = [byte for half in _interleaved_bytes(4 * lanes) for byte in half]
+    count = 4 * lanes
+    # (vector: nibble, then the byte and the word interleave; `_interleaved`
+    # numbers words within the bytes' vector)
+    placed = [
+        byte_half[word]
+        for byte_half in _interleaved(count, 1)
+        for word_half in _interleaved(count, 2)
+        for word in word_half
+    ]
     return [2 * byte + nibble for nibble in (0, 1) for byte in placed]
 
 
@@ -705,7 +734,7 @@ def _reassociated_matvec(
     if grouped and wide is not kernel:
         wide.prepare(e)
     shuffled = _shuffle_width(lanes) if grouped else 0
-    half_table = _half_table(e, weights.format, shuffled) if shuffled else None
+    tables = _bf16_tables(e, weights.format, shuffled) if shuffled else []
     block_size = 0 if scaled is None else scaled.block_size
 
     def group_products(
@@ -731,7 +760,7 @@ def _reassociated_matvec(
         added: list[SSAValue] = []
         for i, acc in enumerate(accs):
             codes.prefetch(g, offset(g, r, i), offset(g, k, ahead))
-            values = _nibble_vectors(g, wide, half_table, offset(g, r, i), k)
+            values = _nibble_vectors(g, wide, tables, offset(g, r, i), k)
             if scales is None:
                 for value, xv in zip(values, xs, strict=True):
                     acc = _step(g, flags, value, xv, acc)

@@ -15,13 +15,13 @@ table (`decoded_matvec.py`, `reassociated_matvec.py`).
   slow code after it). With 8 lanes the kernels look up the 8 magnitudes and
   set the sign bit themselves.
 - x86 byte shuffles. `pshufb` looks 16, 32 or 64 codes up at once in a
-  16-byte table: the high bytes of the f16s of the 16 values (their low
-  bytes are 0). LLVM makes that instruction of a look-up written lane by
-  lane only when every lane of the result is used, which the interleave
-  that follows the look-up defeats (LLVM 16 and 22 both went lane by lane),
-  so the packed f4e2m1fn kernels call the intrinsic
+  16-byte table: the low or the high bytes of the bf16s of the 16 values,
+  interleaved into f32s after. LLVM makes that instruction of a look-up
+  written lane by lane only when every lane of the result is used, which
+  the interleave that follows the look-up defeats (LLVM 16 and 22 both went
+  lane by lane), so the packed f4e2m1fn kernels call the intrinsic
   (`llvm.x86.avx2.pshuf.b` and its 128- and 512-bit forms) where the target
-  has it, and F16C's conversions for the f16s.
+  has it.
 
 And its vector registers: the JIT lowers with vectors at most as wide,
 whatever `vector-bits` says, and sizes the products' kernels for as many
@@ -131,16 +131,14 @@ def for_target_cpu(cpu: TargetCpu) -> Generator[None]:
 
 def cpu_of(features: str, cpu: str = "") -> TargetCpu:
     """The description of an x86 CPU with LLVM's `features` (`+avx2,...`) and
-    name (`znver4`, `sapphirerapids`, ...). Byte shuffles need F16C too,
-    which converts what they look up."""
+    name (`znver4`, `sapphirerapids`, ...)."""
     enabled = set(features.split(","))
     lanes = 16 if "+avx512f" in enabled else 8 if "+avx2" in enabled else 4
     byte_shuffle = 0
-    if "+f16c" in enabled:
-        if "+avx512bw" in enabled:
-            byte_shuffle = 64
-        elif "+avx2" in enabled:
-            byte_shuffle = 32
+    if "+avx512bw" in enabled:
+        byte_shuffle = 64
+    elif "+avx2" in enabled:
+        byte_shuffle = 32
     registers = 32 if lanes == 16 else 16
     zen = cpu.startswith("znver")
     return TargetCpu(

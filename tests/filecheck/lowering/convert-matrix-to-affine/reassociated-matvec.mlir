@@ -96,43 +96,44 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // CHECK: vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
 // CHECK: func.return
 // With x86 byte shuffles (`byte-shuffles=32`, AVX2's: the JIT's on such a
-// host), each half of the 64 bytes of nibbles is looked up by one
-// `pshufb` in a table of the high bytes of the f16s of the 16 values,
-// interleaved with zero bytes within every 16 (`vpunpcklbw` and
-// `vpunpckhbw`) into 32 f16s, converted to two vectors of f32: x's group is
-// copied in that order. Lanes 0-7 of the first vector of each interleave
-// are in block 0, lanes 8-15 in block 1 (the second: blocks 2 and 3), so
-// the products of the 4 vectors of each pattern are summed, then times the
-// scales spread to their lanes.
+// host), each half of the 64 bytes of nibbles is looked up by two `pshufb`s,
+// in tables of the low and of the high bytes of the bf16s of the 16 values;
+// the two are interleaved within every 16 bytes (`vpunpcklbw`/`vpunpckhbw`)
+// into 32 bf16s, and those with zero words (`vpunpcklwd`/`vpunpckhwd`) into
+// two vectors of f32, with no conversion instruction: x's group is copied in
+// that order. Lanes 4·b to 4·b+3 of every vector are in block b, so the
+// products of the 8 vectors are summed, then times the row's 4 scales spread
+// to their lanes.
 // X86-LABEL: func.func @mxfp4_groups
-// X86: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 32, 34, {{.*}}, 110, 16, 18, {{.*}}, 126, 1, 3, {{.*}}, 125, 127] : vector<128xf32>, vector<128xf32>
-// X86: %[[TABLE:.*]] = arith.constant dense<[0, 56, 60, 62, 64, 66, 68, 70, -128, -72, -68, -66, -64, -62, -60, -58, 0, 56, {{.*}}, -58]> : vector<32xi8>
+// X86: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 32, 34, 36, 38, 64, 66, 68, 70, 96, 98, 100, 102, 8, 10, {{.*}}, 95, 121, 123, 125, 127] : vector<128xf32>, vector<128xf32>
+// X86: %[[LOWS:.*]] = arith.constant dense<[0, 0, -128, -64, 0, 64, -128, -64, 0, 0, -128, -64, 0, 64, -128, -64, 0, 0, {{.*}}, -64]> : vector<32xi8>
+// X86-NEXT: %[[HIGHS:.*]] = arith.constant dense<[0, 63, 63, 63, 64, 64, 64, 64, -128, -65, -65, -65, -64, -64, -64, -64, 0, 63, {{.*}}, -64]> : vector<32xi8>
 // X86: %[[SCALES:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
 // X86: %[[CODES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
 // X86: %[[LOW:.*]] = arith.andi %[[CODES]], %{{.*}} : vector<64xi8>
 // X86: %[[HIGH:.*]] = arith.shrui %[[CODES]], %{{.*}} : vector<64xi8>
-// X86: %[[ZERO:.*]] = vector.broadcast %{{.*}} : i8 to vector<64xi8>
+// X86: %[[ZERO:.*]] = vector.broadcast %{{.*}} : i16 to vector<32xi16>
 // X86-NEXT: %[[FIRST:.*]] = vector.shuffle %[[LOW]], %[[LOW]] [0, 1, {{.*}}, 31] : vector<64xi8>, vector<64xi8>
-// X86-NEXT: %[[F:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[TABLE]], %[[FIRST]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
 // X86-NEXT: %[[SECOND:.*]] = vector.shuffle %[[LOW]], %[[LOW]] [32, 33, {{.*}}, 63] : vector<64xi8>, vector<64xi8>
-// X86-NEXT: %[[S:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[TABLE]], %[[SECOND]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
-// X86-NEXT: %[[LOOKED:.*]] = vector.shuffle %[[F]], %[[S]] [0, 1, {{.*}}, 62, 63] : vector<32xi8>, vector<32xi8>
-// X86-NEXT: %[[FIRST16:.*]] = vector.shuffle %[[LOOKED]], %[[ZERO]] [64, 0, 64, 1, {{.*}}, 64, 7, 64, 16, {{.*}}, 64, 55] : vector<64xi8>, vector<64xi8>
-// X86-NEXT: %[[HALVES:.*]] = vector.bitcast %[[FIRST16]] : vector<64xi8> to vector<32xf16>
-// X86-NEXT: %[[H0:.*]] = vector.shuffle %[[HALVES]], %[[HALVES]] [0, 1, {{.*}}, 15] : vector<32xf16>, vector<32xf16>
-// X86-NEXT: vector.shuffle %[[HALVES]], %[[HALVES]] [16, 17, {{.*}}, 31] : vector<32xf16>, vector<32xf16>
-// X86-NEXT: %[[V0:.*]] = arith.extf %[[H0]] : vector<16xf16> to vector<16xf32>
-// X86-NEXT: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
-// X86-NEXT: vector.shuffle %[[LOOKED]], %[[ZERO]] [64, 8, 64, 9, {{.*}}, 64, 63] : vector<64xi8>, vector<64xi8>
-// X86: llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[TABLE]], %{{.*}})
+// X86-NEXT: %[[L1:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[LOWS]], %[[FIRST]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
+// X86-NEXT: %[[L2:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[LOWS]], %[[SECOND]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
+// X86-NEXT: %[[LB:.*]] = vector.shuffle %[[L1]], %[[L2]] [0, 1, {{.*}}, 62, 63] : vector<32xi8>, vector<32xi8>
+// X86-NEXT: %[[H1:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[HIGHS]], %[[FIRST]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
+// X86-NEXT: %[[H2:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[HIGHS]], %[[SECOND]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
+// X86-NEXT: %[[HB:.*]] = vector.shuffle %[[H1]], %[[H2]] [0, 1, {{.*}}, 62, 63] : vector<32xi8>, vector<32xi8>
+// X86-NEXT: %[[PAIRS:.*]] = vector.shuffle %[[LB]], %[[HB]] [0, 64, 1, 65, {{.*}}, 7, 71, 16, 80, {{.*}}, 55, 119] : vector<64xi8>, vector<64xi8>
+// X86-NEXT: %[[BF16:.*]] = vector.bitcast %[[PAIRS]] : vector<64xi8> to vector<32xi16>
+// X86-NEXT: %[[W0:.*]] = vector.shuffle %[[BF16]], %[[ZERO]] [32, 0, 32, 1, 32, 2, 32, 3, 32, 8, {{.*}}, 32, 27] : vector<32xi16>, vector<32xi16>
+// X86-NEXT: %[[V0:.*]] = vector.bitcast %[[W0]] : vector<32xi16> to vector<16xf32>
+// X86-NEXT: vector.shuffle %[[BF16]], %[[ZERO]] [32, 4, 32, 5, {{.*}}, 32, 31] : vector<32xi16>, vector<32xi16>
+// X86-NEXT: vector.bitcast %{{.*}} : vector<32xi16> to vector<16xf32>
+// X86-NEXT: vector.shuffle %[[LB]], %[[HB]] [8, 72, 9, 73, {{.*}}, 63, 127] : vector<64xi8>, vector<64xi8>
+// X86: llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[LOWS]], %{{.*}})
+// X86-NOT: arith.extf
 // X86: %[[P0:.*]] = arith.mulf %[[V0]], %{{.*}} : vector<16xf32>
-// X86-COUNT-3: math.fma
-// X86-NEXT: %[[ROW0:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4] : vector<16xf32>, vector<16xf32>
-// X86-NEXT: %[[A0:.*]] = math.fma %{{.*}}, %[[ROW0]], %{{.*}} fastmath<contract> : vector<16xf32>
-// X86-NEXT: arith.mulf
-// X86-COUNT-3: math.fma
-// X86-NEXT: %[[ROW0B:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [8, 8, 8, 8, 8, 8, 8, 8, 12, 12, 12, 12, 12, 12, 12, 12] : vector<16xf32>, vector<16xf32>
-// X86-NEXT: math.fma %{{.*}}, %[[ROW0B]], %[[A0]] fastmath<contract> : vector<16xf32>
+// X86-COUNT-7: math.fma
+// X86-NEXT: %[[ROW0:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12] : vector<16xf32>, vector<16xf32>
+// X86-NEXT: math.fma %{{.*}}, %[[ROW0]], %{{.*}} fastmath<contract> : vector<16xf32>
 // X86: affine.yield
 func.func @mxfp4_groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<160xf32>) -> vector<5xf32> {
   %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<5x160xi4>
