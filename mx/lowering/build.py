@@ -20,7 +20,9 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     UnrealizedConversionCastOp,
+    VectorType,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -144,6 +146,15 @@ def vector_store(
 ) -> vector.StoreOp:
     """`vector.store %value, %base[indices]`."""
     return vector.StoreOp.create(operands=[value, base, *indices])
+
+
+def shuffle(
+    v1: SSAValue, v2: SSAValue, mask: Sequence[int], type_: VectorType
+) -> vector.ShuffleOp:
+    """`vector.shuffle %v1, %v2 [mask] : type_`."""
+    return vector.ShuffleOp(
+        v1, v2, DenseArrayBase.from_list(i64, list(mask)), result_type=type_
+    )
 
 
 def broadcast(source: SSAValue, type_: Attribute) -> vector.BroadcastOp:

@@ -71,6 +71,7 @@ from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from mx.dialects.matrix import MatrixType, MatvecOp, MulOp
+from mx.lowering import build
 from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.blocked import _identity, _step
@@ -277,14 +278,7 @@ def _nibble_vectors(
             4 * j + byte if q == 0 else count for j in range(lanes) for q in range(4)
         ]
         for codes in nibbles:
-            spread = e.emit(
-                vector.ShuffleOp(
-                    codes,
-                    zero,
-                    DenseArrayBase.from_list(i64, mask),
-                    result_type=bytes_type,
-                )
-            )
+            spread = e.emit(build.shuffle(codes, zero, mask, bytes_type))
             words = e.emit(vector.BitcastOp(spread, VectorType(i32, [lanes])))
             values.append(kernel.look_up(e, words))
     return kernel.scaled(e, values, None)
@@ -325,25 +319,11 @@ def _shuffled_nibble_vectors(
         )
         for placed in _interleaved(count, 1):
             mask = [x for byte in placed for x in (byte, count + byte)]
-            paired = e.emit(
-                vector.ShuffleOp(
-                    low,
-                    high,
-                    DenseArrayBase.from_list(i64, mask),
-                    result_type=bytes_type,
-                )
-            )
+            paired = e.emit(build.shuffle(low, high, mask, bytes_type))
             words = e.emit(vector.BitcastOp(paired, words_type))
             for half in _interleaved(count, 2):
                 mask = [x for word in half for x in (count // 2, word)]
-                widened = e.emit(
-                    vector.ShuffleOp(
-                        words,
-                        zero,
-                        DenseArrayBase.from_list(i64, mask),
-                        result_type=words_type,
-                    )
-                )
+                widened = e.emit(build.shuffle(words, zero, mask, words_type))
                 values.append(
                     e.emit(vector.BitcastOp(widened, VectorType(f32, [lanes])))
                 )
