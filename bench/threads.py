@@ -265,21 +265,24 @@ def rows(quick: bool, counts: list[int], reps: int, thresholds: list[str]) -> li
     out.append("|---" * (2 + 2 * len(counts) - 1) + "|---|")
 
     # GEMM: strict (a multiply and an add a step) and with `contract` (one FMA,
-    # OpenBLAS's rounding)
+    # OpenBLAS's rounding); NumPy timed once, after mx's runs (OpenBLAS's
+    # threads spin on after a call and would slow mx's)
     n = 512 if quick else 1024
     a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    gemm_times: dict[str, dict[int, float]] = {}
     for fastmath in ("", "contract"):
         f = gemm(n, fastmath=fastmath)
         assert np.allclose(f(a, b), a @ b, rtol=1e-3, atol=1e-3 * n)
-        times = per_threads(lambda f=f: f(a, b), counts, reps)
-        numpy_default = best_seconds(lambda: a @ b, reps)
-        numpy_one = "n/a (no threadpoolctl)"
-        try:
-            with blas_threads(1):
-                numpy_one = f"{best_seconds(lambda: a @ b, reps) * 1e3:.3f} ms"
-        except ImportError:
-            pass
-        flops = 2 * n**3
+        gemm_times[fastmath] = per_threads(lambda f=f: f(a, b), counts, reps)
+    numpy_default = best_seconds(lambda: a @ b, reps)
+    numpy_one = "n/a (no threadpoolctl)"
+    try:
+        with blas_threads(1):
+            numpy_one = f"{best_seconds(lambda: a @ b, reps) * 1e3:.3f} ms"
+    except ImportError:
+        pass
+    flops = 2 * n**3
+    for fastmath, times in gemm_times.items():
         rate = flops / times[counts[-1]] / 1e9
         flags = f" `{fastmath}`" if fastmath else ""
         line(
