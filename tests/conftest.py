@@ -34,8 +34,9 @@ def rng() -> np.random.Generator:
 def jit_host(monkeypatch: pytest.MonkeyPatch) -> JitHost:
     """Sets, for the rest of the test, the CPU the JIT lowers for (permutes,
     byte shuffles, vector width, registers, weight streams, broadcasts), as
-    on a host that has it (machine code stays the host's). The JIT's cache is keyed by text and pipeline,
-    not by these: compile texts no other test compiles, or anew."""
+    on a host that has it (machine code stays the host's). The JIT's cache
+    is keyed by text and pipeline, not by these: compile texts no other test
+    compiles, or anew."""
     import mx.jit_compile
 
     def lower_as_on(cpu: TargetCpu) -> None:

@@ -38,7 +38,8 @@ CPU_TARGETS = {
 (`cpu_of` its features): AVX2's `vpermps` picks from 8 f32 lanes, its
 `vpshufb` takes 32 bytes, its vectors are 256 bits, 16 of them; AVX-512's
 16 lanes, 64 bytes with AVX-512BW, 512 bits, 32 registers; the baseline's
-SSE2 has no byte shuffle with F16C, and 16 registers."""
+SSE2 has no byte shuffle the kernels take, and 16 registers; Zen 4 reads one
+row of float weights at a time and folds the products' broadcasts."""
 
 INTEGERS = ("i8", "i16", "i32", "i64")
 FLOATS = ("f16", "bf16", "f32", "f64")

@@ -109,7 +109,7 @@ from mx.lowering.matrix_to_affine.packed import (
     vector_block_access,
     versioned_block_access,
 )
-from mx.lowering.matrix_to_affine.target_cpu import permute_lanes
+from mx.lowering.matrix_to_affine.target_cpu import target_cpu
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
     offset,
@@ -404,7 +404,7 @@ def _look_up(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAVal
 
 def _magnitudes_only(lanes: int) -> bool:
     """True where a 16-entry table is no single permute of the target."""
-    return lanes < 16 or permute_lanes() < 16
+    return lanes < 16 or target_cpu().f32_lanes < 16
 
 
 def _lanes_of(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAValue:

@@ -59,7 +59,7 @@ from mx.lowering.matrix_to_affine.reassociated_matvec import (
     sums_along_k,
 )
 from mx.lowering.matrix_to_affine.state import MatrixPattern, matrix_type
-from mx.lowering.matrix_to_affine.target_cpu import permute_lanes
+from mx.lowering.matrix_to_affine.target_cpu import target_cpu
 from mx.lowering.matrix_to_affine.vectors import read_block, readable, write_block
 
 
@@ -128,7 +128,7 @@ class LowerMatvec(MatrixPattern):
         # 512-bit vectors spilled, MXFP8 e4m3 1.16x slower on a Zen 1). The
         # JIT's lanes are the host's already (`target_cpu.py`); this caps
         # mx-opt's `vector-bits` of 1024 and 2048 at AVX-512's 16.
-        along_k_lanes = min(lanes, permute_lanes())
+        along_k_lanes = min(lanes, target_cpu().f32_lanes)
         reassociated = match_reassociated(op, self.state.plan.fused, along_k_lanes)
         along_k = isinstance(reassociated, Weights)
         weights = (

@@ -114,11 +114,6 @@ def target_cpu() -> TargetCpu:
     return _target.get()
 
 
-def permute_lanes() -> int:
-    """The f32 permute width of the target being compiled for."""
-    return _target.get().f32_lanes
-
-
 @contextmanager
 def for_target_cpu(cpu: TargetCpu) -> Generator[None]:
     """Compile for `cpu` within the block."""
