@@ -8,7 +8,8 @@
 // rows (low nibbles) and odd rows (high nibbles); each nibble indexes the
 // table of the 16 values; the block scales (even and odd rows) multiply
 // them, then x(k) (strict: a multiply and an add); the rows' order is
-// restored once at the end.
+// restored once at the end. Each column's codes of the group are prefetched
+// into L2 a pass (16 columns) ahead.
 // CHECK-LABEL: func.func @mxfp4_column_major
 // CHECK-NOT: memref<64x32xf32>
 // CHECK-DAG: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
@@ -16,6 +17,11 @@
 // CHECK: %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 6.000000e+00, -0.000000e+00, -5.000000e-01, -1.000000e+00, -1.500000e+00, -2.000000e+00, -3.000000e+00, -4.000000e+00, -6.000000e+00]> : vector<16xf32>
 // CHECK: %[[EVEN_S:.*]] = vector.shuffle %[[S:.*]], %[[S]] [0, 2, 4, {{.*}}, 30] : vector<32xf32>, vector<32xf32>
 // CHECK-NEXT: %[[ODD_S:.*]] = vector.shuffle %[[S]], %[[S]] [1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
+// CHECK-NEXT: %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 63)> (%[[K0:.*]])
+// CHECK-NEXT: %[[AT:.*]] = arith.muli %[[AHEAD]], %{{.*}} : index
+// CHECK-NEXT: %[[CODE_AT:.*]] = arith.addi %[[AT]], %[[ROW:.*]] : index
+// CHECK-NEXT: %[[BYTE_AT:.*]] = arith.shrui %[[CODE_AT]], %{{.*}} : index
+// CHECK-NEXT: memref.prefetch %w[%[[BYTE_AT]]], read, locality<2>, data : memref<?xi8>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
 // CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<16xi32>
@@ -44,13 +50,15 @@ func.func @mxfp4_column_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64x
 // rows are sign-extended into f16 lanes, (b << 7) & 0xBFFF places sign,
 // exponent and mantissa, the NaN codes become f16's quiet NaN (0x7E00); the
 // hardware conversion's result times 2^8 * 0.5 (folded: one multiply) is the
-// dequantized weight; each step is one FMA.
+// dequantized weight; each step is one FMA. One pass of 16 columns: no
+// prefetch.
 // CHECK-LABEL: func.func @fp8_column_major
 // CHECK-NOT: memref<16x32xf32>
 // CHECK-DAG: %[[SEVEN:.*]] = arith.constant dense<7> : vector<32xi16>
 // CHECK-DAG: %[[CLEAR:.*]] = arith.constant dense<-16385> : vector<32xi16>
 // CHECK-DAG: %[[NAN:.*]] = arith.constant dense<32256> : vector<32xi16>
 // CHECK: %[[FACTOR:.*]] = arith.constant dense<1.280000e+02> : vector<16xf32>
+// CHECK-NOT: memref.prefetch
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.sext %[[BYTES]] : vector<32xi8> to vector<32xi16>
 // CHECK-NEXT: %[[UP:.*]] = arith.shli %[[WIDE]], %[[SEVEN]] : vector<32xi16>
@@ -136,6 +144,8 @@ func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32
 // CHECK-LABEL: func.func @mxfp4_arguments(%0: memref<64x32xi4>, %1: memref<2x32xi8>
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: vector.load %1[%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<32xi8>
+// CHECK: %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 63)> (%{{.*}})
+// CHECK-NEXT: memref.prefetch %0[%[[AHEAD]], %{{.*}}], read, locality<2>, data : memref<64x32xi4>
 // CHECK: %[[CODES:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<64x32xi4>, vector<32xi4>
 // CHECK-NEXT: %[[BYTES:.*]] = llvm.zext %[[CODES]] : vector<32xi4> to vector<32xi8>
 // CHECK-NEXT: llvm.zext %[[BYTES]] : vector<32xi8> to vector<32xi32>
