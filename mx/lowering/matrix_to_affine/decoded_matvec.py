@@ -21,10 +21,12 @@ computes again to the same values) and keeps its sums past the others'.
   are prefetched into L2 a pass ahead: the pass reads its columns as as
   many streams, R bytes apart, more than the hardware prefetchers follow.
   Cold 2048 x 4096 weights, one thread, on an Intel Xeon with AVX512-FP16
-  (ps a weight, before and after): FP4 codes one a byte 125 -> 70-77,
-  packed 67 -> 61, MXFP8 e4m3 140-166 -> 112-117, FP8 e4m3fn 144 -> 101,
-  e5m2 132 -> 89 (into L1, or two passes ahead: slower; every other column:
-  faster for some formats, slower for others).
+  (ps a weight, before and after): FP4 codes one a byte 125 -> 70-87,
+  packed 67-82 -> 61-71, MXFP8 e4m3 140-166 -> 107-120, FP8 e4m3fn
+  128-160 -> 101-110, e5m2 112-143 -> 89-98. Tried and slower: into L1, two
+  passes ahead, the rows a fixed distance down each column; every other
+  column, or each line once (groups taking turns): faster for FP4 codes
+  one a byte, slower for MXFP8 and FP8 e4m3fn.
 - Row-major W (columns a multiple of a 32-bit word's elements): each row's
   chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (FP8) elements;
   two tiles of `lanes` rows are transposed in registers (lane = row) and
@@ -833,11 +835,15 @@ def _column_passes(
         at = [[g.index(0), g.index(offset(g, at_row, h * lanes))] for h in (0, 1)]
         accs = [g.emit(vector.LoadOp(sums, a, vt)) for a in at]
         scales = kernel.scales(g, r, k0)
+        # The next pass's columns (the last pass's again, for the last):
+        # one bound check, constant offsets from it.
+        ahead = None
+        if not isinstance(k0, int) and m.cols > columns:
+            ahead = _min(g, _d(0) + columns, m.cols - columns, [k0])
         for j in range(count):
             k = offset(g, k0, j)
-            if not isinstance(k0, int) and m.cols > columns:  # (a pass follows)
-                ahead = _min(g, _d(0) + j + columns, m.cols - 1, [k0])
-                kernel.weights.codes.prefetch(g, r, ahead, locality=2)
+            if ahead is not None:
+                kernel.weights.codes.prefetch(g, r, offset(g, ahead, j), locality=2)
             values = kernel.decode(g, r, k, scales)
             xk = x_of(g, k, 1)[0] if xs is None else xs[j]
             accs = [

@@ -9,7 +9,8 @@
 // table of the 16 values; the block scales (even and odd rows) multiply
 // them, then x(k) (strict: a multiply and an add); the rows' order is
 // restored once at the end. Each column's codes of the group are prefetched
-// into L2 a pass (16 columns) ahead.
+// into L2 a pass (16 columns) ahead (the last pass's own for the last: the
+// bound is checked once, at the first).
 // CHECK-LABEL: func.func @mxfp4_column_major
 // CHECK-NOT: memref<64x32xf32>
 // CHECK-DAG: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
@@ -17,7 +18,7 @@
 // CHECK: %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 6.000000e+00, -0.000000e+00, -5.000000e-01, -1.000000e+00, -1.500000e+00, -2.000000e+00, -3.000000e+00, -4.000000e+00, -6.000000e+00]> : vector<16xf32>
 // CHECK: %[[EVEN_S:.*]] = vector.shuffle %[[S:.*]], %[[S]] [0, 2, 4, {{.*}}, 30] : vector<32xf32>, vector<32xf32>
 // CHECK-NEXT: %[[ODD_S:.*]] = vector.shuffle %[[S]], %[[S]] [1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
-// CHECK-NEXT: %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 63)> (%[[K0:.*]])
+// CHECK-NEXT: %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 48)> (%[[K0:.*]])
 // CHECK-NEXT: %[[AT:.*]] = arith.muli %[[AHEAD]], %{{.*}} : index
 // CHECK-NEXT: %[[CODE_AT:.*]] = arith.addi %[[AT]], %[[ROW:.*]] : index
 // CHECK-NEXT: %[[BYTE_AT:.*]] = arith.shrui %[[CODE_AT]], %{{.*}} : index
@@ -144,11 +145,13 @@ func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32
 // CHECK-LABEL: func.func @mxfp4_arguments(%0: memref<64x32xi4>, %1: memref<2x32xi8>
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: vector.load %1[%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<32xi8>
-// CHECK: %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 63)> (%{{.*}})
-// CHECK-NEXT: memref.prefetch %0[%[[AHEAD]], %{{.*}}], read, locality<2>, data : memref<64x32xi4>
+// CHECK: %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 48)> (%{{.*}})
+// CHECK-NEXT: memref.prefetch %0[%[[AHEAD]], %[[ROW:.*]]], read, locality<2>, data : memref<64x32xi4>
 // CHECK: %[[CODES:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<64x32xi4>, vector<32xi4>
 // CHECK-NEXT: %[[BYTES:.*]] = llvm.zext %[[CODES]] : vector<32xi4> to vector<32xi8>
 // CHECK-NEXT: llvm.zext %[[BYTES]] : vector<32xi8> to vector<32xi32>
+// CHECK: %[[NEXT:.*]] = arith.addi %[[AHEAD]], %{{.*}} : index
+// CHECK-NEXT: memref.prefetch %0[%[[NEXT]], %[[ROW]]], read, locality<2>, data : memref<64x32xi4>
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: func.return
 func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x2xi8>, %x: vector<64xf32>) -> vector<32xf32> {
