@@ -162,16 +162,17 @@ func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x
 
 // Transposes of arguments (a C-ordered argument under the JIT): the codes
 // are row-major, read as 32-bit words of each row of the argument's buffer,
-// a cache line of each row at a time (rows 64 bytes apart: see
-// @mxfp8_row_major_lines) from the buffer's address; the scales are rows,
-// copied into a column-major buffer first.
+// a cache line of each row a step (rows 64 bytes apart: see
+// @mxfp8_row_major_lines) from the buffer's address, by its two chunks of 32
+// bytes; the scales are rows, copied into a column-major buffer first.
 // CHECK-LABEL: func.func @mxfp8_row_major_arguments(%0: memref<32x64xi8>, %1: memref<32x2xi8>
 // CHECK: %[[SCALES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2x32xi8>
 // CHECK: vector.load %1[%{{.*}}, %{{.*}}] : memref<32x2xi8>, vector<2xi8>
 // CHECK: vector.store %{{.*}}, %[[SCALES]][%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<2xi8>
 // CHECK: "memref.extract_aligned_pointer_as_index"(%0) : (memref<32x64xi8>) -> index
-// CHECK: %[[ROW:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<32x64xi8>, vector<64xi8>
-// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<64xi8> to vector<16xi32>
+// CHECK-NOT: vector<64xi8>
+// CHECK: %[[ROW:.*]] = vector.load %0[%{{.*}}, %{{.*}}] : memref<32x64xi8>, vector<32xi8>
+// CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
 // CHECK: vector.load %[[SCALES]][%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<16xi8>
 // CHECK: func.return
 func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix.matrix<2x32xi8>, %x: vector<64xf32>) -> vector<32xf32> {
@@ -184,20 +185,26 @@ func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix
 
 // Per-tensor FP8 codes as the transpose of an argument (a C-ordered argument
 // under the JIT): a whole cache line (64 codes) of each row of the
-// argument's buffer a step, from the first column at a line's start (the
-// buffer's address), the columns before it and after the last line step in
-// the loop's first and last steps (one masked body), as for a load's codes.
+// argument's buffer a step, its first 32 bytes of every row, then its last
+// (no 64-byte load and permutes), from the first column at a line's start
+// (the buffer's address), the columns before it and after the last line
+// step in the loop's first and last steps (one masked body), as for a
+// load's codes.
 // CHECK-LABEL: func.func @fp8_row_major_lines_argument(%0: memref<32x128xi8>
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
 // CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%0) : (memref<32x128xi8>) -> index
 // CHECK: %[[FIRST:.*]] = arith.divui
 // CHECK: scf.for
 // CHECK: scf.if
 // CHECK: arith.select %{{.*}}, %[[FIRST]]
-// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
+// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<32xi8>
 // CHECK: arith.cmpi uge
 // CHECK-NEXT: arith.cmpi ult
 // CHECK: } else {
-// CHECK: vector.load %0[%{{.*}}, %{{.*}}] : memref<32x128xi8>, vector<64xi8>
+// CHECK-NOT: vector<64xi8>
+// CHECK: vector.load %0[%{{.*}}, %[[FIRST_HALF:.*]]] : memref<32x128xi8>, vector<32xi8>
+// CHECK: %[[SECOND_HALF:.*]] = arith.addi %[[FIRST_HALF]], %[[C32]] : index
+// CHECK-NEXT: vector.load %0[%{{.*}}, %[[SECOND_HALF]]] : memref<32x128xi8>, vector<32xi8>
 // CHECK: scf.yield
 // CHECK: func.return
 func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
@@ -210,7 +217,7 @@ func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32,
 }
 
 // MXFP8 rows a whole number of cache lines apart (128 bytes): a line of each
-// row a step (one load of 64 codes a row) from the first column at a line's
+// row a step (two loads of 32 codes a row) from the first column at a line's
 // start rounded down to a word (so no word spans two blocks); a step starts
 // at no block's start, so a word takes the block scales of the step's first
 // column, or of the next block when k0 mod 32 reaches past the word's
@@ -226,7 +233,8 @@ func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32,
 // CHECK-NEXT: arith.muli
 // CHECK-NEXT: %[[K0:.*]] = arith.addi %{{.*}}, %[[FIRST]] : index
 // CHECK-NEXT: %[[INTO:.*]] = arith.remui %[[K0]], %{{.*}} : index
-// CHECK: vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
+// CHECK-NOT: vector<64xi8>
+// CHECK: vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK: %[[CROSSES:.*]] = arith.cmpi uge, %[[INTO]], %{{.*}} : index
 // CHECK-NEXT: arith.select %[[CROSSES]], %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-NEXT: arith.select %[[CROSSES]], %{{.*}}, %{{.*}} : vector<16xf32>
