@@ -18,8 +18,8 @@ computes again to the same values) and keeps its sums past the others'.
   columns; for each group of 2 vectors of rows the sums (a buffer of y that
   stays in L1) are loaded, every column of the pass adds its decoded weights
   times its x(k), and they are stored back. Each column's codes of the group
-  are prefetched into L2 a pass ahead: the pass reads its columns as as
-  many streams, R bytes apart, more than the hardware prefetchers follow.
+  are prefetched into L2 a pass ahead: a pass reads its 16 columns as 16
+  streams R bytes apart, more than the hardware prefetchers follow.
   Cold 2048 x 4096 weights, one thread, on an Intel Xeon with AVX512-FP16
   (ps a weight, before and after): FP4 codes one a byte 125 -> 70-87,
   packed 67-82 -> 61-71, MXFP8 e4m3 140-166 -> 107-120, FP8 e4m3fn
@@ -1062,16 +1062,14 @@ def _row_passes(
         k0: Index,
         accs: list[SSAValue],
         count: int,
-        tiles: list[list[SSAValue]] | None = None,
         keep: _Keep | None = None,
         word_scales: _WordScales | None = None,
     ) -> list[SSAValue]:
         """The sums of the two tiles at `starts` plus the `count` words of
-        columns from k0 (the tiles' lines, if already read; with `keep`,
-        only column k0 + i where `keep(i)` holds). The block scales of
-        word j are `word_scales(j)` (default: those of a k0 that starts a
-        block)."""
-        tiles = tiles or [tile(g, s, k0, count) for s in starts]
+        columns from k0 (with `keep`, only column k0 + i where `keep(i)`
+        holds). The block scales of word j are `word_scales(j)` (default:
+        those of a k0 that starts a block)."""
+        tiles = [tile(g, s, k0, count) for s in starts]
         scales: dict[int, list[SSAValue]] = {}
         for j in range(count):
             first = per_word * j
@@ -1124,14 +1122,13 @@ def _row_passes(
         )
         for c in range(CACHE_LINE // (4 * words)):
             k = offset(g, k0, c * chunk)
-            tiles = [tile(g, s, k, words) for s in starts]
             masked = None if keep is None else partial(_shifted, keep, c * chunk)
             chunk_scales = (
                 None
                 if line_scales is None
                 else partial(_shifted, line_scales, c * words)
             )
-            accs = add_chunk(g, starts, k, accs, words, tiles, masked, chunk_scales)
+            accs = add_chunk(g, starts, k, accs, words, masked, chunk_scales)
         return accs
 
     def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
