@@ -20,13 +20,13 @@ computes again to the same values) and keeps its sums past the others'.
   times its x(k), and they are stored back. Each column's codes of the group
   are prefetched into L2 a pass ahead: a pass reads its 16 columns as 16
   streams R bytes apart, more than the hardware prefetchers follow.
-  Cold 2048 x 4096 weights, one thread, on an Intel Xeon with AVX512-FP16
-  (ps a weight, before and after): FP4 codes one a byte 125 -> 70-87,
-  packed 67-82 -> 61-71, MXFP8 e4m3 140-166 -> 107-120, FP8 e4m3fn
-  128-160 -> 101-110, e5m2 112-143 -> 89-98. Tried and slower: into L1, two
-  passes ahead, the rows a fixed distance down each column, each line once
-  (groups taking turns); every other column is faster for FP4 codes one a
-  byte only (`prefetch_every`).
+  2048 x 4096 weights from DRAM, one thread, on an Intel Xeon with
+  AVX512-FP16 (`bench.spellings`, ps a weight, before and after): FP4
+  codes one a byte 122 -> 82, packed 77-82 -> 62-68, MXFP8 e4m3 134-167 ->
+  114-122, FP8 e4m3fn 128-160 -> 103-107, e5m2 112-143 -> 91-96. Slower,
+  with the weights in L3: into L1, two passes ahead, the rows a fixed
+  distance down each column, each line once (groups taking turns); every
+  other column was slower from DRAM (FP4 codes one a byte: 96-99).
 - Row-major W (columns a multiple of a 32-bit word's elements): each row's
   chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (FP8) elements;
   two tiles of `lanes` rows are transposed in registers (lane = row) and
@@ -1120,9 +1120,9 @@ def _row_passes(
         elements, no block's start (`_line_scales`). Each chunk is read as
         its own bytes of each row, as `add_chunk` reads them: reading the
         whole line of a row at once took a two-source permute per pair of
-        rows to pick a chunk (cold 2048 x 4096, one thread, Intel Xeon with
-        AVX512-FP16: MXFP8 e5m2 172 -> 150 ps a weight, e4m3 177 -> 167,
-        FP8 e4m3fn 150 -> 144)."""
+        rows to pick a chunk (2048 x 4096 from DRAM, one thread, Intel Xeon
+        with AVX512-FP16, ps a weight: MXFP8 e4m3 169-181 -> 162-171, e5m2
+        155-161 -> 151-158, FP8 e4m3fn 152-159 -> 144-156)."""
         line_scales = (
             None if scaled is None else _line_scales(g, kernel, starts, k0, per_word)
         )
