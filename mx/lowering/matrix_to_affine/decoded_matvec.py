@@ -813,12 +813,6 @@ def _column_passes(
     columns = COLUMNS
     if kernel.weights.scaled is not None:
         columns = gcd(columns, kernel.weights.scaled.block_size)
-    codes = kernel.weights.codes
-    prefetch_every = 2 if kernel.weights.fp4 and not codes.packed else 1
-    """Columns a prefetch of the next pass serves: FP4 codes one a byte
-    ran faster prefetching every other column (cold 2048 x 4096, one
-    thread, Intel Xeon with AVX512-FP16: 82 -> 69 ps a weight), MXFP8's,
-    the same bytes, slower (113 -> 124), as packed FP4 (66 -> 72)."""
 
     def x_of(f: Emitter, k0: Index, count: int) -> list[SSAValue]:
         """x[k0 .. k0+count-1], each broadcast."""
@@ -848,8 +842,8 @@ def _column_passes(
             ahead = _min(g, _d(0) + columns, m.cols - columns, [k0])
         for j in range(count):
             k = offset(g, k0, j)
-            if ahead is not None and j % prefetch_every == 0:
-                codes.prefetch(g, r, offset(g, ahead, j), locality=2)
+            if ahead is not None:
+                kernel.weights.codes.prefetch(g, r, offset(g, ahead, j), locality=2)
             values = kernel.decode(g, r, k, scales)
             xk = x_of(g, k, 1)[0] if xs is None else xs[j]
             accs = [

@@ -141,10 +141,10 @@ func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32
 
 // Codes and scales as matrix arguments (column-major: their buffers), FP4
 // codes one a byte: read in place from the argument's buffer, 32 rows of a
-// column at a time, the bytes widened (no nibbles to split); every other
-// column of the next pass prefetched.
+// column at a time, the bytes widened (no nibbles to split); every column
+// of the next pass prefetched, as for packed codes.
 // CHECK-LABEL: func.func @mxfp4_arguments(%0: memref<64x32xi4>, %1: memref<2x32xi8>
-// CHECK: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: vector.load %1[%{{.*}}, %{{.*}}] : memref<2x32xi8>, vector<32xi8>
 // CHECK: %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 16), 48)> (%{{.*}})
@@ -153,7 +153,7 @@ func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32
 // CHECK-NEXT: %[[BYTES:.*]] = llvm.zext %[[CODES]] : vector<32xi4> to vector<32xi8>
 // CHECK-NEXT: llvm.zext %[[BYTES]] : vector<32xi8> to vector<32xi32>
 // CHECK-NOT: memref.prefetch
-// CHECK: %[[NEXT:.*]] = arith.addi %[[AHEAD]], %[[TWO]] : index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[AHEAD]], %[[ONE]] : index
 // CHECK-NEXT: memref.prefetch %0[%[[NEXT]], %[[ROW]]], read, locality<2>, data : memref<64x32xi4>
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: func.return
