@@ -94,6 +94,7 @@ from mx.dialects.matrix import (
     element_type_of,
 )
 from mx.dialects.memref_ext import PrefetchOp
+from mx.lowering import build
 from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.convert_arbfp_to_arith import emit_convert_from
 from mx.lowering.matrix_to_affine.block_scaled import block_index
@@ -447,14 +448,7 @@ def _halves(e: Emitter, v: SSAValue, lanes: int) -> list[SSAValue]:
     t = cast(VectorType, v.type)
     half = VectorType(t.element_type, [lanes])
     return [
-        e.emit(
-            vector.ShuffleOp(
-                v,
-                v,
-                DenseArrayBase.from_list(i64, list(range(k * lanes, (k + 1) * lanes))),
-                result_type=half,
-            )
-        )
+        e.emit(build.shuffle(v, v, range(k * lanes, (k + 1) * lanes), half))
         for k in (0, 1)
     ]
 
@@ -533,17 +527,9 @@ class _Kernel:
         lanes = self.lanes
         scale = self.scale_vector(e, r, k, self.group)
         if self.weights.codes.packed:  # (even rows, odd rows: `decode`)
+            vt = VectorType(f32, [lanes])
             return [
-                e.emit(
-                    vector.ShuffleOp(
-                        scale,
-                        scale,
-                        DenseArrayBase.from_list(
-                            i64, list(range(parity, 2 * lanes, 2))
-                        ),
-                        result_type=VectorType(f32, [lanes]),
-                    )
-                )
+                e.emit(build.shuffle(scale, scale, range(parity, 2 * lanes, 2), vt))
                 for parity in (0, 1)
             ]
         return _halves(e, scale, lanes)
@@ -1038,21 +1024,16 @@ def _row_passes(
             return g.emit(vector.BitcastOp(data, half))
         loaded = g.emit(vector.BitcastOp(data, VectorType(i32, [count])))
         padding = list(range(count)) + [0] * (words - count)
-        mask = DenseArrayBase.from_list(i64, padding)
-        return g.emit(vector.ShuffleOp(loaded, loaded, mask, result_type=half))
+        return g.emit(build.shuffle(loaded, loaded, padding, half))
 
     def tile(g: Emitter, r: Index, k0: Index, count: int) -> list[SSAValue]:
         lines: list[SSAValue] = []
         for i in range(words):
             first = row_words(g, offset(g, r, i), k0, count)
             second = row_words(g, offset(g, r, words + i), k0, count)
-            both = DenseArrayBase.from_list(i64, list(range(lanes)))
+            both = range(lanes)
             lines.append(
-                g.emit(
-                    vector.ShuffleOp(
-                        first, second, both, result_type=VectorType(i32, [lanes])
-                    )
-                )
+                g.emit(build.shuffle(first, second, both, VectorType(i32, [lanes])))
             )
         return _transpose_halves(g, lines)
 

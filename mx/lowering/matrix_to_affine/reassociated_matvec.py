@@ -753,14 +753,7 @@ def _reassociated_matvec(
                 for v in vectors[1:]:
                     part = _step(g, flags, values[v], xs[v], part)
                 mask = [b * group + i for b in blocks]
-                row_scales = g.emit(
-                    vector.ShuffleOp(
-                        scales,
-                        scales,
-                        DenseArrayBase.from_list(i64, mask),
-                        result_type=wt,
-                    )
-                )
+                row_scales = g.emit(build.shuffle(scales, scales, mask, wt))
                 acc = _step(g, flags, part, row_scales, acc)
             added.append(acc)
         return added
@@ -805,8 +798,8 @@ def _reassociated_matvec(
             parts = products(g, r, offset(g, k, c * chunk), parts)
         scales = kernel.scale_vector(g, r, k, group)
         assert weights.scales is not None
-        ahead = offset(g, block_index(g, k, block_size), SCALE_PREFETCH_BLOCKS)
-        prefetch_block(g, weights.scales, r, ahead)
+        scales_at = offset(g, block_index(g, k, block_size), SCALE_PREFETCH_BLOCKS)
+        prefetch_block(g, weights.scales, r, scales_at)
         return [
             _step(
                 g,
