@@ -55,6 +55,14 @@ BLOCK = 32
 LAYERS = 4
 COLD_BYTES = 3 * last_level_cache_bytes()
 """Bytes each implementation rotates over, so that every call reads from DRAM."""
+
+
+def cold_copies(bytes_per_call: int) -> int:
+    """How many copies of a call's `bytes_per_call` of weights together take
+    `COLD_BYTES` (at least one)."""
+    return max(1, -(-COLD_BYTES // bytes_per_call))
+
+
 REPS, MIN_MS = 5, 40.0
 MX_FLAGS = {"mx": "", "mx reassoc": "fast"}
 """The mx functions timed: their names and matvec flags."""
@@ -321,7 +329,7 @@ def measure_case(
 
     rng = np.random.default_rng(0)
     per_set = c.weights * c.weight_bytes
-    sets = [weight_set(c, rng) for _ in range(max(1, -(-COLD_BYTES // int(per_set))))]
+    sets = [weight_set(c, rng) for _ in range(cold_copies(int(per_set)))]
     scale = 0.75
     x = rng.standard_normal(c.cols).astype(np.float32)
     functions = {
@@ -340,7 +348,7 @@ def measure_case(
     dense_bytes = LAYERS * c.rows * c.cols * 4
     denses = [
         rng.standard_normal((LAYERS, c.rows, c.cols), np.float32)
-        for _ in range(max(1, -(-COLD_BYTES // dense_bytes)))
+        for _ in range(cold_copies(dense_bytes))
     ]
     y32 = np.zeros((LAYERS, c.rows), np.float32)
 

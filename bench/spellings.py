@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from bench.blas_peer import cpu_name, load_average
-from bench.decode import COLD_BYTES, FORMATS, Format, random_codes
+from bench.decode import FORMATS, Format, cold_copies, random_codes
 from bench.timing import time_interleaved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -184,10 +184,9 @@ def _cold_copies(args: list[Any]) -> list[list[Any]]:
     at least `COLD_BYTES`, so that each call reads its weights from DRAM."""
     weights = [isinstance(a, np.ndarray) and a.nbytes >= BIG_ARRAY for a in args]
     per_call = sum(a.nbytes for a, big in zip(args, weights, strict=True) if big)
-    count = max(1, -(-COLD_BYTES // per_call))
     return [args] + [
         [np.copy(a) if big else a for a, big in zip(args, weights, strict=True)]
-        for _ in range(count - 1)
+        for _ in range(cold_copies(per_call) - 1)
     ]
 
 

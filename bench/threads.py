@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 import mx
-from bench.machine import last_level_cache_bytes
+from bench.decode import cold_copies
 from bench.mx_formats import BLOCK, Case, dequantized, operands
 from bench.mx_formats import _module as decode_module  # pyright: ignore[reportPrivateUsage]
 from mx.jit import compile_module
@@ -328,8 +328,8 @@ def rows(quick: bool, counts: list[int], reps: int, thresholds: list[str]) -> li
     case = Case(1024 if quick else 4096, 4096, "row_major", "f4e2m1fn")
     mv = compile_module(decode_module(case, contract=False)).f
     weights, scales, x = operands(case)
-    cold_copies = max(8, -(-3 * last_level_cache_bytes() // weights.nbytes))
-    copies_w = [weights.copy() for _ in range(2 if quick else cold_copies)]
+    copies = 2 if quick else max(8, cold_copies(weights.nbytes))
+    copies_w = [weights.copy() for _ in range(copies)]
     yv = np.zeros(case.rows, np.float32)
     want = dequantized(case, weights, scales) @ x
     mv(weights, scales, x, yv)
