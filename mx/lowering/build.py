@@ -157,6 +157,14 @@ def shuffle(
     )
 
 
+def interleaving(first: int, count: int, distance: int) -> list[int]:
+    """The shuffle mask (first, first + distance, first + 1, first + 1 +
+    distance, ...) of `count` pairs: lanes first .. first+count-1 of one
+    vector interleaved with the same lanes of the vector `distance` lanes
+    after it in the shuffle's two sources."""
+    return [x for j in range(first, first + count) for x in (j, j + distance)]
+
+
 def broadcast(source: SSAValue, type_: Attribute) -> vector.BroadcastOp:
     """`vector.broadcast %source : type_`."""
     return vector.BroadcastOp.create(operands=[source], result_types=[type_])

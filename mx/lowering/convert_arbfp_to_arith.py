@@ -37,7 +37,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    DenseArrayBase,
     Float16Type,
     Float64Type,
     IndexType,
@@ -50,7 +49,6 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     f64,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -67,6 +65,7 @@ from mx.dialects.arbfp import (
     ScaledConvertFromOp,
     ScaledConvertToOp,
 )
+from mx.lowering import build
 from mx.lowering.bf16 import extf_bf16_to_f32
 from mx.lowering.bitwise import BitwiseEmitter, IntegerConstant, integer_width
 from mx.lowering.dispatch import OpTypeDispatchApplier, erase_dead_ops, rewrite_once
@@ -516,12 +515,8 @@ def _broadcast_blocks(
 ) -> tuple[list[Operation], SSAValue]:
     """The vector of `length` lanes holding lane i // block of `value`."""
     vt = cast(VectorType, value.type)
-    shuffle = vector.ShuffleOp(
-        value,
-        value,
-        DenseArrayBase.from_list(i64, [i // block for i in range(length)]),
-        result_type=VectorType(vt.element_type, [length]),
-    )
+    lanes = [i // block for i in range(length)]
+    shuffle = build.shuffle(value, value, lanes, VectorType(vt.element_type, [length]))
     return [shuffle], shuffle.results[0]
 
 
@@ -560,11 +555,11 @@ class LowerScaledConvertTo(RewritePattern):
         e = BitwiseEmitter(VectorType(IntegerType(8), [length // block]))
         amax: SSAValue | None = None
         for t in range(block):
-            lanes = vector.ShuffleOp(
+            lanes = build.shuffle(
                 magnitudes,
                 magnitudes,
-                DenseArrayBase.from_list(i64, list(range(t, length, block))),
-                result_type=VectorType(
+                range(t, length, block),
+                VectorType(
                     cast(VectorType, magnitudes.type).element_type, [length // block]
                 ),
             )

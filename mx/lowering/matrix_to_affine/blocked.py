@@ -51,13 +51,11 @@ from xdsl.dialects import affine, arith, memref, scf, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
     AffineMapAttr,
-    DenseArrayBase,
     IndexType,
     IntegerType,
     MemRefType,
     NoneAttr,
     VectorType,
-    i64,
 )
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
@@ -72,6 +70,7 @@ from mx.lowering.matrix_to_affine.products import dot
 from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, target_cpu
 from mx.lowering.matrix_to_affine.vectors import (
     for_each_segment,
+    lanes_of,
     offset,
     prefetch_block,
     read_block,
@@ -1202,15 +1201,6 @@ def steps_in_lines(
     return loop.results
 
 
-def _lanes_of(e: Emitter, v: SSAValue, first: int, count: int) -> SSAValue:
-    """Lanes first .. first+count-1 of the vector `v`."""
-    t = v.type
-    assert isinstance(t, VectorType)
-    mask = DenseArrayBase.from_list(i64, list(range(first, first + count)))
-    part = VectorType(t.element_type, [count])
-    return e.emit(vector.ShuffleOp(v, v, mask, result_type=part))
-
-
 def _matvec_by_tiles(
     e: Emitter, g: Gemv, x: SSAValue, y: SSAValue, parallel: bool
 ) -> None:
@@ -1245,10 +1235,7 @@ def _matvec_by_tiles(
             each row."""
             blocks = [read_block(h, g.matrix, r, k0, width, False) for r in rows]
             for part in range(0, width, lanes):
-                lines = [
-                    b if width == lanes else _lanes_of(h, b, part, lanes)
-                    for b in blocks
-                ]
+                lines = [lanes_of(h, b, part, lanes) for b in blocks]
                 for j, narrow in enumerate(transpose_tile(h, lines)):
                     column = g.widen(h, narrow)
                     k = offset(h, k0, part + j)

@@ -65,8 +65,6 @@ import numpy as np
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
-    I64,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
@@ -78,7 +76,6 @@ from xdsl.dialects.builtin import (
     i8,
     i16,
     i32,
-    i64,
 )
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
@@ -616,14 +613,6 @@ class _Kernel:
         return values
 
 
-def _interleave(lanes: int, half: int) -> DenseArrayBase[I64]:
-    """Lanes (a0, b0, a1, b1, ..) of the `half`-th half of a ++ b."""
-    first = half * lanes // 2
-    return DenseArrayBase.from_list(
-        i64, [x for j in range(first, first + lanes // 2) for x in (j, lanes + j)]
-    )
-
-
 def decoded_matvec(
     e: Emitter,
     op: MatvecOp,
@@ -718,8 +707,11 @@ def _decoded_matvec(
         if weights.codes.packed and weights.codes.column_major:  # (even, odd) -> rows
             parts = [
                 f.emit(
-                    vector.ShuffleOp(
-                        parts[0], parts[1], _interleave(lanes, h), result_type=vt
+                    build.shuffle(
+                        parts[0],
+                        parts[1],
+                        build.interleaving(h * lanes // 2, lanes // 2, lanes),
+                        vt,
                     )
                 )
                 for h in (0, 1)
@@ -907,16 +899,11 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
     assert isinstance(vt, VectorType)
     lanes = 2 * n
 
-    def mask(first: int) -> DenseArrayBase[I64]:
-        return DenseArrayBase.from_list(
-            i64,
-            [
-                x
-                for h in (0, 1)
-                for j in range(first, first + n // 2)
-                for x in (n * h + j, lanes + n * h + j)
-            ],
-        )
+    def mask(first: int) -> list[int]:
+        return [
+            *build.interleaving(first, n // 2, lanes),
+            *build.interleaving(n + first, n // 2, lanes),
+        ]
 
     low, high = mask(0), mask(n // 2)
     for _ in range(n.bit_length() - 1):
@@ -924,7 +911,7 @@ def _transpose_halves(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
         for i in range(n // 2):
             a, b = lines[i], lines[i + n // 2]
             for pick in (low, high):
-                interleaved.append(e.emit(vector.ShuffleOp(a, b, pick, result_type=vt)))
+                interleaved.append(e.emit(build.shuffle(a, b, pick, vt)))
         lines = interleaved
     return lines
 

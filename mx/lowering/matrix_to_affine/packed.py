@@ -20,13 +20,10 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects import affine, arith, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
-    I64,
-    DenseArrayBase,
     IntegerAttr,
     IntegerType,
     VectorType,
     i32,
-    i64,
 )
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineConstantExpr
@@ -38,6 +35,7 @@ from mx.dialects.matrix import (
     StoreOp,
     packed_element_bits,
 )
+from mx.lowering import build
 from mx.lowering.bitwise import BitwiseEmitter
 
 if TYPE_CHECKING:
@@ -211,19 +209,6 @@ def even_layout(e: Emitter, op: LoadOp | StoreOp) -> SSAValue:
     return e.emit(arith.CmpiOp(low, e.index(0), "eq"))
 
 
-def _interleave(width: int) -> DenseArrayBase[I64]:
-    """Shuffle mask taking lanes (lo 0, hi 0, lo 1, hi 1, ...) from (lo ++ hi)."""
-    half = width // 2
-    return DenseArrayBase.from_list(
-        i64, [x for k in range(half) for x in (k, half + k)]
-    )
-
-
-def _every_other(width: int, first: int) -> DenseArrayBase[I64]:
-    """Shuffle mask of lanes first, first + 2, ... below `width`."""
-    return DenseArrayBase.from_list(i64, list(range(first, width, 2)))
-
-
 def _byte_position(e: Emitter, op: LoadOp | StoreOp, r: Index, c: Index) -> SSAValue:
     return e.emit(arith.ShRUIOp(e.index(e.position(op, r, c)), e.index(1)))
 
@@ -251,9 +236,9 @@ def read_packed_nibbles(
     if width > 1:
         high = _insert(e, b, b.shr(data, 4))
         lanes = VectorType(lane, [width])
-        nibbles = e.emit(
-            vector.ShuffleOp(nibbles, high, _interleave(width), result_type=lanes)
-        )
+        # (lo 0, hi 0, lo 1, hi 1, ...)
+        pairs = build.interleaving(0, width // 2, width // 2)
+        nibbles = e.emit(build.shuffle(nibbles, high, pairs, lanes))
     return nibbles
 
 
@@ -286,10 +271,7 @@ def write_packed_block(
     else:
         half = VectorType(I8, [width // 2])
         even, odd = (
-            e.emit(
-                vector.ShuffleOp(wide, wide, _every_other(width, k), result_type=half)
-            )
-            for k in (0, 1)
+            e.emit(build.shuffle(wide, wide, range(k, width, 2), half)) for k in (0, 1)
         )
         b = BitwiseEmitter(half, e.constant)
         data = b.or_(even, b.shl(odd, 4))

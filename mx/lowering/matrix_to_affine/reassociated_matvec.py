@@ -52,9 +52,7 @@ import numpy as np
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import (
-    I64,
     BFloat16Type,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -65,7 +63,6 @@ from xdsl.dialects.builtin import (
     i8,
     i16,
     i32,
-    i64,
 )
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -91,6 +88,7 @@ from mx.lowering.matrix_to_affine.state import matrix_type
 from mx.lowering.matrix_to_affine.target_cpu import target_cpu
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
+    lanes_of,
     offset,
     prefetch_block,
     read_block,
@@ -300,7 +298,7 @@ def _shuffled_nibble_vectors(
     zero = e.emit(vector.BroadcastOp(e.scalar_constant(0, i16), words_type))
     values: list[SSAValue] = []
     for codes in nibbles:
-        pieces = [_slice(e, codes, first, width) for first in range(0, count, width)]
+        pieces = [lanes_of(e, codes, first, width) for first in range(0, count, width)]
         low, high = (
             _concatenated(
                 e,
@@ -334,21 +332,6 @@ def _shuffled_nibble_vectors(
         constant = e.emit(arith.ConstantOp(attr))
         values = [e.emit(arith.MulfOp(v, constant)) for v in values]
     return values
-
-
-def _slice(e: Emitter, v: SSAValue, first: int, count: int) -> SSAValue:
-    """Lanes first .. first+count-1 of `v`."""
-    t = cast(VectorType, v.type)
-    if t.get_shape()[0] == count:
-        return v
-    return e.emit(
-        vector.ShuffleOp(
-            v,
-            v,
-            _lanes_mask(first, count),
-            result_type=VectorType(t.element_type, [count]),
-        )
-    )
 
 
 def _by_blocks(
@@ -388,11 +371,11 @@ def _concatenated(e: Emitter, vectors: list[SSAValue]) -> SSAValue:
         n = t.get_shape()[0]
         vectors = [
             e.emit(
-                vector.ShuffleOp(
+                build.shuffle(
                     vectors[h],
                     vectors[h + 1],
-                    _lanes_mask(0, 2 * n),
-                    result_type=VectorType(t.element_type, [2 * n]),
+                    range(2 * n),
+                    VectorType(t.element_type, [2 * n]),
                 )
             )
             for h in range(0, len(vectors), 2)
@@ -408,11 +391,7 @@ def _narrowed(
     n = t.get_shape()[0]
     while n > width:
         n //= 2
-        half = VectorType(t.element_type, [n])
-        low, high = (
-            e.emit(vector.ShuffleOp(v, v, _lanes_mask(h * n, n), result_type=half))
-            for h in (0, 1)
-        )
+        low, high = (lanes_of(e, v, h * n, n) for h in (0, 1))
         v = e.emit(add(low, high, _unfused(flags)))
     return v
 
@@ -454,10 +433,6 @@ def _without(flags: FastMathFlagsAttr, dropped: FastMathFlag) -> FastMathFlagsAt
 
 def _unfused(flags: FastMathFlagsAttr) -> FastMathFlagsAttr:
     return _without(flags, FastMathFlag.ALLOW_CONTRACT)
-
-
-def _lanes_mask(first: int, count: int, step: int = 1) -> DenseArrayBase[I64]:
-    return DenseArrayBase.from_list(i64, list(range(first, first + count * step, step)))
 
 
 def _sum_lanes(e: Emitter, v: SSAValue, flags: FastMathFlagsAttr) -> SSAValue:
@@ -561,15 +536,15 @@ def _arrange(
     """One region of `_x_lanes`."""
     piece = VectorType(f32, [len(order)])
     factor = None if scale is None else e.emit(vector.BroadcastOp(scale, piece))
-    mask = None if order == sorted(order) else DenseArrayBase.from_list(i64, order)
+    arrange = order != sorted(order)
 
     def each(f: Emitter, c: SSAValue, _: object) -> list[SSAValue]:
         at = [f.index(0), f.index(block_start(f, first, len(order), c))]
         data = f.emit(vector.LoadOp(x, at, piece))
         if factor is not None:
             data = f.emit(multiply(data, factor, FastMathFlagsAttr("none")))
-        if mask is not None:
-            data = f.emit(vector.ShuffleOp(data, data, mask, result_type=piece))
+        if arrange:
+            data = f.emit(build.shuffle(data, data, order, piece))
         f.builder.insert(vector.StoreOp(data, arranged, at))
         return []
 

@@ -21,13 +21,11 @@ scalar element. The `i4`/`i6` containers keep the scalar loop nests.
 from collections.abc import Callable
 from typing import overload
 
-from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     IntegerType,
     VectorType,
     i32,
-    i64,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
@@ -423,6 +421,16 @@ def _tile(t: MatrixType, lanes: int) -> int:
     return tile
 
 
+def lanes_of(e: Emitter, v: SSAValue, first: int, count: int) -> SSAValue:
+    """Lanes first .. first+count-1 of the vector `v` (`v` if that is all)."""
+    t = v.type
+    assert isinstance(t, VectorType)
+    if t.get_shape()[0] == count:
+        return v
+    part = VectorType(t.element_type, [count])
+    return e.emit(build.shuffle(v, v, range(first, first + count), part))
+
+
 def transpose_tile(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
     """The columns of the square tile whose rows are `lines`: log2(n) rounds
     of interleaving line i with line i + n/2 (a perfect shuffle)."""
@@ -430,17 +438,13 @@ def transpose_tile(e: Emitter, lines: list[SSAValue]) -> list[SSAValue]:
     half = n // 2
     vt = lines[0].type
     assert isinstance(vt, VectorType)
-    low = [x for j in range(half) for x in (j, n + j)]
-    high = [x for j in range(half, n) for x in (j, n + j)]
+    low, high = build.interleaving(0, half, n), build.interleaving(half, half, n)
     for _ in range(n.bit_length() - 1):
         interleaved: list[SSAValue] = []
         for i in range(half):
             a, b = lines[i], lines[i + half]
             for mask in (low, high):
-                shuffle = vector.ShuffleOp(
-                    a, b, DenseArrayBase.from_list(i64, mask), result_type=vt
-                )
-                interleaved.append(e.emit(shuffle))
+                interleaved.append(e.emit(build.shuffle(a, b, mask, vt)))
         lines = interleaved
     return lines
 
