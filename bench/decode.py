@@ -63,6 +63,32 @@ def cold_copies(bytes_per_call: int) -> int:
     return max(1, -(-COLD_BYTES // bytes_per_call))
 
 
+PAGE = 4096
+PAGE_OFFSETS = tuple(528 * i for i in range(8))
+"""Where copies of weights start in a 4 KiB page, in turn (`placed_copy`): 0,
+528, ..., 3696, across the page and at each 16-byte place in a cache line.
+A NumPy array starts where malloc puts it: 16 bytes into a page when mmap
+serves it, anywhere once glibc has raised its mmap threshold (after a large
+temporary is freed). A kernel's time depends on it: one thread, 2048 x 4096
+from DRAM, Intel Xeon with AVX512-FP16, ps a weight at page offsets 0, 16,
+64, 1024, 2048, 3072: a row-major FP8 e4m3fn matvec 145, 141, 140, 152, 152,
+150 (K = 4064: 131-134 at all six); so spellings timed on the copies malloc
+happened to give them differed by up to 1.4x for that alone."""
+
+
+def placed_copy(a: Array, offset: int) -> Array:
+    """A copy of the C- or F-contiguous `a`, in the same order, whose data
+    starts `offset` bytes into a page."""
+    assert a.flags.c_contiguous or a.flags.f_contiguous
+    buffer = np.empty(a.nbytes + 2 * PAGE, np.uint8)
+    start = -buffer.ctypes.data % PAGE + offset
+    flat = buffer[start : start + a.nbytes].view(a.dtype)
+    c_order = a.flags.c_contiguous
+    copy = flat.reshape(a.shape) if c_order else flat.reshape(a.shape[::-1]).T
+    copy[...] = a
+    return copy
+
+
 REPS, MIN_MS = 5, 40.0
 MX_FLAGS = {"mx": "", "mx reassoc": "fast"}
 """The mx functions timed: their names and matvec flags."""

@@ -21,7 +21,9 @@ f16 and bf16 (`matrix.cast`). Spellings:
   per call).
 Cold weights, like with like: each spelling's calls rotate over copies of its weights
 (and scales) that together take 3× the host's last-level cache (`bench.decode.COLD_BYTES`),
-so every call reads them from DRAM, as a loop over a model's layers does. (With weights
+so every call reads them from DRAM, as a loop over a model's layers does; the copies
+start at eight places in a page in turn (`bench.decode.PAGE_OFFSETS`), the same for every
+spelling, so that no spelling is timed on where malloc happened to put its arrays. (With weights
 that fit the cache, as the 4 copies of session 23's runs did in a 480 MiB L3, a
 spelling's time depended on how much of its copies the cache still held when its turn
 came: a call ran at 146 ps a weight after another spelling's turn and 77 twenty
@@ -44,7 +46,14 @@ from typing import Any
 import numpy as np
 
 from bench.blas_peer import cpu_name, load_average
-from bench.decode import FORMATS, Format, cold_copies, random_codes
+from bench.decode import (
+    FORMATS,
+    PAGE_OFFSETS,
+    Format,
+    cold_copies,
+    placed_copy,
+    random_codes,
+)
 from bench.timing import time_interleaved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,13 +189,18 @@ def operands(c: Case) -> tuple[list[Any], np.ndarray]:
 
 
 def _cold_copies(args: list[Any]) -> list[list[Any]]:
-    """`args` and copies of its weights (and scales; x and y shared): together
-    at least `COLD_BYTES`, so that each call reads its weights from DRAM."""
+    """`args` with copies of its weights (and scales; x and y shared): together
+    at least `COLD_BYTES`, so that each call reads its weights from DRAM;
+    copy i starts at `PAGE_OFFSETS[i % 8]` in a page, the same for every
+    spelling."""
     weights = [isinstance(a, np.ndarray) and a.nbytes >= BIG_ARRAY for a in args]
     per_call = sum(a.nbytes for a, big in zip(args, weights, strict=True) if big)
-    return [args] + [
-        [np.copy(a) if big else a for a, big in zip(args, weights, strict=True)]
-        for _ in range(cold_copies(per_call) - 1)
+    return [
+        [
+            placed_copy(a, PAGE_OFFSETS[i % len(PAGE_OFFSETS)]) if big else a
+            for a, big in zip(args, weights, strict=True)
+        ]
+        for i in range(cold_copies(per_call))
     ]
 
 
