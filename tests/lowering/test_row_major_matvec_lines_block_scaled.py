@@ -1,5 +1,6 @@
 """Row-major block-scaled FP8 weights (MXFP8: `scaled_convert_from` of
-f8e4m3fn/f8e5m2 codes; MXFP4 codes one a byte too) whose rows are a whole number of cache lines apart
+f8e4m3fn/f8e5m2 codes; MXFP4 codes one a byte, and packed two a byte, too)
+whose rows are a whole number of cache lines apart
 are read a cache line of each row at a time from the first column at a
 line's start (`decoded_matvec._row_passes`), which is no block's start: a
 word's block scales are those of its own block (`_line_scales`). The JIT
@@ -33,8 +34,9 @@ def _source(
     rows: int, cols: int, fmt: str, block: int, scale: str, pitch: int, codes: str
 ) -> str:
     """y = W·x + b, W the `scaled_convert_from` of row-major codes (rows
-    `pitch` bytes apart) from a load at a literal or `index` offset, or of a
-    C-ordered matrix argument (`codes`: "literal", "index", "argument")."""
+    `pitch` bytes apart) from a load at a literal or `index` offset (FP4
+    codes packed), or of a C-ordered matrix argument (`codes`: "literal",
+    "index", "argument")."""
     q = f"!matrix.matrix<{rows}x{cols}x{'i4' if fmt == 'f4e2m1fn' else 'i8'}>"
     s = f"!matrix.matrix<{rows}x{cols // block}xi8>"
     w = f"!matrix.matrix<{rows}x{cols}xf32>"
@@ -42,9 +44,14 @@ def _source(
         head, load = f"%q: {q}", ""
     else:
         at = "%o" if codes == "index" else "0"
-        stride = "" if pitch == cols else f" stride {pitch}"
+        per_byte = 2 if fmt == "f4e2m1fn" else 1
+        step = pitch * per_byte
+        stride = "" if step == cols else f" stride {step}"
+        packed = " packed" if per_byte == 2 else ""
         head = "%w: memref<?xi8>" + (", %o: index" if codes == "index" else "")
-        load = f"%q = matrix.row_major_load %w[{at}]{stride} : memref<?xi8> -> {q}"
+        load = (
+            f"%q = matrix.row_major_load %w[{at}]{stride}{packed} : memref<?xi8> -> {q}"
+        )
     # (x, the bias and y in memory: vector arguments past 64 lanes next to
     # an index argument crash the JIT's call, a bug of its own)
     return f"""func.func @mv({head}, %s: memref<?xi8>, %xs: memref<?xf32>, %bs: memref<?xf32>, %ys: memref<?xf32>) {{
@@ -69,29 +76,37 @@ CASES = [
     (32, 192, "f8e4m3fn", 96, "f8e8m0fnu", 192),  # longer than a line, not a multiple
     (32, 256, "f8e4m3fn", 16, "f8e4m3fn", 256),  # f8e4m3fn scales
     (64, 128, "f4e2m1fn", 32, "f8e8m0fnu", 128),  # MXFP4 codes one a byte
+    (32, 256, "f4e2m1fn", 32, "f8e8m0fnu", 128),  # MXFP4 packed: a line a row
+    (70, 256, "f4e2m1fn", 64, "f8e8m0fnu", 192),  # packed, strided, a last group
 ]
 SPELLINGS = ("literal", "index", "argument")
 
 
 def _params() -> list[Any]:
     """Each case in one spelling, in turn (MX_LONG_TESTS=1: in every
-    spelling; a case compiles in seconds); FP4 codes one a byte come from a
-    matrix argument only (a load of FP4 codes packs them)."""
+    spelling; a case compiles in seconds); FP4 codes one a byte (a row of K
+    bytes) come from a matrix argument only, packed ones from a load only."""
     params: list[Any] = []
     for i, case in enumerate(CASES):
-        spellings = ("argument",) if case[2] == "f4e2m1fn" else SPELLINGS
+        spellings = SPELLINGS
+        if case[2] == "f4e2m1fn":
+            one_a_byte = case[5] == case[1]
+            spellings = ("argument",) if one_a_byte else ("literal", "index")
         for j, spelling in enumerate(spellings):
-            if LONG or len(spellings) == 1 or i % len(SPELLINGS) == j:
+            if LONG or i % len(spellings) == j:
                 name = f"{spelling}-{case[2]}-{case[0]}x{case[1]}-{case[3]}"
                 params.append(pytest.param(*case, spelling, id=name))
     return params
 
 
-def _codes(rng: np.random.Generator, fmt: str, rows: int, pitch: int) -> Array:
+def _codes(
+    rng: np.random.Generator, fmt: str, rows: int, cols: int, pitch: int
+) -> Array:
     """Every finite code (no NaN, whose sign LLVM may not keep; f4e2m1fn:
-    every code, one a byte), `rows` rows `pitch` bytes apart."""
+    every code, one a byte or packed), `rows` rows `pitch` bytes apart."""
     if fmt == "f4e2m1fn":
-        return rng.integers(0, 16, rows * pitch).astype(np.uint8)
+        top = 16 if pitch == cols else 256
+        return rng.integers(0, top, rows * pitch).astype(np.uint8)
     codes = rng.integers(0, 256, rows * pitch).astype(np.uint8)
     codes[: min(codes.size, 256)] = np.arange(min(codes.size, 256))
     finite = 0x7F if fmt == "f8e4m3fn" else 0x7C
@@ -119,9 +134,9 @@ def test_rows_at_every_start_in_a_line(
         pitch = cols  # (a C-ordered array: rows K bytes apart)
     text = _source(rows, cols, fmt, block, scale, pitch, spelling)
     mv = compile_module(text).mv
-    assert mv.remarks[0].endswith("kernel: fused block-scaled vector"), mv.remarks
+    assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(rows + cols + block)
-    codes = _codes(rng, fmt, rows, pitch)
+    codes = _codes(rng, fmt, rows, cols, pitch)
     low, high = (120, 136) if scale == "f8e8m0fnu" else (0x20, 0x48)
     scales = rng.integers(low, high, rows * cols // block).astype(np.uint8)
     x = rng.standard_normal(cols).astype(np.float32)
@@ -140,14 +155,20 @@ def test_rows_at_every_start_in_a_line(
         assert got.tobytes() == want.tobytes(), by
 
 
-@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize(
+    ("fmt", "spelling"),
+    [*(("f8e4m3fn", s) for s in SPELLINGS), ("f4e2m1fn", "literal")],
+)
 @pytest.mark.parametrize("pitch", [128, 160], ids=str)
-def test_the_steps_start_at_the_codes_address(pitch: int, spelling: str) -> None:
+def test_the_steps_start_at_the_codes_address(
+    pitch: int, fmt: str, spelling: str
+) -> None:
     """The lowering (NumPy's layout at the boundary) reads the codes'
-    address when rows are a whole number of lines apart, else steps from
-    column 0 (no line start serves every row)."""
+    address when rows are a whole number of lines apart (pitch in bytes,
+    packed FP4 codes too), else steps from column 0 (no line start serves
+    every row)."""
     cols = 128 if spelling != "argument" else pitch
-    text = _source(32, cols, "f8e4m3fn", 32, "f8e8m0fnu", pitch, spelling)
+    text = _source(32, cols, fmt, 32, "f8e8m0fnu", pitch, spelling)
     module = Parser(mx_context(), text).parse_module()
     ConvertMatrixToAffinePass(layout="row-major").apply(Context(), module)
     reads_address = "memref.extract_aligned_pointer_as_index" in str(module)

@@ -1127,15 +1127,23 @@ class RowMajorMemory:
         )
 
 
-def line_start(e: Emitter, r: Index, *, memory: RowMajorMemory, size: int) -> SSAValue:
-    """The first column of row r of `memory` (elements of `size` bytes)
-    whose address is a multiple of CACHE_LINE (less than a line ahead)."""
+def line_start(e: Emitter, r: Index, *, memory: RowMajorMemory, bits: int) -> SSAValue:
+    """The first column of row r of `memory` (elements of `bits` bits: 4 is
+    two a byte, and row r must start at a byte) whose address is a multiple
+    of CACHE_LINE (less than a line ahead)."""
     base = e.emit(memref.ExtractAlignedPointerAsIndexOp.get(memory.memref))
-    at = e.emit(arith.MuliOp(e.index(memory.row(e, r)), e.index(size)))
+    row = e.index(memory.row(e, r))
+    packed = bits == 4
+    if packed:
+        at = e.emit(arith.ShRUIOp(row, e.index(1)))
+    else:
+        at = e.emit(arith.MuliOp(row, e.index(bits // 8)))
     address = e.emit(arith.AddiOp(base, at))
     ahead = e.emit(arith.SubiOp(e.index(0), address))
     in_line = e.emit(arith.AndIOp(ahead, e.index(CACHE_LINE - 1)))
-    return e.emit(arith.DivUIOp(in_line, e.index(size)))
+    if packed:
+        return e.emit(arith.MuliOp(in_line, e.index(2)))
+    return e.emit(arith.DivUIOp(in_line, e.index(bits // 8)))
 
 
 _Keep = Callable[[Emitter, int], SSAValue]

@@ -25,8 +25,10 @@ computes again to the same values) and keeps its sums past the others'.
   codes one a byte 122 -> 82, packed 77-82 -> 62-68, MXFP8 e4m3 134-167 ->
   114-122, FP8 e4m3fn 128-160 -> 103-107, e5m2 112-143 -> 91-96. Slower,
   with the weights in L3: into L1, two passes ahead, the rows a fixed
-  distance down each column, each line once (groups taking turns); every
-  other column was slower from DRAM (FP4 codes one a byte: 96-99).
+  distance down each column, each line once (groups taking turns). Every
+  other column depends on where the codes start in a page (FP4 codes one a
+  byte, columns of 2 KiB: 68-69 ps a weight at page offsets 0-48, 103-117
+  at 1-3 KiB; every column 79-88 at all of them), so every column.
 - Row-major W (columns a multiple of a 32-bit word's elements): each row's
   chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (FP8) elements;
   two tiles of `lanes` rows are transposed in registers (lane = row) and
@@ -940,7 +942,7 @@ def _line_scales(
     k0 + min(c + B, last column of the line)."""
     scaled = kernel.weights.scaled
     assert scaled is not None
-    block, last = scaled.block_size, CACHE_LINE - 1
+    block, last = scaled.block_size, CACHE_LINE // 4 * per_word - 1
     of_column: dict[int, list[SSAValue]] = {}
 
     def at(h: Emitter, column: int) -> list[SSAValue]:
@@ -991,17 +993,20 @@ def _row_passes(
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
     memory = RowMajorMemory(codes.memref, codes.load)
-    by_lines = not codes.packed and (
-        memory.pitch is None or memory.pitch % CACHE_LINE == 0
+    by_lines = (not codes.packed or not parallel) and (
+        memory.pitch is None or memory.pitch * codes.bits % (8 * CACHE_LINE) == 0
     )
-    """Codes one a byte (FP8, or FP4 of a matrix argument; of a load or a
-    C-ordered argument) whose rows start at the same place in a cache line
-    step by whole cache lines of each row, from
-    the first column at a line's start (rows a multiple of 4 KiB apart map
-    to one L1 set: a line read in two steps came from L2 twice); other rows
-    (no line start serves them all: a row-major FP8 matvec at K = 4064 ran
-    1.17x slower per weight in lines than at 4096) and packed codes by
-    chunks from column 0."""
+    """Codes (of a load or a C-ordered argument) whose rows start at the same
+    place in a cache line step by whole cache lines of each row, from the
+    first column at a line's start (rows a multiple of 4 KiB apart map to
+    one L1 set: a line read in two steps came from L2 twice); other rows (no
+    line start serves them all: a row-major FP8 matvec at K = 4064 ran 1.17x
+    slower per weight in lines than at 4096) by chunks from column 0. Packed
+    FP4 codes step by lines in the kernel without threads only (the one of a
+    run-time parity check, `index` offsets): from DRAM, one thread, 2048 x
+    4096 MXFP4, rows 2 KiB apart, 107 -> 96 ps a weight; the threaded kernel
+    went from 110 to 119 with literal offsets and from 107 to 100 in a loop
+    over layers (offsets i * size, even), a difference not understood."""
 
     def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
         """`count` words of `row` from column k0, as the first lanes of a
@@ -1114,7 +1119,7 @@ def _row_passes(
 
         line = CACHE_LINE // 4 * per_word
         if by_lines and m.cols >= line:
-            first = line_start(g, r, memory=memory, size=1)
+            first = line_start(g, r, memory=memory, bits=codes.bits)
             if scaled is not None:  # (no word across two blocks)
                 within = g.emit(arith.RemUIOp(first, g.index(per_word)))
                 first = g.emit(arith.SubiOp(first, within))

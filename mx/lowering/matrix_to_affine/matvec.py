@@ -306,7 +306,7 @@ class LowerMatvec(MatrixPattern):
             size,
             None
             if along_rows or memory is None
-            else partial(line_start, memory=memory, size=size),
+            else partial(line_start, memory=memory, bits=8 * size),
         )
         return blocked_matvec(
             self.state.emitter(op),

@@ -251,6 +251,31 @@ func.func @mxfp8_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<
   func.return %y : vector<32xf32>
 }
 
+// Packed MXFP4 rows of 256 codes, 128 bytes apart: a line of each row (128
+// codes) a step as for MXFP8, from the first column at a line's start: the
+// row's byte is half its code position, the line start's column twice its
+// byte (rounded down to a word of 8 codes).
+// CHECK-LABEL: func.func @mxfp4_row_major_lines
+// CHECK: "memref.extract_aligned_pointer_as_index"(%w) : (memref<?xi8>) -> index
+// CHECK-NEXT: %[[POSITION:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[BYTE:.*]] = arith.shrui %[[POSITION]], %{{.*}} : index
+// CHECK-NEXT: %[[ADDRESS:.*]] = arith.addi %{{.*}}, %[[BYTE]] : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.subi %{{.*}}, %[[ADDRESS]] : index
+// CHECK-NEXT: %[[IN_LINE:.*]] = arith.andi %[[AHEAD]], %{{.*}} : index
+// CHECK-NEXT: %[[COLUMN:.*]] = arith.muli %[[IN_LINE]], %{{.*}} : index
+// CHECK-NEXT: %[[PAST:.*]] = arith.remui %[[COLUMN]], %{{.*}} : index
+// CHECK-NEXT: arith.subi %[[COLUMN]], %[[PAST]] : index
+// CHECK: scf.for
+// CHECK: vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK: func.return
+func.func @mxfp4_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<256xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x256xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x8xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x256xi4>, !matrix.matrix<32x8xi8> to !matrix.matrix<32x256xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x256xf32>, vector<256xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
 // Per-tensor FP8 rows 132 bytes apart (not a whole number of cache lines): no
 // line start serves every row, so chunks of 32 codes from column 0, no
 // address read.
