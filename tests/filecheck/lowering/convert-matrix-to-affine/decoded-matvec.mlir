@@ -251,7 +251,7 @@ func.func @mxfp8_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<
   func.return %y : vector<32xf32>
 }
 
-// Packed MXFP4 rows of 256 codes, 128 bytes apart: a line of each row (128
+// Packed MXFP4 rows of 128 codes, 64 bytes apart: a line of each row (128
 // codes) a step as for MXFP8, from the first column at a line's start: the
 // row's byte is half its code position, the line start's column twice its
 // byte (rounded down to a word of 8 codes).
@@ -268,11 +268,11 @@ func.func @mxfp8_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<
 // CHECK: scf.for
 // CHECK: vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK: func.return
-func.func @mxfp4_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<256xf32>) -> vector<32xf32> {
-  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x256xi4>
-  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x8xi8>
-  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x256xi4>, !matrix.matrix<32x8xi8> to !matrix.matrix<32x256xf32>
-  %y = matrix.matvec %f, %x : !matrix.matrix<32x256xf32>, vector<256xf32> -> vector<32xf32>
+func.func @mxfp4_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x128xi4>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x4xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : !matrix.matrix<32x128xi4>, !matrix.matrix<32x4xi8> to !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
 
