@@ -123,6 +123,7 @@ from mx.lowering.matrix_to_affine.packed import (
 from mx.lowering.matrix_to_affine.target_cpu import target_cpu
 from mx.lowering.matrix_to_affine.vectors import (
     block_start,
+    lanes_of,
     offset,
     read_block,
 )
@@ -444,12 +445,7 @@ def _insert(e: Emitter, b: BitwiseEmitter, value: SSAValue) -> SSAValue:
 
 def _halves(e: Emitter, v: SSAValue, lanes: int) -> list[SSAValue]:
     """The first and the second `lanes` lanes of `v`."""
-    t = cast(VectorType, v.type)
-    half = VectorType(t.element_type, [lanes])
-    return [
-        e.emit(build.shuffle(v, v, range(k * lanes, (k + 1) * lanes), half))
-        for k in (0, 1)
-    ]
+    return [lanes_of(e, v, k * lanes, lanes) for k in (0, 1)]
 
 
 @dataclass
@@ -885,6 +881,12 @@ def _per_word(bits: int) -> int:
     return 32 // bits
 
 
+def _per_line(per_word: int) -> int:
+    """Columns a cache line of a row holds: its 32-bit words of `per_word`
+    codes."""
+    return CACHE_LINE // 4 * per_word
+
+
 def _chunk(lanes: int, bits: int) -> int:
     """Columns one row-major pass reads: 2·lanes bytes (lanes/2 words) of
     every row."""
@@ -942,7 +944,7 @@ def _line_scales(
     k0 + min(c + B, last column of the line)."""
     scaled = kernel.weights.scaled
     assert scaled is not None
-    block, last = scaled.block_size, CACHE_LINE // 4 * per_word - 1
+    block, last = scaled.block_size, _per_line(per_word) - 1
     of_column: dict[int, list[SSAValue]] = {}
 
     def at(h: Emitter, column: int) -> list[SSAValue]:
@@ -1117,7 +1119,7 @@ def _row_passes(
             k0 = block_start(h, 0, chunk, p)
             return add_chunk(h, starts, k0, list(carried), words)
 
-        line = CACHE_LINE // 4 * per_word
+        line = _per_line(per_word)
         if by_lines and m.cols >= line:
             first = line_start(g, r, memory=memory, bits=codes.bits)
             if scaled is not None:  # (no word across two blocks)
