@@ -78,6 +78,7 @@ CASES = [
     (64, 128, "f4e2m1fn", 32, "f8e8m0fnu", 128),  # MXFP4 codes one a byte
     (32, 256, "f4e2m1fn", 32, "f8e8m0fnu", 128),  # MXFP4 packed: a line a row
     (70, 256, "f4e2m1fn", 64, "f8e8m0fnu", 192),  # packed, strided, a last group
+    (32, 192, "f4e2m1fn", 32, "f8e8m0fnu", 128),  # packed, K not whole lines
 ]
 SPELLINGS = ("literal", "index", "argument")
 
