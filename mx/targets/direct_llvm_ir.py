@@ -73,6 +73,7 @@ from mx.targets.llvm_ir import (
     declaration,
     fastmath_text,
     float_literal,
+    function_attributes,
     intrinsic_name,
     llvm_symbol,
     scalar_literal,
@@ -288,14 +289,16 @@ class _FunctionWriter:
             self.names[arg] = self.fresh()
             args.append(f"{type_} {self.names[arg]}")
         linkage = "internal " if is_private(op) else ""
-        self.lines.append(
-            f"define {linkage}{result} {llvm_symbol(op.sym_name.data)}"
-            f"({', '.join(args)}) {{"
-        )
+        header = len(self.lines)
         self.block = self.label()
         self.lines.append(f"{self.block}:")
         self.ops(entry)
         self.lines.append("}")
+        self.lines.insert(
+            header,
+            f"define {linkage}{result} {llvm_symbol(op.sym_name.data)}"
+            f"({', '.join(args)}){function_attributes(self.blocks > 1)} {{",
+        )
         return self.lines
 
     def ops(self, block: Block) -> None:

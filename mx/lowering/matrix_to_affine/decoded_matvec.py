@@ -995,20 +995,18 @@ def _row_passes(
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
     memory = RowMajorMemory(codes.memref, codes.load)
-    by_lines = (not codes.packed or not parallel) and (
-        memory.pitch is None or memory.pitch * codes.bits % (8 * CACHE_LINE) == 0
-    )
+    by_lines = memory.pitch is None or memory.pitch * codes.bits % (8 * CACHE_LINE) == 0
     """Codes (of a load or a C-ordered argument) whose rows start at the same
     place in a cache line step by whole cache lines of each row, from the
     first column at a line's start (rows a multiple of 4 KiB apart map to
     one L1 set: a line read in two steps came from L2 twice); other rows (no
     line start serves them all: a row-major FP8 matvec at K = 4064 ran 1.17x
-    slower per weight in lines than at 4096) by chunks from column 0. Packed
-    FP4 codes step by lines in the kernel without threads only (the one of a
-    run-time parity check, `index` offsets): from DRAM, one thread, 2048 x
-    4096 MXFP4, rows 2 KiB apart, 107 -> 96 ps a weight; the threaded kernel
-    went from 110 to 119 with literal offsets and from 107 to 100 in a loop
-    over layers (offsets i * size, even), a difference not understood."""
+    slower per weight in lines than at 4096) by chunks from column 0. From
+    DRAM, one thread, 2048 x 4096 MXFP4 (packed rows 2 KiB apart), lines
+    against chunks: 96-99 against 107-110 ps a weight without threads; with
+    them (the outlined loop's stack aligned, `llvm_ir.function_attributes`),
+    112-114 against 117-119 at literal offsets, 110-114 against 117-129 in a
+    loop over layers."""
 
     def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
         """`count` words of `row` from column k0, as the first lanes of a

@@ -3,9 +3,11 @@
 
 // `-p mx-lower-to-llvm -t llvm` translates the functions it covers from the affine
 // level; the two-step run goes through the llvm dialect. Both give these lines.
+// A function with a loop aligns its stack to 64 bytes (512-bit spill slots);
+// a straight-line one keeps its frame.
 
 // CHECK-LABEL: define void @scale(
-// CHECK-SAME: ptr %{{.*}}, float %[[S:.*]], i64 %[[N:.*]])
+// CHECK-SAME: ptr %{{.*}}, float %[[S:.*]], i64 %[[N:[^)]*]]) alignstack(64) {
 func.func @scale(%a: memref<?x4xf32>, %s: f32, %n: index) {
   %c0 = arith.constant 0 : index
   // CHECK: %[[I:.*]] = phi i64 [ 1, %bb0 ], [ %[[NEXT:.*]], %bb{{.*}} ]
@@ -32,7 +34,7 @@ func.func @scale(%a: memref<?x4xf32>, %s: f32, %n: index) {
 }
 
 // CHECK-LABEL: define double @sum(
-// CHECK-SAME: ptr %[[A:.*]])
+// CHECK-SAME: ptr %[[A:[^)]*]]) alignstack(64) {
 func.func @sum(%a: memref<8xf64>) -> f64 {
   %zero = arith.constant 0.0 : f64
   // CHECK: %[[ACC:.*]] = phi double [ 0x0000000000000000, %bb0 ], [ %[[ADD:.*]], %bb{{.*}} ]
@@ -53,6 +55,7 @@ func.func @sum(%a: memref<8xf64>) -> f64 {
 
 // Covered: f16 arithmetic is LLVM's own.
 // CHECK-LABEL: define half @half(
+// CHECK-SAME: half %{{[^)]*}}) {
 // CHECK: fadd half
 func.func @half(%x: f16, %y: f16) -> f16 {
   %s = arith.addf %x, %y : f16
@@ -62,6 +65,7 @@ func.func @half(%x: f16, %y: f16) -> f16 {
 // Not covered (convert-to-llvm widens f16 to f64 through f32, avoiding a libcall):
 // lowered through the llvm dialect, in the same output.
 // CHECK-LABEL: define double @widen(
+// CHECK-SAME: half %{{[^)]*}}) {
 // CHECK: %[[F:.*]] = fpext half %{{.*}} to float
 // CHECK-NEXT: fpext float %[[F]] to double
 func.func @widen(%x: f16) -> f64 {
