@@ -20,10 +20,11 @@ from xdsl.parser import Parser
 
 from mx.frontend import mx_context
 from mx.interpreters import run_function
-from mx.jit import compile_module
+from mx.jit import compile_module, lower_to_llvm_ir
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
+from mx.runtime.threads import num_threads
 from tests.placement import at_byte
 from tests.sampling import LONG
 
@@ -175,3 +176,86 @@ def test_the_steps_start_at_the_codes_address(
     ConvertMatrixToAffinePass(layout="row-major").apply(Context(), module)
     reads_address = "memref.extract_aligned_pointer_as_index" in str(module)
     assert reads_address == (pitch % 64 == 0)
+
+
+def _layers_source(rows: int, cols: int, layers: int) -> str:
+    """y(i) = W(i)·x over `layers` layers of packed MXFP4 codes, layer i at
+    offset %o + i·size: the offsets' parity is known at run time only."""
+    q = f"!matrix.matrix<{rows}x{cols}xi4>"
+    s = f"!matrix.matrix<{rows}x{cols // 32}xi8>"
+    w = f"!matrix.matrix<{rows}x{cols}xf32>"
+    return f"""func.func @mv(%w: memref<?xi8>, %o: index, %s: memref<?xi8>, %xs: memref<?xf32>, %ys: memref<?xf32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant {layers} : index
+  %rows = arith.constant {rows} : index
+  %size = arith.constant {rows * cols} : index
+  %ssize = arith.constant {rows * cols // 32} : index
+  %x = vector.load %xs[%c0] : memref<?xf32>, vector<{cols}xf32>
+  scf.for %i = %c0 to %n step %c1 {{
+    %at = arith.muli %i, %size : index
+    %off = arith.addi %o, %at : index
+    %so = arith.muli %i, %ssize : index
+    %q = matrix.row_major_load %w[%off] packed : memref<?xi8> -> {q}
+    %sc = matrix.column_major_load %s[%so] : memref<?xi8> -> {s}
+    %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : {q}, {s} to {w}
+    %y = matrix.matvec %f, %x : {w}, vector<{cols}xf32> -> vector<{rows}xf32>
+    %yo = arith.muli %i, %rows : index
+    vector.store %y, %ys[%yo] : memref<?xf32>, vector<{rows}xf32>
+  }}
+  func.return
+}}"""
+
+
+def test_packed_lines_in_a_loop_at_index_offsets() -> None:
+    """Packed FP4 rows in a loop over three layers at offsets %o + i·size
+    (the kernel behind the run-time parity check steps by lines): the
+    interpreter's bits at several byte starts of the codes in a line, and
+    at an odd %o (element by element)."""
+    rows, cols, layers = 32, 256, 3
+    text = _layers_source(rows, cols, layers)
+    mv = compile_module(text).mv
+    assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
+    rng = np.random.default_rng(7)
+    codes = rng.integers(0, 256, layers * rows * cols // 2 + 1).astype(np.uint8)
+    scales = rng.integers(120, 136, layers * rows * cols // 32).astype(np.uint8)
+    x = rng.standard_normal(cols).astype(np.float32)
+    module = Parser(mx_context(), text).parse_module()
+    for offset in (0, 1):
+        want = np.zeros(layers * rows, np.float32)
+        run_function(module, "mv", codes, offset, scales, x, want)
+        assert np.isfinite(want).all()
+        for by in (0, 5, 16, 60):
+            got = np.zeros(layers * rows, np.float32)
+            mv(at_byte(codes, by), offset, scales, x, got)
+            assert got.tobytes() == want.tobytes(), (offset, by)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_packed_lines_on_threads(threads: int) -> None:
+    """The threaded kernel (2^18 multiply-adds, literal offset) steps packed
+    FP4 rows by lines too (it reads the codes' address): the interpreter's
+    bits on one and two threads at several byte starts of the codes in a
+    line."""
+    rows, cols = 256, 1024
+    text = _source(rows, cols, "f4e2m1fn", 32, "f8e8m0fnu", cols // 2, "literal")
+    assert "mv__parallel" in lower_to_llvm_ir(text)[0]
+    lowered = Parser(mx_context(), text).parse_module()
+    ConvertMatrixToAffinePass(layout="row-major").apply(Context(), lowered)
+    assert "memref.extract_aligned_pointer_as_index" in str(lowered)
+    mv = compile_module(text).mv
+    assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
+    rng = np.random.default_rng(threads)
+    codes = rng.integers(0, 256, rows * cols // 2).astype(np.uint8)
+    scales = rng.integers(120, 136, rows * cols // 32).astype(np.uint8)
+    x = rng.standard_normal(cols).astype(np.float32)
+    bias = rng.standard_normal(rows).astype(np.float32)
+    module = Parser(mx_context(), text).parse_module()
+    want = np.zeros(rows, np.float32)
+    run_function(module, "mv", codes, scales, x, bias, want)
+    assert np.isfinite(want).all()
+    for by in (0, 5, 16, 60):
+        got = np.zeros(rows, np.float32)
+        with num_threads(threads):
+            mv(at_byte(codes, by), scales, x, bias, got)
+        assert got.tobytes() == want.tobytes(), by
