@@ -43,13 +43,18 @@ def time_per_op(
 def time_interleaved(
     fns: dict[str, Callable[[], object]], ops: int, reps: int, min_ms: float
 ) -> dict[str, list[float]]:
-    """`time_per_op` of several callables, their reps interleaved (a, b, c, a,
-    b, c, ...) so that a drift of the shared machine's speed hits them alike."""
+    """`time_per_op` of several callables, their reps interleaved in turns
+    that each start one callable later (a, b, c, b, c, a, c, a, b, ...) so
+    that a drift of the shared machine's speed, and whatever a turn's first
+    rep pays, hit them alike."""
+    names = list(fns)
     with _one_thread():
         iters = {name: _iterations(fn, min_ms) for name, fn in fns.items()}
         out: dict[str, list[float]] = {name: [] for name in fns}
-        for _ in range(reps):
-            for name, fn in fns.items():
+        for rep in range(reps):
+            start = rep % len(names)
+            for name in names[start:] + names[:start]:
+                fn = fns[name]
                 t0 = time.thread_time_ns()
                 for _ in range(iters[name]):
                     fn()
