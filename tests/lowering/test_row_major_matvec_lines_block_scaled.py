@@ -237,19 +237,28 @@ def test_packed_lines_in_a_loop_at_index_offsets() -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_packed_lines_on_threads(threads: int) -> None:
-    """The threaded kernel (2^18 multiply-adds, literal offset) steps packed
-    FP4 rows by lines too (it reads the codes' address): the interpreter's
-    bits on one and two threads at several byte starts of the codes in a
-    line."""
-    rows, cols = 256, 1024
-    text = _source(rows, cols, "f4e2m1fn", 32, "f8e8m0fnu", cols // 2, "literal")
+@pytest.mark.parametrize(
+    ("rows", "cols"),
+    [
+        pytest.param(256, 1024, id="whole-lines"),
+        # rows 512 bytes apart holding 480 (K not whole lines), and a last
+        # group of rows overlapping the one before
+        pytest.param(290, 960, id="tails"),
+    ],
+)
+def test_packed_lines_on_threads(rows: int, cols: int, threads: int) -> None:
+    """The threaded kernel (at least 2^18 multiply-adds, literal offset)
+    steps packed FP4 rows by lines too (it reads the codes' address): the
+    interpreter's bits on one and two threads at several byte starts of the
+    codes in a line, with and without tails."""
+    pitch = 512
+    text = _source(rows, cols, "f4e2m1fn", 32, "f8e8m0fnu", pitch, "literal")
     assert "mv__parallel" in lower_to_llvm_ir(text)[0]
     assert _reads_codes_address(text)
     mv = compile_module(text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(threads)
-    codes = rng.integers(0, 256, rows * cols // 2).astype(np.uint8)
+    codes = rng.integers(0, 256, rows * pitch).astype(np.uint8)
     scales = rng.integers(120, 136, rows * cols // 32).astype(np.uint8)
     x = rng.standard_normal(cols).astype(np.float32)
     bias = rng.standard_normal(rows).astype(np.float32)
