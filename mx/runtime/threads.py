@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from functools import cache
 
 from mx.errors import ArgumentError
-from mx.runtime.parallel_for import THREAD_COUNT_SYMBOL
+from mx.runtime.parallel_for import PIN_SYMBOL, THREAD_COUNT_SYMBOL
 
 ENVIRONMENT_VARIABLE = "MX_NUM_THREADS"
 
@@ -110,6 +110,15 @@ def num_threads(n: int) -> Generator[None]:
         _count.value = previous
 
 
+PLACEMENT_VARIABLES = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY")
+"""OpenMP's own thread placement: if any is set, mx leaves placement to it."""
+
+_pin = ctypes.c_int(0)
+"""Read by compiled code through the symbol `mx_pin_threads`: nonzero, each
+parallel region pins its worker threads off the calling thread's CPU
+(`parallel_for.py`)."""
+
+
 SPIN_COUNT = "10000"
 """GOMP_SPINCOUNT unless the user chose a wait policy: libgomp's threads spin
 this many times (some microseconds) before sleeping, instead of 300,000.
@@ -137,6 +146,8 @@ def load_runtime() -> bool:
     import llvmlite.binding as binding  # only once something is compiled
 
     binding.add_symbol(THREAD_COUNT_SYMBOL, ctypes.addressof(_count))
+    _pin.value = not any(name in os.environ for name in PLACEMENT_VARIABLES)
+    binding.add_symbol(PIN_SYMBOL, ctypes.addressof(_pin))
     _shorter_spinning()
     for name in ("libgomp.so.1", ctypes.util.find_library("gomp")):
         if name is None:

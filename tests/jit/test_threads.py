@@ -9,6 +9,7 @@ MX_THREADS_EXAMPLES=N runs N examples each instead of the CI sample;
 MX_LONG_TESTS=1 runs every decoded matvec with and without `contract`.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -365,12 +366,18 @@ def test_bad_environment_variable_warns(bad: str) -> None:
 # ------------------------------------------------------------- C callers
 
 C_DRIVER = r"""
+#define _GNU_SOURCE
 #include <dirent.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 void f(const float *a, const float *b, const float *c, float *out);
 #ifdef MX_THREADS
 int mx_num_threads = MX_THREADS; /* read by mx's trampolines */
+#endif
+#ifdef MX_PIN
+int mx_pin_threads = 1;
 #endif
 int main(void) {
   static float a[ROWS * DEPTH], b[DEPTH * COLS], c[ROWS * COLS], d[ROWS * COLS];
@@ -383,11 +390,20 @@ int main(void) {
       all[m][i] = (float)(state >> 8) / 8388608.0f;
     }
   f(a, b, c, d);
-  int threads = 0; /* the process's threads, OpenMP's pool included */
+  /* The process's threads, OpenMP's pool included, and how many of them
+     may run on other CPUs than the main thread. */
+  int threads = 0, pinned = 0;
+  cpu_set_t main_cpus, cpus;
+  sched_getaffinity(0, sizeof main_cpus, &main_cpus);
   DIR *tasks = opendir("/proc/self/task");
-  for (struct dirent *e; (e = readdir(tasks));) threads += e->d_name[0] != '.';
+  for (struct dirent *e; (e = readdir(tasks));) {
+    if (e->d_name[0] == '.') continue;
+    ++threads;
+    sched_getaffinity(atoi(e->d_name), sizeof cpus, &cpus);
+    pinned += !CPU_EQUAL(&cpus, &main_cpus);
+  }
   closedir(tasks);
-  printf("%d\n", threads);
+  printf("%d %d\n", threads, pinned);
   fwrite(d, sizeof d, 1, stdout);
   return 0;
 }
@@ -397,7 +413,9 @@ int main(void) {
 def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
     """mx's LLVM IR linked without an OpenMP runtime runs on one thread;
     linked with libgomp, on OMP_NUM_THREADS threads, or on the program's
-    `mx_num_threads`; the same bytes, the interpreter's."""
+    `mx_num_threads`; the same bytes, the interpreter's. Its threads keep
+    the main thread's CPUs unless the program defines `mx_pin_threads`, and
+    then only when every worker can have a CPU other than the main thread's."""
     clang = required_tool("clang-16")
     rows, depth, cols = 150, 40, 130
     source = _matmul_add(rows, depth, cols, "f32", "f32", "")
@@ -422,30 +440,36 @@ def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
     driver = tmp_path / "main.c"
     sizes = f"#define ROWS {rows}\n#define DEPTH {depth}\n#define COLS {cols}\n"
     driver.write_text(sizes + C_DRIVER)
-    outputs: dict[str, tuple[int, bytes]] = {}
+    outputs: dict[str, tuple[int, int, bytes]] = {}
     gomp = ["-l:libgomp.so.1"]
     for name, options in (
         ("serial", []),
         ("gomp", gomp),
         ("gomp count 3", [*gomp, "-DMX_THREADS=3"]),
         ("gomp count 1", [*gomp, "-DMX_THREADS=1"]),
+        ("gomp pin", [*gomp, "-DMX_PIN"]),
     ):
         exe = tmp_path / name.replace(" ", "_")
         subprocess.run(
             [clang, "-O2", str(driver), str(ll), *options, "-o", str(exe)],
             check=True,
         )
-        for threads in ("1", "3"):
+        for threads in ("1", "2", "3"):
             env = {**os.environ, "OMP_NUM_THREADS": threads}
             out = subprocess.run([str(exe)], env=env, capture_output=True, check=True)
-            count, data = out.stdout.split(b"\n", 1)
-            outputs[f"{name} {threads}"] = (int(count), data)
+            counts, data = out.stdout.split(b"\n", 1)
+            count, pinned = map(int, counts.split())
+            outputs[f"{name} {threads}"] = (count, pinned, data)
     assert outputs["serial 3"][0] == 1
     assert outputs["gomp 3"][0] >= 3
     # A program's mx_num_threads overrides OMP_NUM_THREADS.
     assert outputs["gomp count 3 1"][0] >= 3
     assert outputs["gomp count 1 3"][0] == 1
-    results = {data for _, data in outputs.values()}
+    cpus = len(os.sched_getaffinity(0))
+    for key, (_, pinned, _) in outputs.items():
+        workers = int(key[-1]) - 1 if key.startswith("gomp pin") else 0
+        assert pinned == (workers if cpus > workers else 0), key
+    results = {data for _, _, data in outputs.values()}
     assert len(results) == 1
     # The same bytes as the interpreter (the driver's column-major inputs).
     (data,) = results
@@ -527,6 +551,61 @@ mx.set_num_threads(int(sys.argv[1]))
 f(a, a[0])  # a batch above the threshold
 print(len(os.listdir("/proc/self/task")) - before)
 """
+
+
+PLACEMENT = """
+import json, os, sys
+import numpy as np
+import mx
+from mx.jit import compile_module
+m = "!matrix.matrix<256x256xf32>"
+f = compile_module(f'''
+func.func @f(%a: {m}, %b: {m}) -> {m} {{
+  %p = matrix.matmul %a, %b : {m}, {m} -> {m}
+  func.return %p : {m}
+}}''').f
+a = np.ones((256, 256), np.float32)
+caller = os.sched_getaffinity(0)
+mx.set_num_threads(int(sys.argv[1]))
+f(a, a)  # 2^24 multiply-adds: on threads
+workers = [
+    sorted(os.sched_getaffinity(int(t)))
+    for t in os.listdir("/proc/self/task")
+    if int(t) != os.getpid()
+]
+print(json.dumps([sorted(caller), sorted(os.sched_getaffinity(0)), sorted(workers)]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("threads", "placement", "pinned"),
+    [(2, {}, True), (2, {"OMP_PROC_BIND": "false"}, False), (3, {}, False)],
+)
+def test_workers_are_pinned_off_the_calling_cpu(
+    threads: int, placement: dict[str, str], pinned: bool
+) -> None:
+    """A parallel call's workers may run on the calling thread's CPUs but the
+    one it is on (woken, they are not queued behind it), if that leaves a
+    CPU a worker; the calling thread keeps its CPUs. Setting one of OpenMP's
+    placement variables leaves placement to OpenMP."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", **placement}
+    env.pop("OMP_NUM_THREADS", None)
+    run = subprocess.run(
+        [sys.executable, "-c", PLACEMENT, str(threads)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    caller, caller_after, workers = json.loads(run.stdout)
+    assert caller_after == caller
+    assert len(workers) == threads - 1
+    if pinned and len(caller) > 1:
+        for cpus in workers:
+            assert len(cpus) == len(caller) - 1
+            assert set(cpus) < set(caller)
+    else:
+        assert workers == [caller] * (threads - 1)
 
 
 @pytest.mark.parametrize(("count", "started"), [(1, 0), (3, 2)])
