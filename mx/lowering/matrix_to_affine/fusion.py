@@ -76,7 +76,10 @@ ELEMENTWISE = (
 
 BLOCK_SCALED = (arbfp.ScaledConvertFromOp,)
 """Ops elementwise in their first operand only (their scales operand, read
-at (r, c // N) by N elements, gets a buffer)."""
+at (r, c // N) by N elements, gets a buffer: the copy streams a load's
+scales into cache in order, and reading them in place instead made the
+row-major MXFP4 decode of cold 2048x4096 weights 12-20 % slower, the
+column-major one no faster; bench/results/spellings.md, session 28)."""
 
 
 def is_splat_constant(op: ConstantOp) -> bool:
