@@ -153,8 +153,12 @@ def load_runtime() -> bool:
         if name is None:
             continue
         try:
+            # Never unmapped: at exit LLVM closes the libraries it loaded
+            # while OpenMP's threads may still be spinning in libgomp's code
+            # (a SIGSEGV at exit under OMP_WAIT_POLICY=active).
+            ctypes.CDLL(name, mode=os.RTLD_NOW | os.RTLD_GLOBAL | os.RTLD_NODELETE)
             binding.load_library_permanently(name)
-        except RuntimeError:
+        except (OSError, RuntimeError):
             continue
         return True
     return False

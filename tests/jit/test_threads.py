@@ -534,6 +534,36 @@ def test_fork_after_threads_does_not_hang() -> None:
     assert run.stdout.strip() == "[(256.0, 1, 1), (256.0, 1, 1)]"
 
 
+EXIT_AFTER_THREADS = """
+import numpy as np
+import mx
+from mx.jit import compile_module
+m = "!matrix.matrix<256x256xf32>"
+f = compile_module(f'''
+func.func @f(%a: {m}, %b: {m}) -> {m} {{
+  %p = matrix.matmul %a, %b : {m}, {m} -> {m}
+  func.return %p : {m}
+}}''').f
+mx.set_num_threads(2)
+print(float(f(np.ones((256, 256), np.float32), np.eye(256, dtype=np.float32))[0, 0]))
+"""
+
+
+def test_exit_while_threads_spin() -> None:
+    """A process may exit while OpenMP's threads still spin in libgomp (here
+    for good: OMP_WAIT_POLICY=active): libgomp stays mapped (LLVM unloaded
+    it at exit, and the spinning thread crashed the process)."""
+    env = {**os.environ, "OMP_WAIT_POLICY": "active"}
+    run = subprocess.run(
+        [sys.executable, "-c", EXIT_AFTER_THREADS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, "1.0"), run.stderr
+
+
 TEAM_SIZE = """
 import os, sys
 import numpy as np
