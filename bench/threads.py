@@ -7,6 +7,9 @@ Rows (f32; every result checked against NumPy before it is timed):
 - GEMM 1024×1024·1024×1024 (`matrix.matmul`, C-ordered arrays), strict and with
   `contract` (OpenBLAS's FMA rounding): mx per thread count, NumPy `a @ b` with
   OpenBLAS' default threads and with one (threadpoolctl);
+- the 512² `contract` GEMM with each call made after 20 ms idle (median of 40 calls a
+  thread count): OpenMP's threads are asleep and must be woken, as in a program that
+  does other work between its calls;
 - cache-resident batch: 5,000 16×16 `a@b+c` (a batched, b and c shared: 10 MB in and out);
 - memory-bound batch: 200,000 4×4 `a@b+c` (25.6 MB in and out), against a copy of the
   same bytes by 1 and N threads (`np.copyto` on N slices in a thread pool);
@@ -138,6 +141,27 @@ def per_threads(
             with mx.num_threads(n):
                 best[n] = min(best[n], best_seconds(call, reps=1))
     return best
+
+
+PAUSE_SECONDS = 0.02
+"""The idle spell before each call of the `after_pauses` row."""
+
+
+def after_pauses(
+    call: Callable[[], object], counts: list[int], calls: int
+) -> dict[int, float]:
+    """Median time of `call` with each thread count, each call made after
+    `PAUSE_SECONDS` idle (OpenMP's threads asleep: what a program that does
+    other things between its calls meets), the counts interleaved."""
+    times: dict[int, list[float]] = {n: [] for n in counts}
+    for _ in range(calls):
+        for n in counts:
+            with mx.num_threads(n):
+                time.sleep(PAUSE_SECONDS)
+                start = time.perf_counter()
+                call()
+                times[n].append(time.perf_counter() - start)
+    return {n: float(np.median(t)) for n, t in times.items()}
 
 
 def affine(size: int, pipeline: str = "mx-lower-to-llvm") -> Any:
@@ -292,6 +316,18 @@ def rows(quick: bool, counts: list[int], reps: int, thresholds: list[str]) -> li
             f"mx {counts[-1]} threads / NumPy default: "
             f"{numpy_default / times[counts[-1]]:.2f}×",
         )
+
+    # A product after an idle spell: the threads are woken, not spinning
+    half = n // 2
+    f = gemm(half, fastmath="contract")
+    a2, b2 = a[:half, :half].copy(), b[:half, :half].copy()
+    out2 = np.empty_like(a2)
+    times = after_pauses(lambda: f(a2, b2, out=out2), counts, 10 if quick else 40)
+    line(
+        f"f32 GEMM {half}² `contract`, each call after "
+        f"{PAUSE_SECONDS * 1e3:.0f} ms idle (median)",
+        times,
+    )
 
     # Cache-resident batch
     f16 = affine(16)
