@@ -494,8 +494,7 @@ def test_c_callers_link_serial_or_with_openmp(tmp_path: Path) -> None:
     assert same_bits(got, np.asarray(expected))
 
 
-FORK_AFTER_THREADS = """
-import multiprocessing, warnings
+PRODUCT_ON_THREADS = """
 import numpy as np
 import mx
 from mx.jit import compile_module
@@ -506,6 +505,15 @@ func.func @f(%a: {m}, %b: {m}) -> {m} {{
   func.return %p : {m}
 }}''').f
 a = np.ones((256, 256), np.float32)
+"""
+"""A subprocess's first lines: `f`, a 256² f32 product (2^24 multiply-adds, on
+threads), and `a`, its operand."""
+
+
+FORK_AFTER_THREADS = (
+    PRODUCT_ON_THREADS
+    + """
+import multiprocessing, warnings
 mx.set_num_threads(2)
 f(a, a)  # the parent starts OpenMP's threads
 
@@ -518,6 +526,7 @@ def child(_):
 with multiprocessing.get_context("fork").Pool(2) as pool:
     print(pool.map(child, [0, 1]))
 """
+)
 
 
 def test_fork_after_threads_does_not_hang() -> None:
@@ -534,19 +543,13 @@ def test_fork_after_threads_does_not_hang() -> None:
     assert run.stdout.strip() == "[(256.0, 1, 1), (256.0, 1, 1)]"
 
 
-EXIT_AFTER_THREADS = """
-import numpy as np
-import mx
-from mx.jit import compile_module
-m = "!matrix.matrix<256x256xf32>"
-f = compile_module(f'''
-func.func @f(%a: {m}, %b: {m}) -> {m} {{
-  %p = matrix.matmul %a, %b : {m}, {m} -> {m}
-  func.return %p : {m}
-}}''').f
+EXIT_AFTER_THREADS = (
+    PRODUCT_ON_THREADS
+    + """
 mx.set_num_threads(2)
-print(float(f(np.ones((256, 256), np.float32), np.eye(256, dtype=np.float32))[0, 0]))
+print(float(f(a, np.eye(256, dtype=np.float32))[0, 0]))
 """
+)
 
 
 def test_exit_while_threads_spin() -> None:
@@ -583,21 +586,31 @@ print(len(os.listdir("/proc/self/task")) - before)
 """
 
 
-PLACEMENT = """
+def _threads_script(
+    script: str, threads: int, environment: dict[str, str] | None = None
+) -> str:
+    """The output of `script` run with argument `threads`, OpenBLAS on one
+    thread (so that the process's other threads are OpenMP's), no
+    OMP_NUM_THREADS, and `environment`."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", **(environment or {})}
+    env.pop("OMP_NUM_THREADS", None)
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(threads)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return run.stdout
+
+
+PLACEMENT = (
+    PRODUCT_ON_THREADS
+    + """
 import json, os, sys
-import numpy as np
-import mx
-from mx.jit import compile_module
-m = "!matrix.matrix<256x256xf32>"
-f = compile_module(f'''
-func.func @f(%a: {m}, %b: {m}) -> {m} {{
-  %p = matrix.matmul %a, %b : {m}, {m} -> {m}
-  func.return %p : {m}
-}}''').f
-a = np.ones((256, 256), np.float32)
 caller = os.sched_getaffinity(0)
 mx.set_num_threads(int(sys.argv[1]))
-f(a, a)  # 2^24 multiply-adds: on threads
+f(a, a)
 workers = [
     sorted(os.sched_getaffinity(int(t)))
     for t in os.listdir("/proc/self/task")
@@ -605,6 +618,7 @@ workers = [
 ]
 print(json.dumps([sorted(caller), sorted(os.sched_getaffinity(0)), sorted(workers)]))
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -618,16 +632,9 @@ def test_workers_are_pinned_off_the_calling_cpu(
     one it is on (woken, they are not queued behind it), if that leaves a
     CPU a worker; the calling thread keeps its CPUs. Setting one of OpenMP's
     placement variables leaves placement to OpenMP."""
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", **placement}
-    env.pop("OMP_NUM_THREADS", None)
-    run = subprocess.run(
-        [sys.executable, "-c", PLACEMENT, str(threads)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+    caller, caller_after, workers = json.loads(
+        _threads_script(PLACEMENT, threads, placement)
     )
-    caller, caller_after, workers = json.loads(run.stdout)
     assert caller_after == caller
     assert len(workers) == threads - 1
     if pinned and len(caller) > 1:
@@ -642,13 +649,4 @@ def test_workers_are_pinned_off_the_calling_cpu(
 def test_set_num_threads_sets_the_team(count: int, started: int) -> None:
     """The OS threads a parallel batch starts (OpenMP keeps them): the team
     less the calling thread."""
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    env.pop("OMP_NUM_THREADS", None)
-    run = subprocess.run(
-        [sys.executable, "-c", TEAM_SIZE, str(count)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert int(run.stdout) == started
+    assert int(_threads_script(TEAM_SIZE, count)) == started
