@@ -48,8 +48,8 @@ WORKER_CPUS = "_mx_worker_cpus"
 """`ptr WORKER_CPUS(ptr set, i32 team)`: fills the 128-byte `cpu_set_t` `set`
 with the calling thread's CPUs less its current one and returns it, or
 returns null when the workers of a team of `team` (0: OpenMP's default)
-stay unpinned (pinning off, no such libc functions, or fewer CPUs left than
-workers)."""
+stay unpinned (pinning off, no such libc functions, a call from inside a
+parallel region, or fewer CPUs left than workers)."""
 
 _WORKER_CPUS_DEFINITION = f"""define internal ptr @{WORKER_CPUS}(ptr %set, i32 %team) {{
 entry:
@@ -58,15 +58,22 @@ entry:
   %have_get = icmp ne ptr @sched_getaffinity, null
   %have_set = icmp ne ptr @sched_setaffinity, null
   %have_yield = icmp ne ptr @sched_yield, null
+  %have_nesting = icmp ne ptr @omp_in_parallel, null
+  %openmp = and i1 %asked, %have_nesting
   %queries = and i1 %have_cpu, %have_get
   %moves = and i1 %have_set, %have_yield
   %libc = and i1 %queries, %moves
-  %possible = and i1 %asked, %libc
+  %possible = and i1 %openmp, %libc
   br i1 %possible, label %read, label %unpinned
 read:
   %pin = load i32, ptr @{PIN_SYMBOL}
   %pinning = icmp ne i32 %pin, 0
-  br i1 %pinning, label %query, label %unpinned
+  br i1 %pinning, label %nesting, label %unpinned
+nesting:
+  ; A call from inside a parallel region runs on its caller's thread alone.
+  %in_parallel = call i32 @omp_in_parallel()
+  %outermost = icmp eq i32 %in_parallel, 0
+  br i1 %outermost, label %query, label %unpinned
 query:
   %status = call i32 @sched_getaffinity(i32 0, i64 128, ptr %set)
   %cpu = call i32 @sched_getcpu()
@@ -110,6 +117,7 @@ DECLARATIONS: dict[str, str] = {
     "omp_get_thread_num": "declare extern_weak i32 @omp_get_thread_num()",
     "omp_get_num_threads": "declare extern_weak i32 @omp_get_num_threads()",
     "omp_get_max_threads": "declare extern_weak i32 @omp_get_max_threads()",
+    "omp_in_parallel": "declare extern_weak i32 @omp_in_parallel()",
     "sched_getcpu": "declare extern_weak i32 @sched_getcpu()",
     "sched_getaffinity": "declare extern_weak i32 @sched_getaffinity(i32, i64, ptr)",
     "sched_setaffinity": "declare extern_weak i32 @sched_setaffinity(i32, i64, ptr)",
@@ -193,9 +201,13 @@ entry:
   %cpus_slot = getelementptr {context_type}, ptr %context, i32 0, i32 1
   %cpus = load ptr, ptr %cpus_slot
   %thread32 = call i32 @omp_get_thread_num()
+  %threads32 = call i32 @omp_get_num_threads()
   %worker = icmp ne i32 %thread32, 0
   %pinned = icmp ne ptr %cpus, null
-  br i1 %pinned, label %place, label %work
+  ; (a team of one: a call from inside a parallel region, nothing to place)
+  %team = icmp ugt i32 %threads32, 1
+  %placed = and i1 %pinned, %team
+  br i1 %placed, label %place, label %work
 place:
   br i1 %worker, label %pin_worker, label %yield
 pin_worker:
@@ -207,7 +219,6 @@ yield:
   %yield_status = call i32 @sched_yield()
   br label %work
 work:
-  %threads32 = call i32 @omp_get_num_threads()
   %thread = zext i32 %thread32 to i64
   %threads = zext i32 %threads32 to i64
   ; n = q * threads + r: the first r threads take q + 1 iterations, the rest q.
