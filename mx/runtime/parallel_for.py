@@ -204,7 +204,7 @@ entry:
   %threads32 = call i32 @omp_get_num_threads()
   %worker = icmp ne i32 %thread32, 0
   %pinned = icmp ne ptr %cpus, null
-  ; (a team of one: a call from inside a parallel region, nothing to place)
+  ; (a team of one, e.g. under OMP_THREAD_LIMIT=1: nothing to place)
   %team = icmp ugt i32 %threads32, 1
   %placed = and i1 %pinned, %team
   br i1 %placed, label %place, label %work
