@@ -358,17 +358,20 @@ def test_groups_of_narrower_vectors(vector_bits: int) -> None:
     )
 
 
-@pytest.mark.parametrize(("byte_shuffle", "vector_bits"), [(0, 512), (16, 256)])
+@pytest.mark.parametrize(
+    ("byte_shuffle", "vector_bits"), [(0, 512), (16, 256), (32, 256), (64, 512)]
+)
 def test_group_look_ups_of_other_targets(
     byte_shuffle: int, vector_bits: int, jit_host: JitHost
 ) -> None:
     """Packed f4e2m1fn groups as the JIT compiles them for a host without x86
-    byte shuffles (f32 permutes: the IR mx-opt writes) and with SSSE3's
-    128-bit ones, whatever the host's (which needs SSSE3 to run
-    them; the other tests run the host's own)."""
+    byte shuffles (f32 permutes: the IR mx-opt writes), with SSSE3's
+    128-bit ones, AVX2's 256-bit ones and AVX-512's (permutes of shifted
+    lanes), whatever the host's (which needs those instructions to run
+    them)."""
     host = host_cpu()
-    if byte_shuffle and not host.byte_shuffle:
-        pytest.skip("the host has no byte shuffles")
+    if byte_shuffle > host.byte_shuffle:
+        pytest.skip(f"the host has no byte shuffles of {byte_shuffle} bytes")
     jit_host(TargetCpu(host.f32_lanes, byte_shuffle))
     for case in (
         Case(5, 288, "f4e2m1fn", "mx", "contract,reassoc", True, "index", 2),

@@ -17,16 +17,18 @@ does: each row has a vector of partial sums over K. `ROWS` rows at a time
   matvec with each chunk's even elements first, then its odd ones.
 - Packed f4e2m1fn codes are read first in groups of 8·w columns (w: the
   machine's f32 lanes): `_nibble_vectors` decodes the group into 8 vectors
-  with fewer instructions a weight than chunks take, by x86 byte shuffles
-  where the target has them (`target_cpu.py`), else by the f32 table; x is
-  copied in the order of their lanes (`_group_order`). Block scales within a
+  with fewer instructions a weight than chunks take, by AVX-512's f32
+  permute of shifted 32-bit lanes or x86 byte shuffles where the target has
+  them (`target_cpu.py`), else by the f32 table; x is copied in the order
+  of their lanes (`_group_order`). Block scales within a
   group are applied to the sums of the vectors whose lanes share blocks by a
   vector of the blocks' scales (`_group_scales`, `_by_blocks`). The columns
   after the last whole group go by chunks.
 - Each decoded vector times x's lanes is added to the row's partial sums
   (one FMA with `contract`, else a multiply and an add). The codes ahead
   in each row are prefetched (`PREFETCH_BYTES` in groups,
-  `CHUNK_PREFETCH_BYTES` in the loop of chunks), and the block scales
+  `CHUNK_PREFETCH_BYTES` in the loop of chunks), those of the next group of
+  rows into L2 (`_prefetch_codes`), and the block scales
   `SCALE_PREFETCH_BLOCKS` ahead.
 - Block-scaled weights: the chunks of a block are summed first, and that
   partial sum is multiplied by the block's scale once per block: s·Σ w·x for
@@ -74,6 +76,7 @@ from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.blocked import _identity, _step
 from mx.lowering.matrix_to_affine.decoded_matvec import (
     F16_BIAS,
+    Codes,
     Weights,
     _for_groups,
     _fp4_table,
@@ -131,6 +134,23 @@ every line in the same L1 set. 16 blocks ahead: MXFP8 e5m2 4096 x 4096 from
 
 NIBBLES = 8
 """Packed f4e2m1fn codes in a 32-bit lane."""
+
+
+def _prefetch_codes(
+    e: Emitter, codes: Codes, r: Index, i: int, group: int, k: Index, ahead: int
+) -> None:
+    """Prefetches of row r + i's codes `ahead` columns from k, into L1, and
+    of row r + i + `group`'s at k, into L2: the next group of rows' codes
+    arrive a whole group's time before they are read. Each row is a stream
+    of a few KB (an MXFP4 row of 4096 is 2 KB), too short for the hardware
+    prefetchers to learn before it ends. On an Intel Xeon with AVX-512
+    (4096 x 4096 from DRAM, 4 layers, one thread) the second prefetch took
+    MXFP4 from 76-81 to 53-58 ps a weight, FP8 e4m3fn 80 -> 71, FP8 e5m2 82
+    -> 73, MXFP8 e4m3 101 -> 93 (into L1 instead: MXFP4 60). Past the last
+    row it is a prefetch of memory the kernel does not read, which never
+    faults."""
+    codes.prefetch(e, offset(e, r, i), offset(e, k, ahead))
+    codes.prefetch(e, offset(e, r, i + group), k, locality=2)
 
 
 def _rows_at_once(grouped: bool) -> int:
@@ -198,9 +218,13 @@ SEGMENT = 16
 BYTE_SHUFFLE_INTRINSICS = {
     16: "llvm.x86.ssse3.pshuf.b.128",
     32: "llvm.x86.avx2.pshuf.b",
-    64: "llvm.x86.avx512.pshuf.b.512",
 }
-"""x86's byte shuffle (`pshufb`) of each width (`target_cpu.py`)."""
+"""x86's byte shuffle (`pshufb`) of each width (`target_cpu.py`); AVX-512
+targets permute f32s instead (`_permutes_words`)."""
+
+WORD_PERMUTE_INTRINSIC = "llvm.x86.avx512.permvar.sf.512"
+"""AVX-512's f32 permute (`vpermps`), which reads only the low 4 bits of
+each 32-bit index."""
 
 
 def _bf16_bytes(fmt: FloatFormat) -> list[list[int]]:
@@ -227,9 +251,24 @@ def _bf16_tables(e: Emitter, fmt: FloatFormat, width: int) -> list[SSAValue]:
     ]
 
 
+def _permutes_words(lanes: int) -> bool:
+    """True if a group's codes are looked up by AVX-512's f32 permute
+    intrinsic straight from its 32-bit lanes shifted by 4·p bits for
+    nibble p: the target takes x86 intrinsics of 64 bytes and a vector has
+    16 lanes. Per group and row that is 7 shifts and 8 permutes, against
+    16 shuffles by the byte tables (`_shuffled_nibble_vectors`), most on
+    one port of an Intel core: on an Intel Xeon with AVX-512 (MXFP4 4096 x
+    4096, 4 layers, one thread) 52-53 -> 43 ps a weight with the weights in
+    L3, 76-81 -> 74-79 from DRAM."""
+    cpu = target_cpu()
+    return lanes == cpu.f32_lanes == 16 and cpu.byte_shuffle == 64
+
+
 def _shuffle_width(lanes: int) -> int:
     """Bytes of the byte shuffles that look up a group's 4·lanes codes (0:
-    the target has none, f32 permutes look them up)."""
+    none, f32 permutes look them up)."""
+    if _permutes_words(lanes):
+        return 0
     return min(4 * lanes, target_cpu().byte_shuffle)
 
 
@@ -255,13 +294,17 @@ def _nibble_vectors(
     kernel's lanes), read as 4·w bytes of packed codes whose nibbles are
     split byte-wise; the columns of vector v's lanes are `_group_order`'s.
     With byte shuffle `tables` (`_bf16_tables`): `_shuffled_nibble_vectors`;
-    without: each byte position is spread to the low byte of a 32-bit lane
-    (a byte shuffle, one instruction on x86) for the f32 table look-up, so
-    that vector p's lane j is column k + 8·j + p (byte p/2 of lane j, its
-    low nibble for even p)."""
+    where the target permutes words (`_permutes_words`): nibble p of each
+    32-bit lane, shifted down, indexes the f32 table; else each byte
+    position is spread to the low byte of a 32-bit lane (a byte shuffle,
+    one instruction on x86) for the f32 table look-up. Vector p's lane j is
+    then column k + 8·j + p (byte p/2 of lane j, its low nibble for even
+    p)."""
     lanes = kernel.lanes
     count = 4 * lanes
     data = kernel.weights.codes.read(e, r, k, count)
+    if _permutes_words(lanes):
+        return kernel.scaled(e, _permuted_words(e, kernel, data), None)
     b = BitwiseEmitter(data.type, e.constant)
     nibbles = [b.and_(data, 15), b.shr(data, 4)]
     _insert(e, b, data)
@@ -280,6 +323,28 @@ def _nibble_vectors(
             words = e.emit(vector.BitcastOp(spread, VectorType(i32, [lanes])))
             values.append(kernel.look_up(e, words))
     return kernel.scaled(e, values, None)
+
+
+def _permuted_words(e: Emitter, kernel: _Kernel, data: SSAValue) -> list[SSAValue]:
+    """The values of `data`'s codes (4·16 bytes) by `_permutes_words`:
+    vector p from the 32-bit lanes shifted right by 4·p (no mask: the
+    permute reads the low 4 bits)."""
+    lanes = kernel.lanes
+    assert kernel.table is not None
+    words = e.emit(vector.BitcastOp(data, VectorType(i32, [lanes])))
+    b = BitwiseEmitter(words.type, e.constant)
+    shifted = [words, *(b.shr(words, 4 * p) for p in range(1, NIBBLES))]
+    _insert(e, b, words)
+    return [
+        e.emit(
+            llvm.CallIntrinsicOp(
+                WORD_PERMUTE_INTRINSIC,
+                [kernel.table, codes],
+                [VectorType(f32, [lanes])],
+            )
+        )
+        for codes in shifted
+    ]
 
 
 def _shuffled_nibble_vectors(
@@ -701,6 +766,8 @@ def _reassociated_matvec(
         vectors whose lanes are in the same blocks are summed first, then
         times the blocks' scales of their lanes."""
         assert columns is not None
+        for i in range(group):
+            _prefetch_codes(g, codes, r, i, group, k, ahead)
         xs = [
             g.emit(
                 vector.LoadOp(
@@ -714,7 +781,6 @@ def _reassociated_matvec(
         )
         added: list[SSAValue] = []
         for i, acc in enumerate(accs):
-            codes.prefetch(g, offset(g, r, i), offset(g, k, ahead))
             values = _nibble_vectors(g, wide, tables, offset(g, r, i), k)
             if scales is None:
                 for value, xv in zip(values, xs, strict=True):
@@ -762,7 +828,7 @@ def _reassociated_matvec(
     def block(g: Emitter, r: Index, k: Index, accs: list[SSAValue]) -> list[SSAValue]:
         """The accumulators plus the step of columns from k."""
         for i in range(group):
-            codes.prefetch(g, offset(g, r, i), offset(g, k, chunk_ahead))
+            _prefetch_codes(g, codes, r, i, group, k, chunk_ahead)
         if scaled is None:
             sums: list[SSAValue | None] = list(accs)
             for c in range(step // chunk):

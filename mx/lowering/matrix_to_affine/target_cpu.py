@@ -21,7 +21,10 @@ table (`decoded_matvec.py`, `reassociated_matvec.py`).
   the interleave that follows the look-up defeats (LLVM 16 and 22 both went
   lane by lane), so the packed f4e2m1fn kernels call the intrinsic
   (`llvm.x86.avx2.pshuf.b` and its 128- and 512-bit forms) where the target
-  has it.
+  has it. With AVX-512 (64-byte intrinsics, 16 lanes) the groups permute
+  f32s instead (`vpermps` by the intrinsic, which reads the low 4 bits of
+  each 32-bit index): 8 codes a lane, shifted into place, and no mask, no
+  byte shuffle, no interleave.
 
 And its vector registers: the JIT lowers with vectors at most as wide,
 whatever `vector-bits` says, and sizes the products' kernels for as many
@@ -58,7 +61,8 @@ class TargetCpu:
 
     byte_shuffle: int = 0
     """Bytes one x86 byte shuffle intrinsic looks up (`BYTE_SHUFFLES`): 64
-    with AVX-512BW, 32 with AVX2; 0 where the kernels write none."""
+    with AVX-512BW (whose kernels permute f32s by an intrinsic instead), 32
+    with AVX2; 0 where the kernels write no x86 intrinsic."""
 
     vector_bits: int = 0
     """Bits of the target's widest vector registers, which caps

@@ -1,5 +1,6 @@
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
 // RUN: mx-opt %s -p 'convert-matrix-to-affine{byte-shuffles=32}' | filecheck %s --check-prefix=X86
+// RUN: mx-opt %s -p 'convert-matrix-to-affine{byte-shuffles=64}' | filecheck %s --check-prefix=X512
 // RUN: mx-opt %s -p 'convert-matrix-to-affine{weight-streams=1}' | filecheck %s --check-prefix=SINGLE
 
 // The reassociated weight-times-vector kernel (matvec with `reassoc` of
@@ -15,9 +16,11 @@
 // `contract`) the high nibbles times the odd lanes; that partial sum times
 // the block's scale added to the row's sums, once per block. 5 rows: a group
 // of 4, then a last group overlapping it. Each step prefetches the codes 256
-// bytes (512 columns) ahead in each row, and the scales 16 blocks ahead in
-// their column-major buffer.
+// bytes (512 columns) ahead in each row into L1, and into L2 those of the row
+// 4 rows below (the next group's) at the step's column; and the scales 16
+// blocks ahead in their column-major buffer.
 // CHECK-LABEL: func.func @mxfp4_reassoc
+// CHECK-DAG: %[[GROUP:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[CODES_AHEAD:.*]] = arith.constant 512 : index
 // CHECK-DAG: %[[BLOCKS_AHEAD:.*]] = arith.constant 16 : index
 // CHECK-NOT: memref<64x5xf32>
@@ -27,7 +30,13 @@
 // CHECK: affine.for %{{.*}} = 0 to 2 iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}, %[[S2:.*]] = %{{.*}}, %[[S3:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK-NEXT: %[[K:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK-NEXT: arith.addi %[[K]], %[[CODES_AHEAD]] : index
-// CHECK-COUNT-4: memref.prefetch %w[%{{.*}}], read, locality<3>, data : memref<?xi8>
+// CHECK: memref.prefetch %w[%{{.*}}], read, locality<3>, data : memref<?xi8>
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %{{.*}}, %[[GROUP]] : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.muli %[[NEXT]], %{{.*}} : index
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[ROW]], %[[K]] : index
+// CHECK-NEXT: %[[BYTE:.*]] = arith.shrui %[[AT]], %{{.*}} : index
+// CHECK-NEXT: memref.prefetch %w[%[[BYTE]]], read, locality<2>, data : memref<?xi8>
+// CHECK-COUNT-3: memref.prefetch %w[%{{.*}}], read, locality<3>, data : memref<?xi8>
 // CHECK: %[[XE:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
 // CHECK: %[[XO:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<16xf32>
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
@@ -62,7 +71,8 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // columns 8·j + p in vector p's lane j; the row's 64 bytes are split into low
 // and high nibbles, and each byte position is spread to the low byte of its
 // 32-bit lane (a byte shuffle with zeros) for the table look-up: vector p
-// holds columns 8·j + p. The codes 512 bytes ahead are prefetched. The 4
+// holds columns 8·j + p. The codes 512 bytes ahead are prefetched into L1,
+// and those of the next group of rows into L2, before x's lanes are loaded. The 4
 // blocks' scales of the 4 rows are read a block at a time and decoded at
 // once (lane 4·b + i: row i, block b); each row's 8 products are summed,
 // then multiplied by its scales spread to the lanes of their blocks.
@@ -72,12 +82,14 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // CHECK: %[[XG:.*]] = vector.load %{{.*}} : memref<1x160xf32>, vector<128xf32>
 // CHECK-NEXT: vector.shuffle %[[XG]], %[[XG]] [0, 8, 16, 24, {{.*}}, 120, 1, 9, {{.*}}, 119, 127] : vector<128xf32>, vector<128xf32>
 // CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[A0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-4: memref.prefetch %w[%{{.*}}], read, locality<2>, data : memref<?xi8>
+// CHECK-NOT: memref.prefetch
 // CHECK-COUNT-8: vector.load %{{.*}} : memref<1x160xf32>, vector<16xf32>
 // CHECK-COUNT-4: vector<4xi8>
 // CHECK: %[[CODES:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi8>, vector<8xi8>
 // CHECK-NEXT: llvm.zext %[[CODES]] : vector<16xi8> to vector<16xi32>
 // CHECK: %[[SCALES:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
-// CHECK: memref.prefetch %w[%{{.*}}], read, locality<3>, data : memref<?xi8>
+// CHECK-NOT: memref.prefetch
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
 // CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[BYTES]], %[[FIFTEEN]] : vector<64xi8>
 // CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[BYTES]], %[[FOUR]] : vector<64xi8>
@@ -135,6 +147,31 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // X86-NEXT: %[[ROW0:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12] : vector<16xf32>, vector<16xf32>
 // X86-NEXT: math.fma %{{.*}}, %[[ROW0]], %{{.*}} fastmath<contract> : vector<16xf32>
 // X86: affine.yield
+// With AVX-512's intrinsics (`byte-shuffles=64`: the JIT's on such a host)
+// the group's 64 bytes are 16 32-bit lanes; each lane shifted right by 4·p
+// indexes the f32 table by the permute intrinsic (`vpermps`, which reads
+// the low 4 bits: no mask, no byte shuffle), so vector p holds columns
+// 8·j + p as without intrinsics, and x's group is copied in that order.
+// X512-LABEL: func.func @mxfp4_groups
+// X512-DAG: %[[BY4:.*]] = arith.constant dense<4> : vector<16xi32>
+// X512-DAG: %[[BY28:.*]] = arith.constant dense<28> : vector<16xi32>
+// X512-DAG: %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, {{.*}}, -6.000000e+00]> : vector<16xf32>
+// X512: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 16, 24, {{.*}}, 120, 1, 9, {{.*}}, 119, 127] : vector<128xf32>, vector<128xf32>
+// X512-NOT: pshuf
+// X512: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
+// X512-NEXT: %[[WORDS:.*]] = vector.bitcast %[[BYTES]] : vector<64xi8> to vector<16xi32>
+// X512-NEXT: %[[N1:.*]] = arith.shrui %[[WORDS]], %[[BY4]] : vector<16xi32>
+// X512-COUNT-5: arith.shrui %[[WORDS]]
+// X512-NEXT: %[[N7:.*]] = arith.shrui %[[WORDS]], %[[BY28]] : vector<16xi32>
+// X512-NEXT: %[[V0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[WORDS]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// X512-NEXT: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[N1]])
+// X512-COUNT-5: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// X512-NEXT: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[N7]])
+// X512-NOT: arith.andi
+// X512: arith.mulf %[[V0]], %{{.*}} : vector<16xf32>
+// X512-COUNT-7: math.fma
+// X512-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12] : vector<16xf32>, vector<16xf32>
+// X512: affine.yield
 func.func @mxfp4_groups(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<160xf32>) -> vector<5xf32> {
   %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<5x160xi4>
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<5x5xi8>
