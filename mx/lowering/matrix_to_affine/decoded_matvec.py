@@ -39,7 +39,8 @@ Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
   multiply would) are a table indexed by the code (a `vector.extract` at the
   code in every lane, which LLVM turns into one variable permute: `vpermps`
-  on AVX-512). Where the target's permutes pick from fewer than 16 lanes
+  on AVX-512; where the target takes AVX-512's intrinsics, `permutes_low_bits`
+  calls the permute itself and masks no code, as it reads 4 bits). Where the target's permutes pick from fewer than 16 lanes
   (`target_cpu.py`: AVX2) and for vectors of fewer than 16 lanes, the table
   holds the 8 magnitudes, indexed by the code's low 3 bits, and the code's
   bit 3 becomes the sign bit (the values are symmetric: a constant factor
@@ -421,6 +422,20 @@ def _magnitudes_only(lanes: int) -> bool:
     return lanes < 16 or target_cpu().f32_lanes < 16
 
 
+WORD_PERMUTE_INTRINSIC = "llvm.x86.avx512.permvar.sf.512"
+"""AVX-512's f32 permute (`vpermps`), which reads only the low 4 bits of
+each 32-bit index."""
+
+
+def permutes_low_bits(lanes: int) -> bool:
+    """True if f4e2m1fn codes are looked up by `WORD_PERMUTE_INTRINSIC`:
+    the target takes x86 intrinsics of 64 bytes (`TargetCpu.byte_shuffle`)
+    and a vector is its 16 f32 lanes. A code shifted into the low bits of
+    its lane is then the index as it is, with no mask."""
+    cpu = target_cpu()
+    return lanes == cpu.f32_lanes == 16 and cpu.byte_shuffle == 64
+
+
 def _lanes_of(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAValue:
     """table[codes[i]] in every lane i."""
     result: SSAValue | None = None
@@ -537,10 +552,7 @@ class _Kernel:
         if w.codes.packed:
             data = w.codes.read(e, r, k, lanes)
             data = e.emit(llvm.ZExtOp(data, VectorType(i32, [lanes])))
-            b = BitwiseEmitter(data.type, e.constant)
-            codes = [b.and_(data, 15), b.shr(data, 4)]
-            _insert(e, b, data)
-            values = [self.look_up(e, c) for c in codes]
+            values = [self.nibble(e, data, 0), self.nibble(e, data, 4, top=True)]
         elif w.fp4:  # (one code a byte, below 16)
             data = w.codes.read(e, r, k, 2 * lanes)
             data = e.emit(llvm.ZExtOp(data, VectorType(i32, [2 * lanes])))
@@ -566,10 +578,9 @@ class _Kernel:
     def word_element(self, e: Emitter, words: SSAValue, n: int) -> SSAValue:
         """The decoded element n of every 32-bit lane of `words` (before
         the scales)."""
-        b = BitwiseEmitter(words.type, e.constant)
         if self.weights.fp4:
-            shift = self.weights.codes.bits * n
-            return self.look_up(e, _insert(e, b, b.and_(b.shr(words, shift), 15)))
+            return self.nibble(e, words, self.weights.codes.bits * n)
+        b = BitwiseEmitter(words.type, e.constant)
         # Byte n placed as the f16 bits of `decode` (f8e4m3fn: sign-extended,
         # shifted left by 7; f8e5m2: shifted left by 8), in the low half of
         # the lane.
@@ -597,6 +608,26 @@ class _Kernel:
         """The f4e2m1fn values of `codes` (i32 lanes below 16)."""
         assert self.table is not None
         return _look_up(e, self.table, codes, self.lanes)
+
+    def nibble(
+        self, e: Emitter, words: SSAValue, shift: int, top: bool = False
+    ) -> SSAValue:
+        """The f4e2m1fn values of the codes at bits `shift` to `shift` + 3
+        of each i32 lane of `words` (`top`: no bit above them is set):
+        shifted down, masked unless the target `permutes_low_bits` or `top`,
+        looked up."""
+        b = BitwiseEmitter(words.type, e.constant)
+        codes = b.shr(words, shift) if shift else words
+        if permutes_low_bits(self.lanes):
+            assert self.table is not None
+            _insert(e, b, words)
+            vt = VectorType(f32, [self.lanes])
+            return e.emit(
+                llvm.CallIntrinsicOp(WORD_PERMUTE_INTRINSIC, [self.table, codes], [vt])
+            )
+        if not top:
+            codes = b.and_(codes, 15)
+        return self.look_up(e, _insert(e, b, codes))
 
     def scaled(
         self, e: Emitter, values: list[SSAValue], scales: Sequence[SSAValue] | None

@@ -84,6 +84,7 @@ from mx.lowering.matrix_to_affine.decoded_matvec import (
     _insert,
     _Kernel,
     match_dequantization,
+    permutes_low_bits,
     versioned,
 )
 from mx.lowering.matrix_to_affine.elements import Emitter, Index, add, multiply
@@ -220,11 +221,7 @@ BYTE_SHUFFLE_INTRINSICS = {
     32: "llvm.x86.avx2.pshuf.b",
 }
 """x86's byte shuffle (`pshufb`) of each width (`target_cpu.py`); AVX-512
-targets permute f32s instead (`_permutes_words`)."""
-
-WORD_PERMUTE_INTRINSIC = "llvm.x86.avx512.permvar.sf.512"
-"""AVX-512's f32 permute (`vpermps`), which reads only the low 4 bits of
-each 32-bit index."""
+targets permute f32s instead (`decoded_matvec.permutes_low_bits`)."""
 
 
 def _bf16_bytes(fmt: FloatFormat) -> list[list[int]]:
@@ -251,23 +248,10 @@ def _bf16_tables(e: Emitter, fmt: FloatFormat, width: int) -> list[SSAValue]:
     ]
 
 
-def _permutes_words(lanes: int) -> bool:
-    """True if a group's codes are looked up by AVX-512's f32 permute
-    intrinsic straight from its 32-bit lanes shifted by 4·p bits for
-    nibble p: the target takes x86 intrinsics of 64 bytes and a vector has
-    16 lanes. Per group and row that is 7 shifts and 8 permutes, against
-    16 shuffles by the byte tables (`_shuffled_nibble_vectors`), most on
-    one port of an Intel core: on an Intel Xeon with AVX-512 (MXFP4 4096 x
-    4096, 4 layers, one thread) 52-53 -> 43 ps a weight with the weights in
-    L3, 76-81 -> 74-79 from DRAM."""
-    cpu = target_cpu()
-    return lanes == cpu.f32_lanes == 16 and cpu.byte_shuffle == 64
-
-
 def _shuffle_width(lanes: int) -> int:
     """Bytes of the byte shuffles that look up a group's 4·lanes codes (0:
     none, f32 permutes look them up)."""
-    if _permutes_words(lanes):
+    if permutes_low_bits(lanes):
         return 0
     return min(4 * lanes, target_cpu().byte_shuffle)
 
@@ -294,8 +278,11 @@ def _nibble_vectors(
     kernel's lanes), read as 4·w bytes of packed codes whose nibbles are
     split byte-wise; the columns of vector v's lanes are `_group_order`'s.
     With byte shuffle `tables` (`_bf16_tables`): `_shuffled_nibble_vectors`;
-    where the target permutes words (`_permutes_words`): nibble p of each
-    32-bit lane, shifted down, indexes the f32 table; else each byte
+    where the target `permutes_low_bits`: nibble p of each 32-bit lane,
+    shifted down, indexes the f32 table (7 shifts and 8 permutes, against
+    16 shuffles and interleaves by the byte tables, most on one port of an
+    Intel core: on an Intel Xeon with AVX-512, MXFP4 4096 x 4096 with the
+    weights in L3 went from 52-53 to 43 ps a weight); else each byte
     position is spread to the low byte of a 32-bit lane (a byte shuffle,
     one instruction on x86) for the f32 table look-up. Vector p's lane j is
     then column k + 8·j + p (byte p/2 of lane j, its low nibble for even
@@ -303,8 +290,10 @@ def _nibble_vectors(
     lanes = kernel.lanes
     count = 4 * lanes
     data = kernel.weights.codes.read(e, r, k, count)
-    if _permutes_words(lanes):
-        return kernel.scaled(e, _permuted_words(e, kernel, data), None)
+    if permutes_low_bits(lanes):
+        words = e.emit(vector.BitcastOp(data, VectorType(i32, [lanes])))
+        values = [kernel.nibble(e, words, 4 * p) for p in range(NIBBLES)]
+        return kernel.scaled(e, values, None)
     b = BitwiseEmitter(data.type, e.constant)
     nibbles = [b.and_(data, 15), b.shr(data, 4)]
     _insert(e, b, data)
@@ -323,28 +312,6 @@ def _nibble_vectors(
             words = e.emit(vector.BitcastOp(spread, VectorType(i32, [lanes])))
             values.append(kernel.look_up(e, words))
     return kernel.scaled(e, values, None)
-
-
-def _permuted_words(e: Emitter, kernel: _Kernel, data: SSAValue) -> list[SSAValue]:
-    """The values of `data`'s codes (4·16 bytes) by `_permutes_words`:
-    vector p from the 32-bit lanes shifted right by 4·p (no mask: the
-    permute reads the low 4 bits)."""
-    lanes = kernel.lanes
-    assert kernel.table is not None
-    words = e.emit(vector.BitcastOp(data, VectorType(i32, [lanes])))
-    b = BitwiseEmitter(words.type, e.constant)
-    shifted = [words, *(b.shr(words, 4 * p) for p in range(1, NIBBLES))]
-    _insert(e, b, words)
-    return [
-        e.emit(
-            llvm.CallIntrinsicOp(
-                WORD_PERMUTE_INTRINSIC,
-                [kernel.table, codes],
-                [VectorType(f32, [lanes])],
-            )
-        )
-        for codes in shifted
-    ]
 
 
 def _shuffled_nibble_vectors(

@@ -1,4 +1,5 @@
 // RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
+// RUN: mx-opt %s -p 'convert-matrix-to-affine{byte-shuffles=64}' | filecheck %s --check-prefix=X512
 
 // The weight-times-vector kernel of FP4/FP8 dequantizations: no buffer of
 // decoded weights (only the i8 scales, x, the sums and y); the sums kept in
@@ -26,10 +27,11 @@
 // CHECK: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
 // CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
 // CHECK-NEXT: %[[LOW:.*]] = arith.andi %[[WIDE]], %[[MASK]] : vector<16xi32>
-// CHECK-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<16xi32>
 // CHECK-NEXT: %[[CODE:.*]] = vector.extract %[[LOW]][0] : i32 from vector<16xi32>
 // CHECK-NEXT: %[[AT:.*]] = arith.index_cast %[[CODE]] : i32 to index
 // CHECK-NEXT: %[[VALUE:.*]] = vector.extract %[[TABLE]][%[[AT]]] : f32 from vector<16xf32>
+// CHECK: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %[[FOUR]] : vector<16xi32>
+// CHECK-NEXT: vector.extract %[[HIGH]][0] : i32 from vector<16xi32>
 // CHECK: %[[EVEN:.*]] = arith.mulf %{{.*}}, %[[EVEN_S]] : vector<16xf32>
 // CHECK-NEXT: %[[ODD:.*]] = arith.mulf %{{.*}}, %[[ODD_S]] : vector<16xf32>
 // CHECK: %[[X:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
@@ -39,6 +41,18 @@
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xf32>, vector<16xf32>
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: func.return
+// With AVX-512's intrinsics (`byte-shuffles=64`: the JIT's on such a host)
+// the table is looked up by the permute intrinsic, which reads the low 4
+// bits of each lane: no mask before the low nibbles, a shift alone before
+// the high ones.
+// X512-LABEL: func.func @mxfp4_column_major
+// X512: %[[TABLE:.*]] = arith.constant dense<[0.000000e+00, 5.000000e-01, {{.*}}, -6.000000e+00]> : vector<16xf32>
+// X512: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<16xi8>
+// X512-NEXT: %[[WIDE:.*]] = llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
+// X512-NEXT: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[WIDE]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// X512-NEXT: %[[HIGH:.*]] = arith.shrui %[[WIDE]], %{{.*}} : vector<16xi32>
+// X512-NEXT: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[HIGH]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// X512: func.return
 func.func @mxfp4_column_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
   %q = matrix.column_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>
@@ -104,6 +118,10 @@ func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf
 // CHECK: math.fma
 // CHECK-NOT: memref<64x32xf32>
 // CHECK: func.return
+// X512-LABEL: func.func @mxfp4_row_major
+// X512: %[[NIBBLE:.*]] = arith.shrui %{{.*}}, %{{.*}} : vector<16xi32>
+// X512-NEXT: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%{{.*}}, %[[NIBBLE]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// X512: func.return
 func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>) -> vector<32xf32> {
   %q = matrix.row_major_load %w[0] packed : memref<?xi8> -> !matrix.matrix<32x64xi4>
   %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<32x2xi8>

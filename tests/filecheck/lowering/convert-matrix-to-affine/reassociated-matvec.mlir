@@ -160,12 +160,11 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // X512-NOT: pshuf
 // X512: %[[BYTES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
 // X512-NEXT: %[[WORDS:.*]] = vector.bitcast %[[BYTES]] : vector<64xi8> to vector<16xi32>
-// X512-NEXT: %[[N1:.*]] = arith.shrui %[[WORDS]], %[[BY4]] : vector<16xi32>
-// X512-COUNT-5: arith.shrui %[[WORDS]]
-// X512-NEXT: %[[N7:.*]] = arith.shrui %[[WORDS]], %[[BY28]] : vector<16xi32>
 // X512-NEXT: %[[V0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[WORDS]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// X512-NEXT: %[[N1:.*]] = arith.shrui %[[WORDS]], %[[BY4]] : vector<16xi32>
 // X512-NEXT: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[N1]])
-// X512-COUNT-5: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// X512-COUNT-5: arith.shrui %[[WORDS]]
+// X512: %[[N7:.*]] = arith.shrui %[[WORDS]], %[[BY28]] : vector<16xi32>
 // X512-NEXT: llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[TABLE]], %[[N7]])
 // X512-NOT: arith.andi
 // X512: arith.mulf %[[V0]], %{{.*}} : vector<16xf32>
