@@ -891,7 +891,12 @@ def float_matvec_along_k(
     has two vectors of partial sums (even and odd steps of `lanes` columns),
     added and then summed by halves; the columns after the last whole
     vector one by one in k order; then the bias. The order depends only on
-    the shapes (threads take whole groups of rows)."""
+    the shapes (threads take whole groups of rows). Each step prefetches
+    into L2 the row a group below at its column, as `_prefetch_codes` does
+    (on an Intel Xeon with AVX-512, from DRAM, 4 layers, one thread: f16
+    4096 x 4064 154 -> 139 ps a weight, bf16 149 -> 135; at 4096 x 4096
+    143 -> 135 and 138 -> 132; into L1 instead, about 2 % slower than
+    L2)."""
     m = matrix_type(op.matrix)
     rows, cols = m.rows, m.cols
     t = op.result_element
@@ -923,6 +928,8 @@ def float_matvec_along_k(
             h: Emitter, s: SSAValue, carried: Sequence[SSAValue]
         ) -> list[SSAValue]:
             k = block_start(h, 0, step, s)
+            for i in range(group):  # (the next group's rows: `_prefetch_codes`)
+                prefetch_block(h, op.matrix, offset(h, r, group + i), k, locality=2)
             sums = products(h, r, k, list(carried), 0)
             return products(h, r, offset(h, k, lanes), sums, 1)
 

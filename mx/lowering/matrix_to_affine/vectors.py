@@ -315,16 +315,24 @@ def read_block(
     return result
 
 
-def prefetch_block(e: Emitter, value: SSAValue, r: Index, c: Index) -> None:
-    """A prefetch of element (r, c) of `value`'s memory, when `value` is read
-    from memory: its buffer, or the user's memory of a fused (unpacked)
-    load; nothing for a value computed from others."""
+def prefetch_block(
+    e: Emitter, value: SSAValue, r: Index, c: Index, locality: int = 3
+) -> None:
+    """A prefetch of element (r, c) of `value`'s memory into L1 (`locality`
+    3) or L2 (2), when `value` is read from memory: its buffer, or the
+    user's memory of a fused (unpacked) load, seen through a fused
+    `matrix.cast`; nothing for a value computed from others."""
+    cast_op = value.owner
+    if isinstance(cast_op, CastOp) and cast_op in e.fused:
+        value = cast_op.input
     if (buffer := buffer_of(value)) is not None:
-        e.builder.insert(PrefetchOp(buffer, [e.index(c), e.index(r)]))
+        at = [e.index(c), e.index(r)]
+        e.builder.insert(PrefetchOp(buffer, at, locality=locality))
         return
     op = value.owner
     if isinstance(op, LoadOp) and op in e.fused and not op.is_packed:
-        e.builder.insert(PrefetchOp(op.memref, [e.index(e.position(op, r, c))]))
+        at = [e.index(e.position(op, r, c))]
+        e.builder.insert(PrefetchOp(op.memref, at, locality=locality))
 
 
 def _scaled_block(

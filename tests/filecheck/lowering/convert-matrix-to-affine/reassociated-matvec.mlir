@@ -241,10 +241,19 @@ func.func @fp8_reassoc_nan_codes(%w: memref<?xi8>, %x: vector<40xf32>) -> vector
 // in k order; then the bias. 4 rows at a time (`weight-streams`, mx-opt's
 // target: 4 rows' weights streamed at once, sharing each load of x): 18
 // rows are 4 groups and a last group overlapping them; with one stream,
-// 18 groups of a row.
+// 18 groups of a row. Each step first prefetches into L2 the f16 weights of
+// the rows one group below at its column (the next group's rows).
 // CHECK-LABEL: func.func @f16_reassoc
+// CHECK-DAG: %[[GROUP:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[STEP:.*]] = arith.constant 32 : index
 // CHECK: affine.for %{{.*}} = 0 to 4 {
-// CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%[[E0:.*]] = %{{.*}}, %[[O0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: affine.for %[[S:.*]] = 0 to 1 iter_args(%[[E0:.*]] = %{{.*}}, %[[O0:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-NEXT: %[[K:.*]] = arith.muli %[[S]], %[[STEP]] : index
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %{{.*}}, %[[GROUP]] : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.muli %[[NEXT]], %{{.*}} : index
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[ROW]], %[[K]] : index
+// CHECK-NEXT: memref.prefetch %w[%[[AT]]], read, locality<2>, data : memref<?xf16>
+// CHECK-COUNT-3: memref.prefetch %w[%{{.*}}], read, locality<2>, data : memref<?xf16>
 // CHECK: %[[X0:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
 // CHECK: %[[H:.*]] = vector.load %w[%{{.*}}] : memref<?xf16>, vector<16xf16>
 // CHECK-NEXT: %[[W:.*]] = arith.extf %[[H]] : vector<16xf16> to vector<16xf32>
@@ -260,6 +269,8 @@ func.func @fp8_reassoc_nan_codes(%w: memref<?xi8>, %x: vector<40xf32>) -> vector
 // SINGLE-LABEL: func.func @f16_reassoc
 // SINGLE: affine.for %{{.*}} = 0 to 18 {
 // SINGLE: affine.for %{{.*}} = 0 to 1 iter_args(%[[E:.*]] = %{{.*}}, %[[O:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
+// SINGLE: memref.prefetch %w[%{{.*}}], read, locality<2>, data : memref<?xf16>
+// SINGLE-NOT: memref.prefetch
 // SINGLE: %[[X0:.*]] = vector.load %{{.*}} : memref<1x40xf32>, vector<16xf32>
 // SINGLE: %[[H:.*]] = vector.load %w[%{{.*}}] : memref<?xf16>, vector<16xf16>
 // SINGLE-NEXT: %[[W:.*]] = arith.extf %[[H]] : vector<16xf16> to vector<16xf32>
