@@ -260,8 +260,9 @@ class ConvertMatrixToAffinePass(ModulePass):
     """Bytes of the x86 shuffle intrinsics that look packed f4e2m1fn codes up
     in the reassociated decode kernels (`matrix_to_affine/target_cpu.py`):
     byte shuffles (`llvm.x86.*.pshuf.b`: 16, 32 for AVX2); 64 for AVX-512BW,
-    whose f32 permute takes 16 lanes of codes; 0: the target's (the host's
-    in the JIT; none under mx-opt: LLVM IR for any target)."""
+    whose f32 permute takes 16 lanes of codes (in every decode kernel, with
+    no mask); 0: the target's (the host's in the JIT; none under mx-opt:
+    LLVM IR for any target)."""
 
     weight_streams: int = 0
     """Rows of float weights the reassociated matvec reads at once (streams

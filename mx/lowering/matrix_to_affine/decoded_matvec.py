@@ -39,9 +39,10 @@ Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
   multiply would) are a table indexed by the code (a `vector.extract` at the
   code in every lane, which LLVM turns into one variable permute: `vpermps`
-  on AVX-512; where the target takes AVX-512's intrinsics, `permutes_low_bits`
-  calls the permute itself and masks no code, as it reads 4 bits). Where the target's permutes pick from fewer than 16 lanes
-  (`target_cpu.py`: AVX2) and for vectors of fewer than 16 lanes, the table
+  on AVX-512; where the target takes AVX-512's intrinsics the kernels call
+  the permute themselves and mask no code, as it reads 4 bits:
+  `permutes_low_bits`). Where the target's permutes pick from fewer than
+  16 lanes (`target_cpu.py`: AVX2) and for vectors of fewer than 16 lanes, the table
   holds the 8 magnitudes, indexed by the code's low 3 bits, and the code's
   bit 3 becomes the sign bit (the values are symmetric: a constant factor
   multiplies +v and -v to results of one magnitude). In column-major W the

@@ -20,11 +20,12 @@ table (`decoded_matvec.py`, `reassociated_matvec.py`).
   written lane by lane only when every lane of the result is used, which
   the interleave that follows the look-up defeats (LLVM 16 and 22 both went
   lane by lane), so the packed f4e2m1fn kernels call the intrinsic
-  (`llvm.x86.avx2.pshuf.b` and its 128- and 512-bit forms) where the target
-  has it. With AVX-512 (64-byte intrinsics, 16 lanes) the groups permute
-  f32s instead (`vpermps` by the intrinsic, which reads the low 4 bits of
-  each 32-bit index): 8 codes a lane, shifted into place, and no mask, no
-  byte shuffle, no interleave.
+  (`llvm.x86.avx2.pshuf.b` and its 128-bit form) where the target has it.
+  With AVX-512 (64-byte intrinsics, 16 lanes) the groups permute f32s
+  instead (`vpermps` by the intrinsic, which reads the low 4 bits of each
+  32-bit index): 8 codes a lane, shifted into place, and no mask, no byte
+  shuffle, no interleave; every other f4e2m1fn look-up of the decode
+  kernels takes the intrinsic too, unmasked.
 
 And its vector registers: the JIT lowers with vectors at most as wide,
 whatever `vector-bits` says, and sizes the products' kernels for as many
