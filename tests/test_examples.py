@@ -34,8 +34,10 @@ def test_examples_compile_run_and_agree(tmp_path: Path) -> None:
 
 def test_quantized_examples_hold_no_dequantized_copy() -> None:
     """The FP8 (and packed MXFP4) weights are decoded where the product reads them: the lowered
-    code allocates only the small buffers of x, y or the result, never one of
-    the weights' shape."""
+    code allocates only the small buffers of x, y or the result (or none: a
+    returned product is written into its out-parameter), never one of the
+    weights' shape."""
+    allocated = 0
     for name, weights in (
         ("fp8_weights_matvec", "memref<64x32x"),
         ("fp8_dequant_matmul", "memref<16x8x"),
@@ -53,5 +55,6 @@ def test_quantized_examples_hold_no_dequantized_copy() -> None:
             check=True,
         ).stdout
         buffers = re.findall(r"memref\.alloca?\(\).*: (memref<[^>]*>)", lowered)
-        assert buffers, name
+        allocated += len(buffers)
         assert not [b for b in buffers if b.startswith(weights)], (name, buffers)
+    assert allocated, "the pattern finds no buffer at all"

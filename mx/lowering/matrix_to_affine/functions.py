@@ -1,15 +1,28 @@
 """`convert-matrix-to-affine`: function signatures, returns and calls (the
-ABI of matrix arguments and results, see the pass's docstring and abi.py)."""
+ABI of matrix arguments and results, see the pass's docstring and abi.py).
+
+A returned matrix is computed straight into its out-parameter, not into a
+buffer of its own copied there at the return, when nothing else can be
+written there first: the function is one block (no branch can return
+another value in that position), the value is a result of an op of that
+block, and the boundary is column-major (a row-major out-parameter holds the
+transpose). The C ABI's out-parameters alias no argument, so the op may
+write its result there while it still reads its operands (a 1024^2 f32
+product copied 4 MiB after computing it: 3 % of its time on one thread,
+more on two, where the copy ran on one).
+"""
 
 from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, FunctionType
+from xdsl.ir import OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from mx.dialects.matrix import MatrixType
 from mx.lowering.matrix_to_affine.abi import abi_type, matrix_of_abi_buffer
+from mx.lowering.matrix_to_affine.elements import buffer_of
 from mx.lowering.matrix_to_affine.state import MatrixPattern, is_matrix, matrix_type
 
 
@@ -61,9 +74,31 @@ class LowerFuncSignature(MatrixPattern):
                     )
                 )
                 block.erase_arg(old)
-        self.state.out_params[op] = [
+        out_params: list[SSAValue] = [
             block.insert_arg(abi_type(t, row_major), len(block.args)) for t in outs
         ]
+        self.state.out_params[op] = out_params
+        if not row_major:
+            self.state.destinations.update(_computed_in_place(op, out_params))
+
+
+def _computed_in_place(
+    function: func.FuncOp, out_params: list[SSAValue]
+) -> dict[SSAValue, SSAValue]:
+    """The matrices `function` returns that are computed straight into their
+    out-parameters (the module docs), each with its out-parameter."""
+    if len(function.body.blocks) != 1:
+        return {}
+    block = function.body.block
+    ret = block.last_op
+    if not isinstance(ret, func.ReturnOp):
+        return {}
+    returned = [v for v in ret.arguments if is_matrix(v)]
+    destinations: dict[SSAValue, SSAValue] = {}
+    for value, out in zip(returned, out_params, strict=True):
+        if isinstance(value, OpResult) and value.op.parent is block:
+            destinations.setdefault(value, out)
+    return destinations
 
 
 @dataclass
@@ -82,8 +117,8 @@ class LowerReturn(MatrixPattern):
             return
         outs = iter(self.state.out_params[function])
         for value in op.arguments:
-            if is_matrix(value):
-                self.state.materialize(self._abi_value(value, op), next(outs), op)
+            if is_matrix(value) and buffer_of(value) is not (out := next(outs)):
+                self.state.materialize(self._abi_value(value, op), out, op)
         rewriter.replace(
             op, func.ReturnOp(*(v for v in op.arguments if not is_matrix(v)))
         )
@@ -103,9 +138,9 @@ class LowerCall(MatrixPattern):
             for v in op.arguments
         ]
         results = {
-            i: self.state.buffer(
-                matrix_type(r).transposed() if row_major else matrix_type(r), op
-            )
+            i: self.state.buffer(matrix_type(r).transposed(), op)
+            if row_major
+            else self.state.result_buffer(r, op)
             for i, r in enumerate(op.res)
             if is_matrix(r)
         }

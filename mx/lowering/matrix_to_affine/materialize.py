@@ -25,7 +25,7 @@ class MaterializeElementwise(MatrixPattern):
         if op in self.state.plan.fused or not is_matrix(op.results[0]):
             return
         t = matrix_type(op.results[0])
-        buffer = self.state.buffer(t, op)
+        buffer = self.state.result_buffer(op.results[0], op)
         # Computed as if fused into a copy of its value into the buffer.
         self.state.plan.fused.add(op)
         self.state.materialize(op.results[0], buffer, op)
@@ -44,8 +44,8 @@ class LowerScaledConvertTo(MatrixPattern):
     ) -> None:
         if not is_matrix(op.input):
             return
-        elements = self.state.buffer(matrix_type(op.result), op)
-        scales = self.state.buffer(matrix_type(op.scales), op)
+        elements = self.state.result_buffer(op.result, op)
+        scales = self.state.result_buffer(op.scales, op)
         lanes = self.state.lanes(matrix_type(op.input))
         quantize_into(self.state.emitter(op), op, elements, scales, lanes)
         casts = [
@@ -65,7 +65,7 @@ class MaterializeConstant(MatrixPattern):
         if op in self.state.plan.fused:
             return
         t = matrix_type(op.result)
-        buffer = self.state.buffer(t, op)
+        buffer = self.state.result_buffer(op.result, op)
         e = self.state.emitter(op)
         values = op.row_major_values()
         for r in range(t.rows):

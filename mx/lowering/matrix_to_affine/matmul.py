@@ -54,7 +54,7 @@ class LowerMatmul(MatrixPattern):
         t = matrix_type(op.result)
         depth = matrix_type(op.lhs).cols
         acc = op.acc if isinstance(op, MatmulAddOp) else None
-        buffer = self.state.buffer(t, op)
+        buffer = self.state.result_buffer(op.result, op)
         unsigned = op.unsigned is not None
         compute = accumulation_type(t.element_type, op.fastmath)
 

@@ -59,6 +59,11 @@ class LoweringState:
     out_params: dict[func.FuncOp, list[SSAValue]] = field(
         default_factory=dict[func.FuncOp, list[SSAValue]]
     )
+    destinations: dict[SSAValue, SSAValue] = field(
+        default_factory=dict[SSAValue, SSAValue]
+    )
+    """Returned values computed straight into their out-parameter (no copy
+    at the return; functions.py says which)."""
     emitted: dict[func.FuncOp, Counter[str]] = field(
         default_factory=dict[func.FuncOp, Counter[str]]
     )
@@ -106,6 +111,13 @@ class LoweringState:
         if owned:
             self.owned.add(buffer)
         return buffer
+
+    def result_buffer(self, value: SSAValue, at: Operation) -> SSAValue:
+        """The buffer `at` computes its result `value` into: the function's
+        out-parameter if `value` is returned (`destinations`), else its own."""
+        if (out := self.destinations.get(value)) is not None:
+            return out
+        return self.buffer(matrix_type(value), at)
 
     def temporary(self, t: MatrixType, at: Operation) -> SSAValue:
         """A buffer for a copy of a value that exists elsewhere."""

@@ -7,10 +7,11 @@
 // `matrix-lowered` remark): the transposed product's result is written
 // transposed, and its transposed left factor is copied into a temporary (24
 // bytes beside the product's 32) so that its columns can be read as vectors:
-// two transposes until the transposes cancel. Scalar code reads the factor
-// with swapped indices: one transpose, no temporary.
+// two transposes until the transposes cancel, when the product, returned,
+// is written straight into the out-parameter (no stack buffer). Scalar code
+// reads the factor with swapped indices: one transpose, no temporary.
 // CHECK: remark: @transposed_product: lowered with 0 loads, 0 stores, 24 multiplies, 16 adds, 0 fmas, 0 divides, 2 transposes, 1 temporaries, 56 stack_bytes, 0 heap_buffers
-// AFTER: remark: @transposed_product: lowered with 0 loads, 0 stores, 24 multiplies, 16 adds, 0 fmas, 0 divides, 0 transposes, 0 temporaries, 32 stack_bytes, 0 heap_buffers
+// AFTER: remark: @transposed_product: lowered with 0 loads, 0 stores, 24 multiplies, 16 adds, 0 fmas, 0 divides, 0 transposes, 0 temporaries, 0 stack_bytes, 0 heap_buffers
 // SCALAR: remark: @transposed_product: lowered with 0 loads, 0 stores, 24 multiplies, 16 adds, 0 fmas, 0 divides, 1 transposes, 0 temporaries, 32 stack_bytes, 0 heap_buffers
 // ATTR-LABEL: func.func @transposed_product
 // ATTR-SAME:    attributes {matrix.lowered = {loads = 0 : i64, stores = 0 : i64, multiplies = 24 : i64, adds = 16 : i64, fmas = 0 : i64, divides = 0 : i64, transposes = 2 : i64, temporaries = 1 : i64, stack_bytes = 56 : i64, heap_buffers = 0 : i64}}

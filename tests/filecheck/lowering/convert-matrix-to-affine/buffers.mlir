@@ -2,20 +2,24 @@
 // RUN: mx-opt %s -p "convert-matrix-to-affine{vector-bits=0 stack-bytes=128}" | filecheck %s --check-prefix=CAP
 
 // Buffers of the same type whose lifetimes do not overlap are one buffer:
-// %c is dead once %d is computed, so %e is written into %c's buffer.
+// %c is dead once %d is computed, so %e is written into %c's buffer (and %f,
+// returned, into the out-parameter).
 // CHECK-LABEL: func.func @chain
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<4x4xf32>)
 // CHECK-NEXT: %[[FIRST:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4xf32>
 // CHECK-NEXT: %[[SECOND:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4xf32>
 // CHECK-NOT: memref.alloc
 // CHECK: affine.store %{{.*}}, %[[SECOND]]
 // CHECK: affine.store %{{.*}}, %[[FIRST]]
 // CHECK: affine.store %{{.*}}, %[[SECOND]]
+// CHECK: affine.store %{{.*}}, %[[OUT]]
 // CHECK: func.return
 func.func @chain(%a: !matrix.matrix<4x4xf32>, %b: !matrix.matrix<4x4xf32>) -> !matrix.matrix<4x4xf32> {
   %c = matrix.matmul %a, %b : !matrix.matrix<4x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>
   %d = matrix.matmul %c, %b : !matrix.matrix<4x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>
   %e = matrix.matmul %d, %b : !matrix.matrix<4x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>
-  return %e : !matrix.matrix<4x4xf32>
+  %f = matrix.matmul %e, %b : !matrix.matrix<4x4xf32>, !matrix.matrix<4x4xf32> -> !matrix.matrix<4x4xf32>
+  return %f : !matrix.matrix<4x4xf32>
 }
 
 // A buffer read inside a loop lives through the whole loop (%c, and the
