@@ -31,6 +31,14 @@ calls later.)
 One thread (`MX_NUM_THREADS=1`), thread CPU time, median of 5 reps of ≥ 30 ms, the
 spellings of a format and layout interleaved (`bench.timing.time_interleaved`); results
 checked bit for bit against the `literal` spelling (the same k order).
+
+Before the timing every callable runs once over all of its copies, in turns (`_warm`).
+Memory read for the first time since it was written ran slower on this VM for about one
+pass: 4 sets of the same copies of one spelling, timed interleaved in one process, ran at
+180, 154, 137, 121 ps a weight (the first allocated slowest, each settling to ~121 after
+one pass over its copies); one pass first made them 124, 123, 121. Without it the
+spelling timed first in a group (`literal`) looked the slowest (MXFP8 e4m3 column-major
+literal 2.00× of `matrix args`, timed last, in session 30's first run).
 """
 
 from __future__ import annotations
@@ -204,6 +212,15 @@ def _cold_copies(args: list[Any]) -> list[list[Any]]:
     ]
 
 
+def _warm(calls: dict[str, Any], rotations: dict[str, int]) -> None:
+    """Each call once over all of its copies (`rotations[name]` calls), the
+    callables in turns: the module docs say why."""
+    for turn in range(max(rotations.values())):
+        for name, call in calls.items():
+            if turn < rotations[name]:
+                call()
+
+
 def cases(quick: bool, only: list[str] | None = None) -> list[Case]:
     rows, depth = (512, 1024) if quick else (2048, 4096)
     return [
@@ -228,6 +245,7 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
     for (name, layout), group in groups.items():
         print(f"spellings: {name} {layout} ...", flush=True)
         calls: dict[str, Any] = {}
+        rotations: dict[str, int] = {}
         remarks: dict[str, str] = {}
         reference: np.ndarray | None = None
         for c in group:
@@ -242,7 +260,9 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
                 assert np.array_equal(y.view(np.uint32), reference.view(np.uint32)), c
             turns = itertools.cycle(copies)
             calls[c.spelling] = lambda f=f, t=turns: f(*next(t))  # pyright: ignore[reportUnknownLambdaType]
+            rotations[c.spelling] = len(copies)
             remarks[c.spelling] = kernels[-1].message.removeprefix("kernel: ")
+        _warm(calls, rotations)
         times = time_interleaved(calls, 1, 5, 30.0)
         per_weight = {
             c.spelling: float(np.median(times[c.spelling])) * 1e3 / c.weights
