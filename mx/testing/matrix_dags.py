@@ -10,11 +10,12 @@ program may carry matrices where the lowering once failed on valid input:
   matrices, `affine.for`, `scf.for` and `scf.while` carrying matrices;
 - block arguments of `cf.br`/`cf.cond_br`: the function body is split into an
   entry block and a join block entered with matrices;
-- a long dependent elementwise chain (`LONG_CHAIN` ops and more).
+- a long dependent elementwise chain (`LONG_CHAIN` ops and more);
+- a result returned twice (`RETURNED_TWICE`).
 
 `ProgramGenerator.covered` counts the matrix ops and the `STRUCTURES` (`select`,
-`scf.if`, `affine.for`, `cf.cond_br`, `cf.br`, `chain`, ...) a program used, so that a
-test can report and check what a sample reached. The property test
+`scf.if`, `affine.for`, `cf.cond_br`, `cf.br`, `chain`, `returned twice`, ...) a
+program used, so that a test can report and check what a sample reached. The property test
 (tests/passes/test_pass_equivalence.py) and the fuzzer (`mx.testing.fuzz`) use it.
 """
 
@@ -55,6 +56,9 @@ recursion limit in the lowering."""
 LONG_CHAIN_SHARE = 0.05
 """Share of programs with a long chain."""
 
+RETURNED_TWICE = 0.25
+"""Share of programs returning one of their results a second time."""
+
 STRUCTURES = (
     "select",
     "scf.if",
@@ -65,6 +69,7 @@ STRUCTURES = (
     "cf.cond_br",
     "cf.br",
     "chain",
+    "returned twice",
 )
 
 CARRIERS = ("select", "if", "switch", "for", "scf_for", "while")
@@ -482,6 +487,11 @@ class ProgramGenerator:
         # Values of the entry block dominate the join block: any may be returned.
         outputs = [v for v in self.pool[3:] if self.rnd.random() < 0.6]
         outputs = [*self.results, *(outputs or self.pool[-1:])]
+        if self.rnd.random() < RETURNED_TWICE:
+            # (the lowering computes a returned matrix in its first
+            # out-parameter and copies it into the second)
+            outputs.append(self.rnd.choice(outputs))
+            self.covered["returned twice"] += 1
         self._emit(func.ReturnOp(*outputs))
         blocks[-1].add_ops(self.ops)
         self.covered.update(

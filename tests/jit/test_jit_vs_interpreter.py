@@ -9,6 +9,7 @@ bit for bit; NaNs compare equal whatever their payload.
 
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,11 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
+from mx import jit
 from mx.frontend import mx_context
-from mx.interpreters import run_function
+from mx.interpreters import UndefinedBehaviorError, run_function
 from mx.jit import compile_module, lower_to_llvm_ir
+from mx.testing.matrix_dags import MEMORY_SIZE, ProgramGenerator
 from tests.reference.element_types import BF16, ELEMENT_DTYPES
 from tests.system_tools import required_tool
 
@@ -314,3 +317,57 @@ def test_float_min_max_jit_equals_interpreter(t: str) -> None:
 
 def _raw(x: np.ndarray) -> np.ndarray:
     return x.view(f"u{x.dtype.itemsize}")
+
+
+DAG_EXAMPLES = int(os.environ.get("MX_JIT_DAG_EXAMPLES", "60"))
+"""Random programs the JIT runs beside the interpreter (a long run: 2000)."""
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal bit for bit, any NaN matching any NaN."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind in "iu":
+        return bool(np.array_equal(a, b))
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    nan = np.isnan(wide_a)
+    same = (wide_a == wide_b) & (np.signbit(wide_a) == np.signbit(wide_b))
+    return bool(np.array_equal(nan, np.isnan(wide_b)) and np.all(same | nan))
+
+
+def test_jit_runs_random_programs_like_the_interpreter() -> None:
+    """`mx.testing.matrix_dags` programs without `contract` (DAGs over every
+    matrix op, matrices carried by control flow, results returned once or
+    twice: computed in their out-parameters or copied there), compiled and
+    interpreted on the same arguments: every result and the memory argument
+    agree bit for bit. Programs with undefined behaviour are not compared."""
+    compared: Counter[str] = Counter()
+    for seed in range(DAG_EXAMPLES):
+        generator = ProgramGenerator(seed)
+        module, args = generator.build()
+        if generator.use_contract:
+            continue
+        interpreted = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        try:
+            expected = run_function(module, "f", *interpreted)
+        except UndefinedBehaviorError:
+            continue
+        compiled = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        got = jit.jit(module, "f")(*compiled)
+        got = got if isinstance(got, tuple) else (got,)
+        memories = [
+            (i, c)
+            for i, (a, c) in enumerate(zip(interpreted, compiled, strict=True))
+            if isinstance(a, np.ndarray) and a.ndim == 1 and a.size == MEMORY_SIZE
+        ]
+        pairs = [*zip(expected, got, strict=True)] + [
+            (interpreted[i], c) for i, c in memories
+        ]
+        for i, (e, g) in enumerate(pairs):
+            e_arr, g_arr = np.asarray(e), np.asarray(g)
+            assert _same_bits(e_arr, g_arr), f"seed {seed}, result {i}:\n{module}"
+        compared.update(generator.covered)
+        compared["programs"] += 1
+    print("compared:", dict(sorted(compared.items())))
+    assert compared["programs"] >= DAG_EXAMPLES // 4
+    assert compared["returned twice"] > 0
