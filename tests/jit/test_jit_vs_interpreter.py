@@ -23,6 +23,7 @@ from mx.frontend import mx_context
 from mx.interpreters import UndefinedBehaviorError, run_function
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.testing.matrix_dags import MEMORY_SIZE, ProgramGenerator
+from tests.reference.bits import same_bits
 from tests.reference.element_types import BF16, ELEMENT_DTYPES
 from tests.system_tools import required_tool
 
@@ -323,18 +324,6 @@ DAG_EXAMPLES = int(os.environ.get("MX_JIT_DAG_EXAMPLES", "60"))
 """Random programs the JIT runs beside the interpreter (a long run: 2000)."""
 
 
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Equal bit for bit, any NaN matching any NaN."""
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    if a.dtype.kind in "iu":
-        return bool(np.array_equal(a, b))
-    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
-    nan = np.isnan(wide_a)
-    same = (wide_a == wide_b) & (np.signbit(wide_a) == np.signbit(wide_b))
-    return bool(np.array_equal(nan, np.isnan(wide_b)) and np.all(same | nan))
-
-
 def test_jit_runs_random_programs_like_the_interpreter() -> None:
     """`mx.testing.matrix_dags` programs without `contract` (DAGs over every
     matrix op, matrices carried by control flow, results returned once or
@@ -365,7 +354,7 @@ def test_jit_runs_random_programs_like_the_interpreter() -> None:
         ]
         for i, (e, g) in enumerate(pairs):
             e_arr, g_arr = np.asarray(e), np.asarray(g)
-            assert _same_bits(e_arr, g_arr), f"seed {seed}, result {i}:\n{module}"
+            assert same_bits(e_arr, g_arr), f"seed {seed}, result {i}:\n{module}"
         compared.update(generator.covered)
         compared["programs"] += 1
     print("compared:", dict(sorted(compared.items())))
