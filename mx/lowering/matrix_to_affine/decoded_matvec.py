@@ -617,18 +617,19 @@ class _Kernel:
         of each i32 lane of `words` (`top`: no bit above them is set):
         shifted down, masked unless the target `permutes_low_bits` or `top`,
         looked up."""
+        permute = permutes_low_bits(self.lanes)
         b = BitwiseEmitter(words.type, e.constant)
         codes = b.shr(words, shift) if shift else words
-        if permutes_low_bits(self.lanes):
-            assert self.table is not None
-            _insert(e, b, words)
-            vt = VectorType(f32, [self.lanes])
-            return e.emit(
-                llvm.CallIntrinsicOp(WORD_PERMUTE_INTRINSIC, [self.table, codes], [vt])
-            )
-        if not top:
+        if not (top or permute):
             codes = b.and_(codes, 15)
-        return self.look_up(e, _insert(e, b, codes))
+        codes = _insert(e, b, codes)
+        if not permute:
+            return self.look_up(e, codes)
+        assert self.table is not None
+        vt = VectorType(f32, [self.lanes])
+        return e.emit(
+            llvm.CallIntrinsicOp(WORD_PERMUTE_INTRINSIC, [self.table, codes], [vt])
+        )
 
     def scaled(
         self, e: Emitter, values: list[SSAValue], scales: Sequence[SSAValue] | None
