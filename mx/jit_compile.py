@@ -395,7 +395,10 @@ def _compile(
         op = definitions[name]
         orders = iter(layouts)
         flags = [
-            isinstance(t, MatrixType) and (next(orders) == "C") != row_major_abi
+            isinstance(t, MatrixType)
+            and (next(orders) == "C") != row_major_abi
+            and t.rows > 1
+            and t.cols > 1  # (one row or column: both orders are the same bytes)
             for t in (*op.function_type.inputs, *op.function_type.outputs)
         ]
         entry_names[name] = op.sym_name.data

@@ -85,7 +85,8 @@ class QuantizedProgram:
         self._np = np.random.default_rng(self.seed)
         self._body: list[str] = []
         self._loads: list[tuple[str, int | None, int, bool]] = []
-        """(layout, literal offset or None, stride, packed) of each load."""
+        """(layout, literal offset or None, stride, packed) of each load (a
+        matrix argument: stride 0)."""
         self._format: str | None = None
         """The FP format of the codes, if the weights are codes."""
         # Spellings and fast-path candidates are drawn apart, so that the
@@ -105,6 +106,14 @@ class QuantizedProgram:
             rows = 32
         block = rnd.choice([16, 32])
         depth = block * rnd.randint(1, 3) if decode == "scaled" else rnd.randint(1, 96)
+        self._one_column = (
+            self._candidate and decode == "convert_from" and self._draw_one_column()
+        )
+        if self._one_column:
+            # A matrix argument, C- and F-contiguous: a C-ordered 32x1 one
+            # lost the fused kernel.
+            self.covered["one column"] += 1
+            depth = 1
         if decode == "mixed" and rnd.random() < 0.3:
             # 1- to 3-element vectors and columns (a 3x1 bf16 matvec aborted LLVM).
             self.covered["short depth"] += 1
@@ -132,12 +141,18 @@ class QuantizedProgram:
         body = "\n".join(f"  {line}" for line in self._body)
         self.source = f"func.func @f({params}) -> {self._result_type} {{\n{body}\n}}\n"
 
+    def _draw_one_column(self) -> bool:
+        """Whether a fused-kernel candidate's weights are a matrix argument of
+        one column (drawn apart from the other draws, which stay those of the
+        programs before)."""
+        return random.Random(f"one column {self.seed}").random() < 0.4
+
     def _fusable(self, decode: str, rows: int, depth: int, element: str) -> bool:
         """True if the weights just drawn, decoded by `decode` to `element`,
         fit the fused matvec kernel (consumer aside): FP4/FP8 codes (FP4
         packed at an offset and stride that are even, or an offset checked at
         run time), rows a multiple of 32, row-major rows of whole 32-bit
-        words, column-major scales."""
+        words (or one column of an argument), column-major scales."""
         if decode not in ("convert_from", "scaled") or element != "f32":
             return False
         fmt = self._format
@@ -148,7 +163,12 @@ class QuantizedProgram:
         if packed and odd:
             return False
         per_word = 8 if packed else 4
-        return layout == "column_major" or depth % per_word == 0
+        argument = stride == 0  # (`_load`: a matrix argument)
+        return (
+            layout == "column_major"
+            or depth % per_word == 0
+            or (argument and depth == 1)  # (either order: the same bytes)
+        )
 
     # -- helpers -----------------------------------------------------------
 
@@ -198,7 +218,7 @@ class QuantizedProgram:
                 high = self._np.integers(0, 256, codes.size).astype(np.uint8)
                 codes = codes | (high & ~np.uint8((1 << int(memory_element[1:])) - 1))
             memory[positions] = codes.reshape(rows, cols)
-        if not packed and self._spelling.random() < 0.2:
+        if not packed and (self._spelling.random() < 0.2 or self._one_column):
             self.covered["matrix argument"] += 1
             array = codes.reshape(rows, cols)
             if layout == "column_major":

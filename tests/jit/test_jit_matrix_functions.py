@@ -106,3 +106,40 @@ func.func @negate(%q: vector<16xi4>) -> vector<16xi4> {
     assert negated.dtype == np.int8
     # -q in 4-bit two's complement, in the low bits of each byte.
     np.testing.assert_array_equal(negated, (16 - codes) % 16)
+
+
+ONE_COLUMN = """
+func.func @f(%w: !matrix.matrix<32x1xi8>, %x: vector<1xf32>) -> vector<32xf32> {
+  %d = arbfp.convert_from f8e4m3fn %w : !matrix.matrix<32x1xi8> to !matrix.matrix<32x1xf32>
+  %y = matrix.matvec %d, %x : !matrix.matrix<32x1xf32>, vector<1xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
+func.func @column(%a: !matrix.matrix<1x5xf32>) -> !matrix.matrix<5x1xf32> {
+  %t = matrix.transpose %a : !matrix.matrix<1x5xf32> -> !matrix.matrix<5x1xf32>
+  func.return %t : !matrix.matrix<5x1xf32>
+}
+"""
+
+
+def test_one_row_or_column_crosses_the_boundary_as_it_is() -> None:
+    """A matrix of one row or one column is the same bytes C- or F-ordered:
+    it crosses the boundary untransposed in every order, so the C-ordered
+    32x1 FP8 weights NumPy makes get the fused kernel (as their transpose, a
+    row-major matrix of 1-code rows, they got the cache-blocked one)."""
+    module = compile_module(ONE_COLUMN)
+    (remark,) = module.f.remarks
+    assert "kernel: fused decode vector" in remark, remark
+    codes = np.random.default_rng(3).integers(0, 256, (32, 1)).astype(np.uint8)
+    x = np.array([0.375], np.float32)
+    decoded = codes.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    # (a NaN code's product is a NaN, whatever its bits)
+    want = (decoded[:, 0] * x[0]).astype(np.float32)
+    for w in (codes, np.asfortranarray(codes), codes.T.copy().T):
+        got = module.f(w, x)
+        np.testing.assert_array_equal(got, want)
+    a = np.arange(5, dtype=np.float32).reshape(1, 5)
+    out = np.zeros((5, 1), np.float32, order="F")
+    module.column(a, out=out)
+    np.testing.assert_array_equal(out, a.T)
+    np.testing.assert_array_equal(module.column(np.asfortranarray(a)), a.T)

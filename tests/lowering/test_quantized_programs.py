@@ -100,7 +100,7 @@ def test_sample_covers_every_form() -> None:
         "column_major", "row_major", "column_major packed", "row_major packed",
         "splat scale", "transpose", "index offset", "matrix argument",
         "matvec", "matvec bias", "matmul", "matmul left", "matmul_add",
-        "short depth", "narrow vector", "layer loop",
+        "short depth", "narrow vector", "layer loop", "one column",
     }  # fmt: skip
     assert wanted <= set(seen), f"never generated: {sorted(wanted - set(seen))}"
     programs = [QuantizedProgram(seed) for seed in range(COUNT)]

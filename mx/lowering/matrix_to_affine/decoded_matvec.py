@@ -576,28 +576,51 @@ class _Kernel:
             ]
         return self.scaled(e, values, scales)
 
-    def word_element(self, e: Emitter, words: SSAValue, n: int) -> SSAValue:
-        """The decoded element n of every 32-bit lane of `words` (before
-        the scales)."""
+    def word_elements(self, e: Emitter, words: SSAValue) -> list[SSAValue]:
+        """The decoded elements 0, 1, ... of every 32-bit lane of `words`
+        (before the scales). FP8 codes are placed as f16 bits (as `decode`
+        places them) two lanes at a time: each 32-bit lane is two 16-bit
+        lanes, codes 0 and 2 in their low bytes, 1 and 3 in their high ones;
+        one permute then takes code 0 of every lane to the first half and
+        code 2 to the second (their f16 extended to f32 half by half). Code
+        by code, each in the low half of its 32-bit lane, the f16s were
+        narrowed to 16 bits first (`vpmovdw`, 2 uops on AVX-512) and the
+        placing and NaN test ran on 16 lanes, not 32: a step's loop had 993
+        vector instructions, now 713 (row-major FP8 e4m3fn times a scale
+        argument, 2048 x 4096 from DRAM, one thread, Intel Xeon with
+        AVX512-FP16: 154 -> 134 ps a weight with rows 4128 bytes apart, 162
+        -> 142 with rows 4096 bytes apart)."""
         if self.weights.fp4:
-            return self.nibble(e, words, self.weights.codes.bits * n)
-        b = BitwiseEmitter(words.type, e.constant)
-        # Byte n placed as the f16 bits of `decode` (f8e4m3fn: sign-extended,
-        # shifted left by 7; f8e5m2: shifted left by 8), in the low half of
-        # the lane.
-        high = b.shl(words, 24 - 8 * n) if n < 3 else words
+            bits = self.weights.codes.bits
+            return [self.nibble(e, words, bits * n) for n in range(_per_word(bits))]
+        lanes = self.lanes
+        pairs = e.emit(arith.BitcastOp(words, VectorType(i16, [2 * lanes])))
+        b = BitwiseEmitter(pairs.type, e.constant)
         if self.weights.format.keyword == "f8e5m2":
-            placed = b.and_(b.shr(high, 16), 0xFF00)
-            nan = b.less(0x7C00, b.and_(placed, 0x7F00))
-        else:
-            placed = b.and_(b.binary(arith.ShRSIOp, high, 17), 0xBF80)
-            nan = b.equal(b.and_(placed, 0x3F80), 0x3F80)
-        bits = _insert(e, b, b.select(nan, F8_NAN_HALF, placed))
-        halves = VectorType(i16, [self.lanes])
-        narrow = e.emit(llvm.TruncOp(bits, halves))
-        half = e.emit(arith.BitcastOp(narrow, VectorType(f16, [self.lanes])))
-        wide = e.emit(arith.ExtFOp(half, VectorType(f32, [self.lanes])))
-        return self.powered(e, wide)
+            placed = [b.shl(pairs, 8), b.and_(pairs, 0xFF00)]
+            nans = [b.less(0x7C00, b.and_(p, 0x7F00)) for p in placed]
+        else:  # sign-extended, shifted left by 7, bit 14 cleared
+            low = b.binary(arith.ShRSIOp, b.shl(pairs, 8), 1)
+            high = b.binary(arith.ShRSIOp, pairs, 1)
+            placed = [b.and_(v, 0xBF80) for v in (low, high)]
+            nans = [b.equal(b.and_(p, 0x3F80), 0x3F80) for p in placed]
+        halfs = [
+            b.bitcast(b.select(nan, F8_NAN_HALF, p), f16)
+            for nan, p in zip(nans, placed, strict=True)
+        ]
+        _insert(e, b, halfs[0])
+        apart = [*range(0, 2 * lanes, 2), *range(1, 2 * lanes, 2)]
+        elements: list[list[SSAValue]] = []
+        for h in halfs:
+            spread = e.emit(build.shuffle(h, h, apart, VectorType(f16, [2 * lanes])))
+            elements.append(
+                [
+                    self.powered(e, e.emit(arith.ExtFOp(v, VectorType(f32, [lanes]))))
+                    for v in _halves(e, spread, lanes)
+                ]
+            )
+        (code_0, code_2), (code_1, code_3) = elements
+        return [code_0, code_1, code_2, code_3]
 
     def powered(self, e: Emitter, value: SSAValue) -> SSAValue:
         """An FP8 code's f16, extended to f32, times `power`."""
@@ -1090,13 +1113,14 @@ def _row_passes(
                         kernel.scale_vector(g, s, k, lanes) for s in starts
                     ]
                 block_scales = scales[block]
+            elements = [kernel.word_elements(g, lines[j]) for lines in tiles]
             for n in range(per_word):
                 k = offset(g, k0, first + n)
                 xk = g.emit(vector.BroadcastOp(g.load_buffer(x, k, 0), vt))
-                for t, lines in enumerate(tiles):
+                for t in range(len(tiles)):
                     values = kernel.scaled(
                         g,
-                        [kernel.word_element(g, lines[j], n)],
+                        [elements[t][n]],
                         None if block_scales is None else [block_scales[t]],
                     )
                     added = _step(g, flags, values[0], xk, accs[t])
