@@ -202,15 +202,15 @@ def _check(
 
 def _kernel_ir(source: str) -> bool:
     """The lowering of `@mv` holds the kernel: its f4e2m1fn table, or its
-    f8e4m3fn bytes sign-extended into f16 lanes (column-major) or f16 bits
-    narrowed from words (row-major)."""
+    f8e4m3fn bytes sign-extended into f16 lanes (column-major) or words
+    read as two 16-bit lanes, whose bytes become f16 bits (row-major)."""
     module = _parse(_mv(source))
     ConvertMatrixToAffinePass().apply(Context(), module)
     text = str(module)
     table = re.search(r"dense<\[[^]]*\]> : vector<16xf32>", text)
     return (
         "vector<32xi8> to vector<32xi16>" in text
-        or "vector<16xi32> to vector<16xi16>" in text
+        or "vector<16xi32> to vector<32xi16>" in text
         or table is not None
     )
 

@@ -459,6 +459,18 @@ def _insert(e: Emitter, b: BitwiseEmitter, value: SSAValue) -> SSAValue:
     return value
 
 
+def _halfs(b: BitwiseEmitter, fmt: FloatFormat, placed: SSAValue) -> SSAValue:
+    """The f16s of FP8 codes placed in 16-bit lanes as f16 bits: f8e5m2's
+    byte in the high byte; f8e4m3fn's sign in bit 15, its exponent and
+    mantissa in bits 13 to 7 (worth 2^-8 of the code's value: `power`).
+    NaN codes become f16's quiet NaN."""
+    if fmt.keyword == "f8e5m2":
+        nan = b.less(0x7C00, b.and_(placed, 0x7F00))
+    else:
+        nan = b.equal(b.and_(placed, 0x3F80), 0x3F80)
+    return b.bitcast(b.select(nan, F8_NAN_HALF, placed), f16)
+
+
 def _halves(e: Emitter, v: SSAValue, lanes: int) -> list[SSAValue]:
     """The first and the second `lanes` lanes of `v`."""
     return [lanes_of(e, v, k * lanes, lanes) for k in (0, 1)]
@@ -564,12 +576,9 @@ class _Kernel:
             b = BitwiseEmitter(wide.type, e.constant)
             if w.format.keyword == "f8e5m2":
                 placed = b.shl(wide, 8)
-                nan = b.less(0x7C, b.and_(wide, 0x7F))
-            else:
+            else:  # sign-extended, shifted left by 7, bit 14 cleared
                 placed = b.and_(b.shl(wide, 7), 0xBFFF)
-                nan = b.equal(b.and_(wide, 0x7F), 0x7F)
-            halfs = b.bitcast(b.select(nan, F8_NAN_HALF, placed), f16)
-            _insert(e, b, halfs)
+            halfs = _insert(e, b, _halfs(b, w.format, placed))
             values = [
                 self.powered(e, e.emit(arith.ExtFOp(h, VectorType(f32, [lanes]))))
                 for h in _halves(e, halfs, lanes)
@@ -594,20 +603,16 @@ class _Kernel:
             bits = self.weights.codes.bits
             return [self.nibble(e, words, bits * n) for n in range(_per_word(bits))]
         lanes = self.lanes
-        pairs = e.emit(arith.BitcastOp(words, VectorType(i16, [2 * lanes])))
+        pairs = e.emit(vector.BitcastOp(words, VectorType(i16, [2 * lanes])))
         b = BitwiseEmitter(pairs.type, e.constant)
-        if self.weights.format.keyword == "f8e5m2":
+        fmt = self.weights.format
+        if fmt.keyword == "f8e5m2":
             placed = [b.shl(pairs, 8), b.and_(pairs, 0xFF00)]
-            nans = [b.less(0x7C00, b.and_(p, 0x7F00)) for p in placed]
-        else:  # sign-extended, shifted left by 7, bit 14 cleared
+        else:
             low = b.binary(arith.ShRSIOp, b.shl(pairs, 8), 1)
             high = b.binary(arith.ShRSIOp, pairs, 1)
             placed = [b.and_(v, 0xBF80) for v in (low, high)]
-            nans = [b.equal(b.and_(p, 0x3F80), 0x3F80) for p in placed]
-        halfs = [
-            b.bitcast(b.select(nan, F8_NAN_HALF, p), f16)
-            for nan, p in zip(nans, placed, strict=True)
-        ]
+        halfs = [_halfs(b, fmt, p) for p in placed]
         _insert(e, b, halfs[0])
         apart = [*range(0, 2 * lanes, 2), *range(1, 2 * lanes, 2)]
         elements: list[list[SSAValue]] = []

@@ -130,23 +130,33 @@ func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32
   func.return %y : vector<32xf32>
 }
 
-// f8e4m3fn, row-major, block-scaled (MXFP8): words of 4 elements; element n
-// of a word, shifted to the top and arithmetically back by 17, is the f16
-// of its sign, exponent and mantissa (masked with 0xBF80), NaN codes become
-// 0x7E00, and the low halves narrowed to f16 lanes are converted.
+// f8e4m3fn, row-major, block-scaled (MXFP8): words of 4 elements, each
+// read as two 16-bit lanes. Codes 0 and 2 (the low bytes), shifted up by 8
+// and arithmetically back by 1, and codes 1 and 3 (the high bytes),
+// arithmetically shifted by 1, masked with 0xBF80, are the f16s of their
+// sign, exponent and mantissa; NaN codes become 0x7E00. One shuffle takes
+// code 0 of every row to the first half and code 2 to the second; each half
+// is converted.
 // CHECK-LABEL: func.func @mxfp8_row_major
 // CHECK-NOT: memref<32x32xf32>
-// CHECK-DAG: %[[TWENTYFOUR:.*]] = arith.constant dense<24> : vector<16xi32>
-// CHECK-DAG: %[[SEVENTEEN:.*]] = arith.constant dense<17> : vector<16xi32>
-// CHECK-DAG: %[[FIELDS:.*]] = arith.constant dense<49024> : vector<16xi32>
+// CHECK-DAG: %[[EIGHT:.*]] = arith.constant dense<8> : vector<32xi16>
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1> : vector<32xi16>
+// CHECK-DAG: %[[FIELDS:.*]] = arith.constant dense<-16512> : vector<32xi16>
+// CHECK-DAG: %[[NAN:.*]] = arith.constant dense<32256> : vector<32xi16>
 // CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
-// CHECK: %[[TOP:.*]] = arith.shli %{{.*}}, %[[TWENTYFOUR]] : vector<16xi32>
-// CHECK-NEXT: %[[DOWN:.*]] = arith.shrsi %[[TOP]], %[[SEVENTEEN]] : vector<16xi32>
-// CHECK-NEXT: arith.andi %[[DOWN]], %[[FIELDS]] : vector<16xi32>
-// CHECK: %[[NARROW:.*]] = llvm.trunc %{{.*}} : vector<16xi32> to vector<16xi16>
-// CHECK-NEXT: %[[HALF:.*]] = arith.bitcast %[[NARROW]] : vector<16xi16> to vector<16xf16>
-// CHECK-NEXT: arith.extf %[[HALF]] : vector<16xf16> to vector<16xf32>
+// CHECK: %[[PAIRS:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<32xi16>
+// CHECK-NEXT: %[[UP:.*]] = arith.shli %[[PAIRS]], %[[EIGHT]] : vector<32xi16>
+// CHECK-NEXT: %[[LOW:.*]] = arith.shrsi %[[UP]], %[[ONE]] : vector<32xi16>
+// CHECK-NEXT: %[[HIGH:.*]] = arith.shrsi %[[PAIRS]], %[[ONE]] : vector<32xi16>
+// CHECK-NEXT: %[[CODES02:.*]] = arith.andi %[[LOW]], %[[FIELDS]] : vector<32xi16>
+// CHECK-NEXT: arith.andi %[[HIGH]], %[[FIELDS]] : vector<32xi16>
+// CHECK: arith.xori %[[NAN]], %[[CODES02]] : vector<32xi16>
+// CHECK: %[[HALFS:.*]] = arith.bitcast %{{.*}} : vector<32xi16> to vector<32xf16>
+// CHECK: %[[APART:.*]] = vector.shuffle %[[HALFS]], %[[HALFS]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<32xf16>, vector<32xf16>
+// CHECK-NEXT: %[[CODE0:.*]] = vector.shuffle %[[APART]], %[[APART]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<32xf16>, vector<32xf16>
+// CHECK-NEXT: %[[CODE2:.*]] = vector.shuffle %[[APART]], %[[APART]] [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] : vector<32xf16>, vector<32xf16>
+// CHECK-NEXT: arith.extf %[[CODE0]] : vector<16xf16> to vector<16xf32>
 // CHECK-NOT: memref<32x32xf32>
 // CHECK: func.return
 func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32>) -> vector<32xf32> {
