@@ -196,20 +196,37 @@ def operands(c: Case) -> tuple[list[Any], np.ndarray]:
     return args, y
 
 
-def _cold_copies(args: list[Any]) -> list[list[Any]]:
-    """`args` with copies of its weights (and scales; x and y shared): together
-    at least `COLD_BYTES`, so that each call reads its weights from DRAM;
-    copy i starts at `PAGE_OFFSETS[i % 8]` in a page, the same for every
-    spelling."""
-    weights = [isinstance(a, np.ndarray) and a.nbytes >= BIG_ARRAY for a in args]
-    per_call = sum(a.nbytes for a, big in zip(args, weights, strict=True) if big)
-    return [
-        [
-            placed_copy(a, PAGE_OFFSETS[i % len(PAGE_OFFSETS)]) if big else a
-            for a, big in zip(args, weights, strict=True)
-        ]
-        for i in range(cold_copies(per_call))
+def _cold_copies(calls: list[list[Any]]) -> list[list[list[Any]]]:
+    """For each call's `args`, copies of them with copies of its weights (and
+    scales; x and y shared): together at least `COLD_BYTES`, so that each
+    call reads its weights from DRAM. Copy i starts at `PAGE_OFFSETS[i % 8]`
+    in a page, the same for every spelling, and the spellings' copies are
+    allocated in turns (copy 0 of each, copy 1 of each, ...): allocated one
+    spelling after another, the copies allocated first were read more slowly
+    even after a pass over all of them (FP8 e5m2 row-major, 2048 x 4096, the
+    `literal` and `index` kernels on the same two sets of copies, ps a
+    weight: 160 and 157 on the first set, 152 and 146 on the second), and
+    `literal` was the slowest spelling of most rows."""
+    bigs = [
+        [isinstance(a, np.ndarray) and a.nbytes >= BIG_ARRAY for a in args]
+        for args in calls
     ]
+    counts = [
+        cold_copies(sum(a.nbytes for a, big in zip(args, b, strict=True) if big))
+        for args, b in zip(calls, bigs, strict=True)
+    ]
+    copies: list[list[list[Any]]] = [[] for _ in calls]
+    for i in range(max(counts)):
+        for args, big, count, made in zip(calls, bigs, counts, copies, strict=True):
+            if i < count:
+                at = PAGE_OFFSETS[i % len(PAGE_OFFSETS)]
+                made.append(
+                    [
+                        placed_copy(a, at) if b else a
+                        for a, b in zip(args, big, strict=True)
+                    ]
+                )
+    return copies
 
 
 def _warm(calls: dict[str, Any], rotations: dict[str, int]) -> None:
@@ -248,9 +265,9 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
         rotations: dict[str, int] = {}
         remarks: dict[str, str] = {}
         reference: np.ndarray | None = None
-        for c in group:
-            args, y = operands(c)
-            copies = _cold_copies(args)
+        arguments = [operands(c) for c in group]
+        every_copy = _cold_copies([args for args, _ in arguments])
+        for c, (args, y), copies in zip(group, arguments, every_copy, strict=True):
             with recording() as kernels:  # (the variant of the arguments' orders)
                 f = compile_module(source(c))["f"]
                 f(*args)
