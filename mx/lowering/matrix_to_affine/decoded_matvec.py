@@ -33,7 +33,9 @@ computes again to the same values) and keeps its sums past the others'.
   chunk of bytes is read as words of 8 (f4e2m1fn) or 4 (FP8) elements;
   two tiles of `lanes` rows are transposed in registers (lane = row) and
   their sums carried in registers over the chunks, so that each row is read
-  sequentially; a last, narrower chunk reads only its own words.
+  sequentially; a last, narrower chunk reads only its own words. Packed
+  FP4 codes of the rows one group below are prefetched into L2 a step
+  ahead (`prefetch_next_rows` in `_row_passes`).
 
 Decoding, branch-free on whole vectors:
 - f4e2m1fn: the 16 values (times a constant per-tensor scale, rounded as the
@@ -1136,6 +1138,23 @@ def _row_passes(
                     )
         return accs
 
+    def prefetch_next_rows(g: Emitter, starts: list[Index], k0: Index) -> None:
+        """For packed FP4 codes, a prefetch into L2 of each row one group
+        below at column k0: the rows of a group are 2 x `lanes` streams
+        read at once, more than the hardware prefetchers follow. Row-major
+        MXFP4, 2048 x 4096 from DRAM, one thread, Intel Xeon with
+        AVX512-FP16, ps a weight (same-process A/B): 104-111 -> 90-97 in
+        lines, 88 -> 73 in chunks (K = 4064; a prefetch a chunk, two a line).
+        FP8 codes, twice the bytes a weight, got slower (MXFP8 e4m3 168-172
+        -> 188-190), as in session 29's A/B of FP8 e4m3fn (180 -> 207). Past
+        the last row it is a prefetch of memory the kernel does not read,
+        which never faults."""
+        if not codes.packed:
+            return
+        for s in starts:
+            for i in range(lanes):
+                codes.prefetch(g, offset(g, s, i + 2 * lanes), k0, locality=2)
+
     def add_lines(
         g: Emitter,
         starts: list[Index],
@@ -1152,6 +1171,7 @@ def _row_passes(
         rows to pick a chunk (2048 x 4096 from DRAM, one thread, Intel Xeon
         with AVX512-FP16, ps a weight: MXFP8 e4m3 169-181 -> 162-171, e5m2
         155-161 -> 151-158, FP8 e4m3fn 152-159 -> 144-156)."""
+        prefetch_next_rows(g, starts, k0)
         line_scales = (
             None if scaled is None else _line_scales(g, kernel, starts, k0, per_word)
         )
@@ -1177,6 +1197,7 @@ def _row_passes(
             h: Emitter, p: SSAValue, carried: Sequence[SSAValue]
         ) -> list[SSAValue]:
             k0 = block_start(h, 0, chunk, p)
+            prefetch_next_rows(h, starts, k0)
             return add_chunk(h, starts, k0, list(carried), words)
 
         line = _per_line(per_word)

@@ -101,12 +101,16 @@ func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf
 // 64 columns are 8 words, two rows side by side in a vector; three rounds
 // of interleaving transpose both halves, so line j holds word j of the 16
 // rows, and nibble n of it is column 8j + n; the sums stay in registers
-// across the chunks (an affine.for carrying them).
+// across the chunks (an affine.for carrying them). Each chunk first
+// prefetches into L2 the same columns of each of the 32 rows one group
+// below (packed codes only).
 // CHECK-LABEL: func.func @mxfp4_row_major
 // CHECK-NOT: memref<64x32xf32>
 // CHECK-DAG: %[[SHIFT:.*]] = arith.constant dense<4> : vector<16xi32>
 // CHECK-DAG: %[[MASK:.*]] = arith.constant dense<15> : vector<16xi32>
 // CHECK: affine.for %{{.*}} = 0 to 1 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-32: memref.prefetch %w[%{{.*}}], read, locality<2>, data : memref<?xi8>
+// CHECK-NOT: memref.prefetch
 // CHECK: %[[ROW0:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: %[[W0:.*]] = vector.bitcast %[[ROW0]] : vector<32xi8> to vector<8xi32>
 // CHECK: %[[ROW8:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
