@@ -461,7 +461,7 @@ def _insert(e: Emitter, b: BitwiseEmitter, value: SSAValue) -> SSAValue:
     return value
 
 
-def _halfs(b: BitwiseEmitter, fmt: FloatFormat, placed: SSAValue) -> SSAValue:
+def _f16_of(b: BitwiseEmitter, fmt: FloatFormat, placed: SSAValue) -> SSAValue:
     """The f16s of FP8 codes placed in 16-bit lanes as f16 bits: f8e5m2's
     byte in the high byte; f8e4m3fn's sign in bit 15, its exponent and
     mantissa in bits 13 to 7 (worth 2^-8 of the code's value: `power`).
@@ -580,7 +580,7 @@ class _Kernel:
                 placed = b.shl(wide, 8)
             else:  # sign-extended, shifted left by 7, bit 14 cleared
                 placed = b.and_(b.shl(wide, 7), 0xBFFF)
-            halfs = _insert(e, b, _halfs(b, w.format, placed))
+            halfs = _insert(e, b, _f16_of(b, w.format, placed))
             values = [
                 self.powered(e, e.emit(arith.ExtFOp(h, VectorType(f32, [lanes]))))
                 for h in _halves(e, halfs, lanes)
@@ -614,7 +614,7 @@ class _Kernel:
             low = b.binary(arith.ShRSIOp, b.shl(pairs, 8), 1)
             high = b.binary(arith.ShRSIOp, pairs, 1)
             placed = [b.and_(v, 0xBF80) for v in (low, high)]
-        halfs = [_halfs(b, fmt, p) for p in placed]
+        halfs = [_f16_of(b, fmt, p) for p in placed]
         _insert(e, b, halfs[0])
         apart = [*range(0, 2 * lanes, 2), *range(1, 2 * lanes, 2)]
         elements: list[list[SSAValue]] = []
