@@ -251,18 +251,36 @@ func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32,
   func.return %y : vector<32xf32>
 }
 
+// Per-tensor FP8 rows a whole number of cache lines apart, from a load: the
+// group's two tiles of 16 rows in line steps one after the other (16 rows
+// streamed at once, not 32), each loop carrying one tile's sums.
+// CHECK-LABEL: func.func @fp8_row_major_lines_tile_by_tile
+// CHECK: scf.for {{.*}} -> (vector<16xf32>) {
+// CHECK-COUNT-16: vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// CHECK: scf.for {{.*}} -> (vector<16xf32>) {
+// CHECK-NOT: -> (vector<16xf32>, vector<16xf32>)
+// CHECK: func.return
+func.func @fp8_row_major_lines_tile_by_tile(%w: memref<?xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> !matrix.matrix<32x128xi8>
+  %d = arbfp.convert_from f8e4m3fn %q : !matrix.matrix<32x128xi8> to !matrix.matrix<32x128xf32>
+  %k = matrix.splat %s : !matrix.matrix<32x128xf32>
+  %m = matrix.mul %d, %k : !matrix.matrix<32x128xf32>
+  %y = matrix.matvec %m, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
+  func.return %y : vector<32xf32>
+}
+
 // MXFP8 rows a whole number of cache lines apart (128 bytes): a line of each
 // row a step (two loads of 32 codes a row) from the first column at a line's
 // start rounded down to a word (so no word spans two blocks); a step starts
 // at no block's start, so a word takes the block scales of the step's first
 // column, or of the next block when k0 mod 32 reaches past the word's
-// place: one select a word and tile (two tiles).
+// place: one select a word and tile (two tiles at once).
 // CHECK-LABEL: func.func @mxfp8_row_major_lines
 // CHECK: "memref.extract_aligned_pointer_as_index"(%w) : (memref<?xi8>) -> index
 // CHECK: %[[LINE:.*]] = arith.divui
 // CHECK-NEXT: %[[PAST:.*]] = arith.remui %[[LINE]], %{{.*}} : index
 // CHECK-NEXT: %[[FIRST:.*]] = arith.subi %[[LINE]], %[[PAST]] : index
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
 // CHECK: } else {
 // CHECK-NEXT: arith.subi
 // CHECK-NEXT: arith.muli
