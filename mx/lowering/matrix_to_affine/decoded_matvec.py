@@ -996,7 +996,12 @@ _WordScales = Callable[[Emitter, int], list[SSAValue]]
 
 
 def _line_scales(
-    e: Emitter, kernel: _Kernel, starts: list[Index], k0: Index, per_word: int
+    e: Emitter,
+    kernel: _Kernel,
+    starts: list[Index],
+    k0: Index,
+    per_word: int,
+    on_block: bool = False,
 ) -> _WordScales:
     """The block scales of word j of a cache line of each row from column
     k0 (a multiple of `per_word`, so no word spans two blocks): of the block
@@ -1021,6 +1026,8 @@ def _line_scales(
 
     if isinstance(k0, int):
         return lambda h, j: at(h, max(0, (k0 + per_word * j) // block * block - k0))
+    if on_block:  # (k0 a multiple of the block, checked at run time)
+        return lambda h, j: at(h, per_word * j // block * block)
     into = e.emit(arith.RemUIOp(k0, e.index(block)))
 
     def word(h: Emitter, j: int) -> list[SSAValue]:
@@ -1161,11 +1168,13 @@ def _row_passes(
         k0: Index,
         accs: list[SSAValue],
         keep: _Keep | None = None,
+        on_block: bool = False,
     ) -> list[SSAValue]:
         """`add_chunk` of the two chunks of a cache line of each row from
         k0, one after the other in the same step (a line read in two steps
         came from L2 twice: `by_lines`); k0 is a multiple of a word's
-        elements, no block's start (`_line_scales`). Each chunk is read as
+        elements, and with `on_block` of the block, else of neither
+        (`_line_scales`). Each chunk is read as
         its own bytes of each row, as `add_chunk` reads them: reading the
         whole line of a row at once took a two-source permute per pair of
         rows to pick a chunk (2048 x 4096 from DRAM, one thread, Intel Xeon
@@ -1173,7 +1182,9 @@ def _row_passes(
         155-161 -> 151-158, FP8 e4m3fn 152-159 -> 144-156)."""
         prefetch_next_rows(g, starts, k0)
         line_scales = (
-            None if scaled is None else _line_scales(g, kernel, starts, k0, per_word)
+            None
+            if scaled is None
+            else _line_scales(g, kernel, starts, k0, per_word, on_block)
         )
         for c in range(CACHE_LINE // (4 * words)):
             k = offset(g, k0, c * chunk)
@@ -1233,10 +1244,34 @@ def _row_passes(
                 k0: Index,
                 carried: Sequence[SSAValue],
                 keep: _Keep | None,
+                on_block: bool = False,
             ) -> list[SSAValue]:
-                return add_lines(h, starts, k0, list(carried), keep)
+                return add_lines(
+                    h, starts, k0, list(carried), keep, on_block and keep is None
+                )
 
-            accs = list(steps_in_lines(g, first, m.cols, line, accs, lines))
+            def stepped(h: Emitter, on_block: bool) -> list[SSAValue]:
+                body = partial(lines, on_block=on_block)
+                return list(steps_in_lines(h, first, m.cols, line, accs, body))
+
+            if scaled is None:
+                accs = stepped(g, False)
+            else:
+                # Rows whose line starts on a block's start (16-byte aligned
+                # packed FP4 rows, 32-byte aligned MXFP8 ones) take the scales
+                # of each word's own block, no select.
+                into = g.emit(arith.RemUIOp(first, g.index(scaled.block_size)))
+                on_block = g.emit(arith.CmpiOp(into, g.index(0), "eq"))
+                types = [a.type for a in accs]
+                accs = list(
+                    _if(
+                        g,
+                        on_block,
+                        types,
+                        lambda h: stepped(h, True),
+                        lambda h: stepped(h, False),
+                    )
+                )
         else:
             full, last = divmod(m.cols, chunk)
             accs = list(g.loop(0, full, accs, chunks)) if full else accs

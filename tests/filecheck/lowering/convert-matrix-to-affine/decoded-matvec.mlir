@@ -271,15 +271,28 @@ func.func @fp8_row_major_lines_tile_by_tile(%w: memref<?xi8>, %s: f32, %x: vecto
 
 // MXFP8 rows a whole number of cache lines apart (128 bytes): a line of each
 // row a step (two loads of 32 codes a row) from the first column at a line's
-// start rounded down to a word (so no word spans two blocks); a step starts
-// at no block's start, so a word takes the block scales of the step's first
-// column, or of the next block when k0 mod 32 reaches past the word's
-// place: one select a word and tile (two tiles at once).
+// start rounded down to a word (so no word spans two blocks), two tiles at
+// once. Versioned on that column: where it starts a block (rows 32-byte
+// aligned), so does every whole step, and each word takes its own block's
+// scales; elsewhere a step starts at no block's start, so a word takes the
+// block scales of the step's first column, or of the next block when
+// k0 mod 32 reaches past the word's place: one select a word and tile.
 // CHECK-LABEL: func.func @mxfp8_row_major_lines
 // CHECK: "memref.extract_aligned_pointer_as_index"(%w) : (memref<?xi8>) -> index
 // CHECK: %[[LINE:.*]] = arith.divui
 // CHECK-NEXT: %[[PAST:.*]] = arith.remui %[[LINE]], %{{.*}} : index
 // CHECK-NEXT: %[[FIRST:.*]] = arith.subi %[[LINE]], %[[PAST]] : index
+// CHECK-NEXT: %[[INTO_BLOCK:.*]] = arith.remui %[[FIRST]], %{{.*}} : index
+// CHECK-NEXT: %[[ON_BLOCK:.*]] = arith.cmpi eq, %[[INTO_BLOCK]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[ON_BLOCK]] -> (vector<16xf32>, vector<16xf32>) {
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
+// CHECK: } else {
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi %{{.*}}, %[[FIRST]] : index
+// CHECK-NOT: arith.select {{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: } else {
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
 // CHECK: } else {
 // CHECK-NEXT: arith.subi
