@@ -6,7 +6,6 @@ goes; every use of LLVM holds one lock (`_llvm`). Used by `mx.jit_compile`.
 """
 
 import ctypes
-import re
 import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
@@ -17,6 +16,7 @@ from functools import cache
 import llvmlite.binding as binding
 from llvmlite.binding.newpassmanagers import NewPassManager
 
+from mx.errors import CompileError
 from mx.lowering.matrix_to_affine.caches import host_caches
 from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, cpu_of
 from mx.targets.compile_guard import compile_in_child
@@ -97,13 +97,15 @@ def machine_code(
     `symbol_origin` names the source function of an LLVM symbol, for the
     error if LLVM would abort."""
     with _llvm():
-        if _NARROW_FLOAT_VECTOR.search(llvm_ir):
-            # Forked while this thread holds the LLVM lock: no other thread is
-            # inside LLVM, so the child's copy of its state is consistent. The
-            # child's object code is loaded here: LLVM compiles the module once.
-            obj = compile_in_child(llvm_ir, _host()[1], _emit_object, symbol_origin)
-        else:
-            obj = _emit_object(llvm_ir)
+        # In a child (`compile_in_child`), forked while this thread holds the
+        # LLVM lock: no other thread is inside LLVM, so the child's copy of
+        # its state is consistent. LLVM aborts the process on some modules (a
+        # type a CPU cannot legalize, an optimizer bug: `SPEED_LEVELS`); the
+        # child's object code is loaded here, so LLVM compiles the module
+        # once.
+        obj = compile_in_child(
+            llvm_ir, _host()[1], _emit_object, symbol_origin, _emit_object_after_abort
+        )
         install_runtime_symbols()
         engine = binding.create_mcjit_compiler(
             binding.parse_assembly(""), _target_machine()
@@ -165,30 +167,64 @@ def install_runtime_symbols() -> binding.ExecutionEngine:
     return engine
 
 
+SPEED_LEVELS = (3, 2)
+"""The optimization levels the JIT tries in turn: -O2 where -O3 leaves the
+module invalid. LLVM 22's -O3 (llvmlite 0.50) did so on a packed MXFP4
+matvec with `index` offsets in a loop over layers: after loop unswitching
+and the sinking of a table permute into the loop's exit, a shuffle used
+another's result before its definition, and instruction selection aborted
+the process ("Already set a value for this node!"). LLVM 16's -O3 leaves
+the same module valid."""
+
+
 def _emit_object(llvm_ir: str) -> bytes:
     """What the JIT asks of LLVM for `llvm_ir`: parsing, verification,
-    optimization (-O3) and the object code for the host CPU. Callers hold
-    the LLVM lock, or are the compile guard's child. The module is parsed
-    into an LLVM context of its own, disposed after it: LLVM's global context
-    keeps the constants and distinct metadata of every module parsed into it
-    for the life of the process (~0.5 KB for a few distinct constants)."""
-    context = binding.create_context()
-    try:
-        module = binding.parse_assembly(llvm_ir, context=context)
+    optimization (-O3, else -O2: `SPEED_LEVELS`) and the object code for the
+    host CPU (run in the compile guard's child)."""
+    return _emit_object_at(llvm_ir, SPEED_LEVELS)
+
+
+def _emit_object_after_abort(llvm_ir: str) -> bytes:
+    """`_emit_object` at the levels after the first: for a module whose
+    compilation at -O3 aborted LLVM."""
+    return _emit_object_at(llvm_ir, SPEED_LEVELS[1:])
+
+
+def _emit_object_at(llvm_ir: str, speeds: Sequence[int]) -> bytes:
+    """The object code of `llvm_ir` optimized at the first of `speeds` that
+    leaves it valid. The module is parsed into an LLVM context of its own,
+    disposed after it: LLVM's global context keeps the constants and
+    distinct metadata of every module parsed into it for the life of the
+    process (~0.5 KB for a few distinct constants). Raises `CompileError` if
+    no level leaves the module valid."""
+    for speed in speeds:
+        context = binding.create_context()
         try:
-            return _optimized_object(module)
+            module = binding.parse_assembly(llvm_ir, context=context)
+            try:
+                obj = _optimized_object(module, speed)
+            finally:
+                module.close()
         finally:
-            module.close()
-    finally:
-        context.close()
+            context.close()
+        if obj is not None:
+            return obj
+    levels = " and ".join(f"-O{speed}" for speed in speeds)
+    raise CompileError(
+        [
+            f"error: LLVM's optimizer left the module invalid at {levels}; "
+            "please report it with the module"
+        ]
+    )
 
 
-def _optimized_object(module: binding.ModuleRef) -> bytes:
+def _optimized_object(module: binding.ModuleRef, speed: int) -> bytes | None:
     """The object code of `module` for the host CPU, verified and optimized
-    at -O3."""
+    at -O`speed`; None if the optimized module does not verify (code
+    generation would abort on it)."""
     module.verify()
     machine = _target_machine()
-    tuning = binding.create_pipeline_tuning_options(speed_level=3)
+    tuning = binding.create_pipeline_tuning_options(speed_level=speed)
     # llvmlite 0.50's pass builder never deletes the instrumentation callbacks
     # it creates, nor what each run registers in them: ~2.1 KB of native memory
     # per compile (docs/xdsl-upstream.md#llvmlite). A builder shared by compiles
@@ -202,12 +238,11 @@ def _optimized_object(module: binding.ModuleRef) -> bytes:
     # state: ~120 KB per compile.
     NewPassManager._dispose(passes)  # pyright: ignore[reportPrivateUsage]
     passes.detach()
+    try:
+        module.verify()
+    except RuntimeError:
+        return None
     return machine.emit_object(module)
-
-
-_NARROW_FLOAT_VECTOR = re.compile(r" x (half|bfloat)>")
-"""An f16 or bf16 vector type in LLVM IR: LLVM legalizes these per CPU, so a
-module with one is compiled in a child process (`compile_in_child`)."""
 
 
 @cache

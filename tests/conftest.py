@@ -1,5 +1,5 @@
 """What every Python test shares: the Hypothesis profiles and a fresh random
-generator per test.
+generator per test, the CPU the JIT lowers for, a JIT without its cache.
 
 Property tests draw the same examples on every run (profile `ci`, the
 default: a seed derived from each test). `MX_HYPOTHESIS_PROFILE=long` draws
@@ -8,6 +8,7 @@ database (docs/long-runs.md)."""
 
 import os
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,21 @@ def jit_host(monkeypatch: pytest.MonkeyPatch) -> JitHost:
         monkeypatch.setattr(mx.jit_compile, "host_cpu", lambda: cpu)
 
     return lower_as_on
+
+
+@pytest.fixture
+def uncached() -> Iterator[None]:
+    """Compiles in the test miss the JIT's cache and are not kept in it: a
+    test that reads the kernel remarks `recording()` sees must compile
+    (a module found in the cache reports none; two seeds of a random
+    generator may draw the same program)."""
+    from mx.jit import set_cache_limit
+
+    previous = set_cache_limit(0)
+    try:
+        yield
+    finally:
+        set_cache_limit(previous)
 
 
 SLOW_FIRST = (

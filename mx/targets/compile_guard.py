@@ -10,10 +10,14 @@ only), and a `CompileError` names them and the CPU. `functions` and
 test of every CPU uses them too); `reachable_code`, the functions a call may
 bring in, is the JIT's measure of what its batch loop lets LLVM inline.
 
-A fork costs the copy-on-write of the parent's pages touched while the child
-runs (the compilation itself is done once), so the JIT uses the child only
-for modules with f16 or bf16 vectors, the values whose lowering LLVM decides
-per CPU (see docs/low-precision.md).
+The JIT compiles every module so (`mx.jit_machine_code.machine_code`): LLVM
+aborted on modules with f16 or bf16 vectors for some CPUs (see
+docs/low-precision.md), and llvmlite's LLVM 22 at -O3 on some packed MXFP4
+matvecs in loops over layers (an optimizer bug; the JIT then compiles at -O2
+in a second child). A fork costs the copy-on-write of the parent's pages
+touched while the child runs (the compilation itself is done once): a 4x4
+f32 matmul's object code took 4.6 ms in the process, 15.9 ms in a child
+(Intel Xeon, 2 vCPUs).
 """
 
 from __future__ import annotations
@@ -166,17 +170,25 @@ def compile_in_child(
     cpu: str,
     compile_: Callable[[str], bytes],
     source_name: Callable[[str], str] = lambda symbol: symbol,
+    fallback: Callable[[str], bytes] | None = None,
 ) -> bytes:
     """What `compile_(llvm_ir)` (LLVM's optimization and code generation for
     `cpu`: the object code) returns, run in a forked child; if the child
-    does not finish, raises a `CompileError` naming the failing functions
-    (`source_name` of their symbols) and the CPU."""
+    does not finish, what `fallback(llvm_ir)` returns in another; if that
+    does not finish either (or there is none), raises a `CompileError`
+    naming the failing functions (`source_name` of their symbols) and the
+    CPU."""
     compiled = _in_child(compile_, llvm_ir)
     if not isinstance(compiled, _Ended):
         return compiled
+    last = compile_
+    if fallback is not None:
+        last, retried = fallback, _in_child(fallback, llvm_ir)
+        if not isinstance(retried, _Ended):
+            return retried
     symbols = failing_functions(
         llvm_ir,
-        lambda text: not isinstance(_in_child(compile_, text, quiet=True), _Ended),
+        lambda text: not isinstance(_in_child(last, text, quiet=True), _Ended),
     )
     names = dict.fromkeys(source_name(symbol) for symbol in symbols)
     listed = ", ".join(f"@{name}" for name in names) or "the module as a whole"

@@ -241,7 +241,9 @@ class QuantizedProgram:
         if self._layers > 1:
             self.dynamic_offsets = True
             offset_text = self._layer_offset(layer_size, offset_text)
-        known = None if dynamic or self._layers > 1 else offset
+        # (In a loop over layers a literal offset keeps its parity: a layer of
+        # packed codes is a whole number of bytes, an even number of codes.)
+        known = None if dynamic else offset
         self._loads.append((layout, known, stride, packed))
         value = self._value()
         suffix = " packed" if packed else ""

@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -381,21 +381,61 @@ func.func @NAME(%a: vector<4xf16>, %b: vector<4xf16>) -> vector<4xf16> {
 
 
 def test_jit_raises_instead_of_aborting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The JIT compiles a module with f16 vectors in a child: an LLVM abort
-    there is an `MXError` naming the source function."""
+    """The JIT compiles a module in a child: an LLVM abort there, at -O3 and
+    at -O2, is an `MXError` naming the source function."""
     import mx.jit
     import mx.jit_machine_code
 
-    monkeypatch.setattr(mx.jit_machine_code, "_emit_object", _abort_on("_mx_fn_halves"))
+    aborting = _abort_on("_mx_fn_halves")
+
+    def at_every_level(text: str, _speeds: Sequence[int]) -> bytes:
+        return aborting(text)
+
+    monkeypatch.setattr(mx.jit_machine_code, "_emit_object_at", at_every_level)
     with pytest.raises(CompileError, match=r"@halves for CPU '[^']+'"):
         mx.jit.compile_module(HALVES.replace("NAME", "halves"))
+
+
+def test_jit_compiles_at_o2_where_o3_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module whose compilation at -O3 aborts LLVM is compiled again at
+    -O2 in another child, and runs."""
+    import numpy as np
+
+    import mx.jit
+    import mx.jit_machine_code
+
+    monkeypatch.setattr(mx.jit_machine_code, "_emit_object", _abort_on("_mx_fn_o2"))
+    add = mx.jit.jit(HALVES.replace("NAME", "o2"), "o2")
+    a = np.array([1.5, -2.0, 1000.0, 0.1], np.float16)
+    np.testing.assert_array_equal(add(a, a), a + a)
+
+
+def test_llvm_optimizer_abort_of_a_layer_loop_is_survived() -> None:
+    """A packed MXFP4 matvec with an `index` offset in a loop over layers
+    (the random program of seed 2420): llvmlite's LLVM 22 at -O3 left it
+    invalid and aborted in instruction selection; the JIT compiles it
+    (at -O2) and it computes what the interpreter does."""
+    import numpy as np
+    from xdsl.parser import Parser
+
+    import mx.jit
+    from mx.frontend import mx_context
+    from mx.interpreters import run_function
+    from mx.testing.quantized_programs import QuantizedProgram
+
+    program = QuantizedProgram(2420)
+    assert "scf.for %layer" in program.source and " packed " in program.source
+    module = Parser(mx_context(), program.source).parse_module()
+    (want,) = run_function(module, "f", *program.arguments)
+    got = mx.jit.jit(program.source, "f")(*program.arguments)
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
 
 def test_jit_loads_the_object_code_of_the_guard_child(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """LLVM compiles a module with f16 vectors once, in the guard's child;
-    the JIT runs the object code the child sent back."""
+    """LLVM compiles a module once, in the guard's child; the JIT runs the
+    object code the child sent back."""
     import numpy as np
 
     import mx.jit
