@@ -47,10 +47,10 @@ def jit_host(monkeypatch: pytest.MonkeyPatch) -> JitHost:
 
 
 @pytest.fixture
-def uncached() -> Iterator[None]:
-    """Compiles in the test miss the JIT's cache and are not kept in it: a
-    test that reads the kernel remarks `recording()` sees must compile
-    (a module found in the cache reports none; two seeds of a random
+def no_cache() -> Iterator[None]:
+    """The JIT's cache disabled for the test: only the test's references keep
+    code alive, and every compile compiles, so `recording()` sees its kernel
+    remarks (a module found in the cache reports none; two seeds of a random
     generator may draw the same program)."""
     from mx.jit import set_cache_limit
 

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import llvmlite.binding as binding
@@ -41,15 +41,6 @@ def _kernel(i: int) -> str:
         f"  %p = matrix.matmul %a, %b : {M2}, {M2} -> {M2}\n"
         f"  func.return %p : {M2}\n}} // {i}\n"
     )
-
-
-@pytest.fixture
-def no_cache() -> Iterator[None]:
-    """The cache disabled for the test, so that only the test's references
-    keep code alive."""
-    previous = set_cache_limit(0)
-    yield
-    set_cache_limit(previous)
 
 
 def test_code_lives_while_a_function_does(no_cache: object) -> None:

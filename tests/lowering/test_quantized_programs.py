@@ -60,7 +60,7 @@ def _bits_equal(got: Any, want: Any) -> bool:
 
 
 @pytest.mark.parametrize("seed", range(COUNT))
-@pytest.mark.usefixtures("uncached")  # (the remarks: seeds may draw one program)
+@pytest.mark.usefixtures("no_cache")  # (the remarks: seeds may draw one program)
 def test_jit_equals_interpreter(seed: int) -> None:
     program = QuantizedProgram(seed)
     pipeline = PIPELINES[seed % len(PIPELINES)]
