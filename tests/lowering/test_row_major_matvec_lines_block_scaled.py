@@ -10,6 +10,7 @@ a line, of a line, and longer than it, codes from a load (literal or `index`
 offset) or a C-ordered matrix argument; the lowering reads the codes'
 address exactly when the rows are a whole number of lines apart."""
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,10 +22,12 @@ from xdsl.parser import Parser
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
+from mx.jit_machine_code import host_cpu
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
 )
 from mx.runtime.threads import num_threads
+from tests.fixtures import JitHost
 from tests.placement import at_byte
 from tests.sampling import LONG
 
@@ -270,4 +273,46 @@ def test_packed_lines_on_threads(rows: int, cols: int, threads: int) -> None:
         got = np.zeros(rows, np.float32)
         with num_threads(threads):
             mv(at_byte(codes, by), scales, x, bias, got)
+        assert got.tobytes() == want.tobytes(), by
+
+
+@pytest.mark.parametrize(
+    ("fmt", "cols"), [("f8e4m3fn", 128), ("f4e2m1fn", 256)], ids=["mxfp8", "mxfp4"]
+)
+def test_one_tile_at_a_time_where_two_overflow_an_l1_set(
+    fmt: str, cols: int, jit_host: JitHost
+) -> None:
+    """Rows 4 KiB apart (all in one L1 set) on a host whose L1 has as many
+    ways as a tile has rows: the group's tiles are streamed one after the
+    other (`one_by_one`), each loop carrying one tile's sums; the
+    interpreter's bits at several byte starts of the codes in a line, with a
+    last group of rows overlapping the one before."""
+    host = host_cpu()
+    lanes = host.f32_lanes
+    caches = replace(host.caches, l1_bytes=4096 * lanes, l1_ways=lanes)
+    jit_host(replace(host, caches=caches))
+    rows, pitch = 3 * lanes, 4096
+    text = _source(rows, cols, fmt, 32, "f8e8m0fnu", pitch, "literal")
+    module = Parser(mx_context(), text).parse_module()
+    ConvertMatrixToAffinePass(
+        vector_bits=32 * lanes, l1_bytes=caches.l1_bytes, l1_ways=lanes
+    ).apply(Context(), module)
+    lowered = str(module)
+    assert f"-> (vector<{lanes}xf32>) {{" in lowered
+    assert f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" not in lowered
+    mv = compile_module("// one tile at a time\n" + text).mv
+    assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
+    rng = np.random.default_rng(cols)
+    codes = _codes(rng, fmt, rows, pitch, "literal")
+    scales = rng.integers(120, 136, rows * cols // 32).astype(np.uint8)
+    x = rng.standard_normal(cols).astype(np.float32)
+    bias = rng.standard_normal(rows).astype(np.float32)
+    want = np.zeros(rows, np.float32)
+    run_function(
+        Parser(mx_context(), text).parse_module(), "mv", codes, scales, x, bias, want
+    )
+    assert np.isfinite(want).all()
+    for by in (0, 5, 16, 32, 60):
+        got = np.zeros(rows, np.float32)
+        mv(at_byte(codes, by), scales, x, bias, got)
         assert got.tobytes() == want.tobytes(), by

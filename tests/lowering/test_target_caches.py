@@ -45,6 +45,20 @@ def test_zen4_sizes_are_read(tmp_path: Path) -> None:
     assert read_caches(root) == Caches(32 * 1024, 1024 * 1024, 32 * 1024 * 1024)
 
 
+def test_l1_ways_are_read(tmp_path: Path) -> None:
+    """The L1 data cache's ways (sysfs' ways_of_associativity): a Zen 3's 8
+    ways; not the instruction cache's, not L2's."""
+    root = _sysfs(
+        tmp_path,
+        [(1, "Instruction", "32K"), (1, "Data", "32K"), (2, "Unified", "512K")],
+    )
+    for index, ways in zip(sorted(root.glob("index*")), (4, 8, 16), strict=True):
+        (index / "ways_of_associativity").write_text(f"{ways}\n")
+    assert read_caches(root) == Caches(
+        32 * 1024, 512 * 1024, DEFAULT_CACHES.l3_bytes, 8
+    )
+
+
 def test_missing_levels_keep_the_defaults(tmp_path: Path) -> None:
     root = _sysfs(tmp_path, [(1, "Instruction", "64K"), (2, "Unified", "2M")])
     expected = Caches(DEFAULT_CACHES.l1_bytes, 2 * 1024 * 1024, DEFAULT_CACHES.l3_bytes)

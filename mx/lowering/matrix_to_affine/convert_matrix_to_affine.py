@@ -60,6 +60,7 @@ from mx.diagnostics import OpDiagnostic
 from mx.lowering.matrix_to_affine.abi import LAYOUTS
 from mx.lowering.matrix_to_affine.blocked import Blocking
 from mx.lowering.matrix_to_affine.buffers import DEFAULT_STACK_BYTES
+from mx.lowering.matrix_to_affine.caches import Caches
 from mx.lowering.matrix_to_affine.carriers import block_slots
 from mx.lowering.matrix_to_affine.control_flow import (
     LowerCarriedTerminator,
@@ -197,6 +198,9 @@ VECTOR_REGISTERS = (0, 16, 32)
 WEIGHT_STREAMS = (0, 1, 2, 4, 8)
 """The values of `weight-streams`: 0 (the target's) or rows at once."""
 
+L1_WAYS = (0, 2, 4, 8, 12, 16, 24, 32)
+"""The values of `l1-ways`: 0 (the target's) or an L1's associativity."""
+
 PANELS = ("target", "1x16", "4x6", "2x6")
 """The values of `panel`: the target's, or a micro-kernel's panel."""
 
@@ -233,6 +237,13 @@ class ConvertMatrixToAffinePass(ModulePass):
     l3_bytes: int = 0
     """Bytes of L3 one core may use (0: the target's; 32 MiB for mx-opt):
     the MC rows of A (all of the depth) take half."""
+
+    l1_ways: int = 0
+    """Ways of the L1 data cache (0: the target's: the host's in the JIT, 12
+    for mx-opt). The row-major decode matvec streams one tile of rows at a
+    time where its lines of a step fit in the L1 set they share and two
+    tiles' do not (`matrix_to_affine/decoded_matvec.py`). It changes no
+    result bit, only speed."""
 
     blocked_min_bytes: int = 96 * 1024
     """Products (matmul, matmul_add) whose operands and result take at least
@@ -285,6 +296,7 @@ class ConvertMatrixToAffinePass(ModulePass):
         "byte_shuffles": BYTE_SHUFFLES,
         "vector_registers": VECTOR_REGISTERS,
         "weight_streams": WEIGHT_STREAMS,
+        "l1_ways": L1_WAYS,
         "panel": PANELS,
     }
 
@@ -306,6 +318,16 @@ class ConvertMatrixToAffinePass(ModulePass):
             cpu = replace(cpu, weight_streams=self.weight_streams)
         if self.panel != "target":
             cpu = replace(cpu, panel=self.panel)
+        caches = cpu.caches
+        cpu = replace(
+            cpu,
+            caches=Caches(
+                self.l1_bytes or caches.l1_bytes,
+                self.l2_bytes or caches.l2_bytes,
+                self.l3_bytes or caches.l3_bytes,
+                self.l1_ways or caches.l1_ways,
+            ),
+        )
         vector_bits = self.vector_bits
         if cpu.vector_bits:
             vector_bits = min(vector_bits, cpu.vector_bits)
@@ -317,11 +339,11 @@ class ConvertMatrixToAffinePass(ModulePass):
         call_sites = outlined_call_sites(op)
         plan = FusionPlan()
         plan.analyze(op)
-        target = target_cpu().caches
+        caches = target_cpu().caches
         blocking = Blocking(
-            self.l1_bytes or target.l1_bytes,
-            self.l2_bytes or target.l2_bytes,
-            self.l3_bytes or target.l3_bytes,
+            caches.l1_bytes,
+            caches.l2_bytes,
+            caches.l3_bytes,
             self.blocked_min_bytes,
             self.parallel_min_work,
         )

@@ -415,7 +415,12 @@ def _look_up(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAVal
         return _lanes_of(e, table, codes, lanes)
     b = BitwiseEmitter(codes.type, e.constant)
     sign = _insert(e, b, b.and_(b.shl(codes, 28), -(1 << 31)))
-    magnitude = _lanes_of(e, table, _insert(e, b, b.and_(codes, 7)), lanes)
+    if permutes_magnitudes(lanes):
+        vt = VectorType(f32, [lanes])
+        call = llvm.CallIntrinsicOp(MAGNITUDE_PERMUTE_INTRINSIC, [table, codes], [vt])
+        magnitude = e.emit(call)
+    else:
+        magnitude = _lanes_of(e, table, _insert(e, b, b.and_(codes, 7)), lanes)
     bits = b.bitcast(magnitude, i32)
     return _insert(e, b, b.bitcast(b.xor(bits, sign), f32))
 
@@ -437,6 +442,24 @@ def permutes_low_bits(lanes: int) -> bool:
     its lane is then the index as it is, with no mask."""
     cpu = target_cpu()
     return lanes == cpu.f32_lanes == 16 and cpu.byte_shuffle == 64
+
+
+MAGNITUDE_PERMUTE_INTRINSIC = "llvm.x86.avx2.permps"
+"""AVX2's f32 permute (`vpermps` of 8 lanes), which reads only the low 3
+bits of each 32-bit index."""
+
+
+def permutes_magnitudes(lanes: int) -> bool:
+    """True if the 8 f4e2m1fn magnitudes are looked up by
+    `MAGNITUDE_PERMUTE_INTRINSIC`: the target takes x86 intrinsics of 32
+    bytes or more (`TargetCpu.byte_shuffle`) and a vector has 8 f32 lanes.
+    A code in the low bits of its lane is then its index as it is, with no
+    mask, and bits above the code's 4 leave its sign (bit 3 shifted to bit
+    31) alone. Written lane by lane (an extract of the code and of the
+    table's value, an insert), a row-major MXFP4 kernel of 32 x 256 weights
+    was 4.8 MB of LLVM IR that took 21 s to lower for an AVX2 CPU, against
+    1.4 MB and 4.5 s for AVX-512's permute."""
+    return lanes == 8 and target_cpu().byte_shuffle >= 32
 
 
 def _lanes_of(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAValue:
@@ -650,7 +673,7 @@ class _Kernel:
         permute = permutes_low_bits(self.lanes)
         b = BitwiseEmitter(words.type, e.constant)
         codes = b.shr(words, shift) if shift else words
-        if not (top or permute):
+        if not (top or permute or permutes_magnitudes(self.lanes)):
             codes = b.and_(codes, 15)
         codes = _insert(e, b, codes)
         if not permute:
@@ -944,6 +967,14 @@ def _per_word(bits: int) -> int:
     return 32 // bits
 
 
+def _rows_per_l1_set(rows: int, pitch: int) -> int:
+    """Of `rows` rows `pitch` bytes apart (whole cache lines), the most whose
+    lines at one column fall in one set of the target's L1."""
+    caches = target_cpu().caches
+    span = max(CACHE_LINE, caches.l1_bytes // caches.l1_ways)
+    return -(-rows // (span // gcd(pitch, span)))
+
+
 def _per_line(per_word: int) -> int:
     """Columns a cache line of a row holds: its 32-bit words of `per_word`
     codes."""
@@ -1199,16 +1230,25 @@ def _row_passes(
 
     line = _per_line(per_word)
     in_lines = by_lines and m.cols >= line
-    one_by_one = in_lines and not codes.packed and scaled is None
-    """FP8 codes without block scales read in line steps take the group's
-    tiles one after the other, 16 rows streamed at once instead of 32: from
-    DRAM, one thread, 2048 x 4096 (rows 4 KiB apart), Intel Xeon with
-    AVX512-FP16, ps a weight (same-process A/B, every spelling): FP8
-    e4m3fn 133-134 -> 127-128, e5m2 124-125 -> 115-117; in L2 101 -> 103,
-    in L3 equal. Block-scaled or packed codes lost (MXFP8 e4m3 154 -> 177,
-    cause not found; MXFP4 81 -> 107, near the bound of one tile's sums,
-    a chain of dependent adds of 16 weights each), and so did chunk steps
-    (K = 4064: 2-4 %)."""
+    pitch = (memory.pitch or m.cols) * codes.bits // 8
+    ways = target_cpu().caches.l1_ways
+    one_by_one = in_lines and (
+        (scaled is None and not codes.packed)
+        or _rows_per_l1_set(lanes, pitch) <= ways < _rows_per_l1_set(2 * lanes, pitch)
+    )
+    """Codes read in line steps take the group's tiles one after the other
+    (`lanes` rows streamed at once instead of 2 x `lanes`) if they are FP8
+    codes without block scales, or if one tile's lines of a step fit in the
+    L1 set they share and two tiles' do not. From DRAM, one thread, 2048 x
+    4096 (FP8 rows 4 KiB apart: every row in one set), ps a weight
+    (same-process A/Bs): on an Intel Xeon with AVX512-FP16 (16 lanes, a
+    12-way L1) FP8 e4m3fn 133-134 -> 127-128 and e5m2 124-125 -> 115-117
+    (in L2 101 -> 103, in L3 equal), but MXFP8 e4m3 154 -> 177 and MXFP4 81
+    -> 107 (near the bound of one tile's sums, a chain of dependent adds of
+    16 weights each), and chunk steps (K = 4064) 2-4 % slower; on an AMD
+    Zen 3 (8 lanes, an 8-way L1) FP8 e4m3fn 290 -> 249, e5m2 298 -> 248,
+    MXFP8 e4m3 330 -> 285, e5m2 275 -> 236, MXFP4 (packed rows 2 KiB apart:
+    two tiles' lines fit) 183 -> 184."""
 
     def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
         """The group's two tiles at once, or one after the other
