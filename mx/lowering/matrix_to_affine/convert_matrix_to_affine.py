@@ -228,7 +228,8 @@ class ConvertMatrixToAffinePass(ModulePass):
     `matrix_to_affine/target_cpu.py`'s `TargetCpu.caches`: the host's in the
     JIT, 48 KiB for mx-opt). This and the next two options shape the
     cache-blocked products (`matrix_to_affine/blocked.py`): a panel of packed
-    A (MR x KC) and one of packed B (KC x NR) take at most 3/4 of L1."""
+    A (MR x KC) and one of packed B (KC x NR) take at most 3/4 of L1. With
+    `l1-ways` it also gives the L1's sets (`l1_ways`)."""
 
     l2_bytes: int = 0
     """Bytes of one core's L2 (0: the target's; 2 MiB for mx-opt): the MC x
