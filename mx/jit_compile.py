@@ -42,6 +42,7 @@ from mx.dialects.matrix import MatrixType, MemoryAccessOp, TransposeOp
 from mx.errors import CompileError
 from mx.frontend import FrontendError, mx_context, parse_and_verify
 from mx.jit_machine_code import (
+    SPEED_LEVELS,
     NativeCode,
     builtin_function,
     host_cpu,
@@ -483,6 +484,13 @@ def _compile(
         *(f"_mx_fast_{name}" for name in entry_names if with_fast),
     ]
     code = machine_code(full_ir, symbols, _source_symbol)
+    if code.speed < SPEED_LEVELS[0]:
+        note = (
+            f"remark: compiled at -O{code.speed}, not -O{SPEED_LEVELS[0]}: LLVM "
+            f"aborted or left the module invalid at -O{SPEED_LEVELS[0]} (an LLVM "
+            "bug; the code is correct, perhaps slower)"
+        )
+        remarks = {name: (*lines, note) for name, lines in remarks.items()}
     address = code.addresses
     entries: dict[str, Entry] = {}
     for name in entry_names:

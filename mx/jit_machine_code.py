@@ -75,7 +75,11 @@ class NativeCode:
     when the last function (or entry) using it goes."""
 
     def __init__(
-        self, engine: binding.ExecutionEngine, size: int, addresses: dict[str, int]
+        self,
+        engine: binding.ExecutionEngine,
+        size: int,
+        addresses: dict[str, int],
+        speed: int,
     ):
         global _engines_alive
         self.engine = engine
@@ -83,6 +87,8 @@ class NativeCode:
         """Bytes it holds: its machine code and its engine (`_ENGINE_BYTES`)."""
         self.addresses = addresses
         """The address of each symbol asked for."""
+        self.speed = speed
+        """The optimization level LLVM compiled it at (`SPEED_LEVELS`)."""
         _engines_alive += 1
         # At exit, the engines die with the process (no LLVM teardown races).
         weakref.finalize(self, _release_engine, engine).atexit = False
@@ -103,9 +109,10 @@ def machine_code(
         # type a CPU cannot legalize, an optimizer bug: `SPEED_LEVELS`); the
         # child's object code is loaded here, so LLVM compiles the module
         # once.
-        obj = compile_in_child(
+        tagged = compile_in_child(
             llvm_ir, _host()[1], _emit_object, symbol_origin, _emit_object_after_abort
         )
+        speed, obj = tagged[0], tagged[1:]
         install_runtime_symbols()
         engine = binding.create_mcjit_compiler(
             binding.parse_assembly(""), _target_machine()
@@ -113,7 +120,7 @@ def machine_code(
         engine.add_object_file(binding.ObjectFileRef.from_data(obj))
         engine.finalize_object()
         addresses = {s: engine.get_function_address(s) for s in symbols}
-    return NativeCode(engine, len(obj) + _ENGINE_BYTES, addresses)
+    return NativeCode(engine, len(obj) + _ENGINE_BYTES, addresses, speed)
 
 
 _BF16_TRUNCATION = """
@@ -192,7 +199,8 @@ def _emit_object_after_abort(llvm_ir: str) -> bytes:
 
 def _emit_object_at(llvm_ir: str, speeds: Sequence[int]) -> bytes:
     """The object code of `llvm_ir` optimized at the first of `speeds` that
-    leaves it valid. The module is parsed into an LLVM context of its own,
+    leaves it valid, after a byte holding that level (the child sends both
+    through one pipe; `NativeCode.speed`). The module is parsed into an LLVM context of its own,
     disposed after it: LLVM's global context keeps the constants and
     distinct metadata of every module parsed into it for the life of the
     process (~0.5 KB for a few distinct constants). Raises `CompileError` if
@@ -208,7 +216,7 @@ def _emit_object_at(llvm_ir: str, speeds: Sequence[int]) -> bytes:
         finally:
             context.close()
         if obj is not None:
-            return obj
+            return bytes([speed]) + obj
     levels = " and ".join(f"-O{speed}" for speed in speeds)
     raise CompileError(
         [

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -398,7 +399,7 @@ def test_jit_raises_instead_of_aborting(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_jit_compiles_at_o2_where_o3_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A module whose compilation at -O3 aborts LLVM is compiled again at
-    -O2 in another child, and runs."""
+    -O2 in another child, runs, and its functions' remarks say so."""
     import numpy as np
 
     import mx.jit
@@ -408,6 +409,37 @@ def test_jit_compiles_at_o2_where_o3_aborts(monkeypatch: pytest.MonkeyPatch) -> 
     add = mx.jit.jit(HALVES.replace("NAME", "o2"), "o2")
     a = np.array([1.5, -2.0, 1000.0, 0.1], np.float16)
     np.testing.assert_array_equal(add(a, a), a + a)
+    assert add.remarks[-1].startswith("remark: compiled at -O2, not -O3"), add.remarks
+
+
+def test_jit_compiles_at_o2_where_o3_leaves_the_module_invalid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the module -O3 gives does not verify, the same child compiles
+    it at -O2; the functions' remarks say so."""
+    import numpy as np
+
+    import mx.jit
+    import mx.jit_machine_code
+
+    optimized = mx.jit_machine_code._optimized_object  # pyright: ignore[reportPrivateUsage]
+
+    def invalid_at_o3(module: Any, speed: int) -> bytes | None:
+        return None if speed == 3 else optimized(module, speed)
+
+    monkeypatch.setattr(mx.jit_machine_code, "_optimized_object", invalid_at_o3)
+    add = mx.jit.jit(HALVES.replace("NAME", "o2_invalid"), "o2_invalid")
+    a = np.array([1.5, -2.0, 1000.0, 0.1], np.float16)
+    np.testing.assert_array_equal(add(a, a), a + a)
+    assert add.remarks[-1].startswith("remark: compiled at -O2, not -O3"), add.remarks
+
+
+def test_jit_at_o3_adds_no_optimization_remark() -> None:
+    """A module LLVM compiles at -O3 gets only its kernels' remarks."""
+    import mx.jit
+
+    add = mx.jit.jit(HALVES.replace("NAME", "o3"), "o3")
+    assert not [r for r in add.remarks if "compiled at" in r], add.remarks
 
 
 def test_llvm_optimizer_abort_of_a_layer_loop_is_survived() -> None:
