@@ -1,5 +1,5 @@
-// RUN: mx-opt %s -p convert-matrix-to-affine | filecheck %s
-// RUN: mx-opt %s -p 'convert-matrix-to-affine{byte-shuffles=64}' | filecheck %s --check-prefix=X512
+// RUN: mx-opt %s --split-input-file -p convert-matrix-to-affine | filecheck %s
+// RUN: mx-opt %s --split-input-file -p 'convert-matrix-to-affine{byte-shuffles=64}' | filecheck %s --check-prefix=X512
 
 // The weight-times-vector kernel of FP4/FP8 dequantizations: no buffer of
 // decoded weights (only the i8 scales, x, the sums and y); the sums kept in
@@ -61,6 +61,8 @@ func.func @mxfp4_column_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64x
   func.return %y : vector<32xf32>
 }
 
+// -----
+
 // f8e4m3fn with a constant per-tensor scale, contract: the 32 bytes of 32
 // rows are sign-extended into f16 lanes, (b << 7) & 0xBFFF places sign,
 // exponent and mantissa, the NaN codes become f16's quiet NaN (0x7E00); the
@@ -96,6 +98,8 @@ func.func @fp8_column_major(%w: memref<?xi8>, %x: vector<16xf32>) -> vector<32xf
   %y = matrix.matvec %m, %x fastmath<contract> : !matrix.matrix<32x16xf32>, vector<16xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// -----
 
 // MXFP4, row-major: two tiles of 16 rows; each row's 32 bytes of a chunk of
 // 64 columns are 8 words, two rows side by side in a vector; three rounds
@@ -134,6 +138,8 @@ func.func @mxfp4_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32
   func.return %y : vector<32xf32>
 }
 
+// -----
+
 // f8e4m3fn, row-major, block-scaled (MXFP8): words of 4 elements, each
 // read as two 16-bit lanes. Codes 0 and 2 (the low bytes), shifted up by 8
 // and arithmetically back by 1, and codes 1 and 3 (the high bytes),
@@ -171,6 +177,8 @@ func.func @mxfp8_row_major(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<32xf32
   func.return %y : vector<32xf32>
 }
 
+// -----
+
 // Codes and scales as matrix arguments (column-major: their buffers), FP4
 // codes one a byte: read in place from the argument's buffer, 32 rows of a
 // column at a time, the bytes widened (no nibbles to split); every column
@@ -195,6 +203,8 @@ func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x
   func.return %y : vector<32xf32>
 }
 
+// -----
+
 // Transposes of arguments (a C-ordered argument under the JIT): the codes
 // are row-major, read as 32-bit words of each row of the argument's buffer,
 // a cache line of each row a step (rows 64 bytes apart: see
@@ -217,6 +227,8 @@ func.func @mxfp8_row_major_arguments(%qt: !matrix.matrix<64x32xi8>, %st: !matrix
   %y = matrix.matvec %f, %x : !matrix.matrix<32x64xf32>, vector<64xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// -----
 
 // Per-tensor FP8 codes as the transpose of an argument (a C-ordered argument
 // under the JIT): a whole cache line (64 codes) of each row of the
@@ -251,6 +263,8 @@ func.func @fp8_row_major_lines_argument(%qt: !matrix.matrix<128x32xi8>, %s: f32,
   func.return %y : vector<32xf32>
 }
 
+// -----
+
 // Per-tensor FP8 rows a whole number of cache lines apart, from a load: the
 // group's two tiles of 16 rows in line steps one after the other (16 rows
 // streamed at once, not 32), each loop carrying one tile's sums.
@@ -268,6 +282,8 @@ func.func @fp8_row_major_lines_tile_by_tile(%w: memref<?xi8>, %s: f32, %x: vecto
   %y = matrix.matvec %m, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// -----
 
 // MXFP8 rows a whole number of cache lines apart (128 bytes): a line of each
 // row a step (two loads of 32 codes a row) from the first column at a line's
@@ -314,6 +330,8 @@ func.func @mxfp8_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<
   func.return %y : vector<32xf32>
 }
 
+// -----
+
 // Packed MXFP4 rows of 128 codes, 64 bytes apart: a line of each row (128
 // codes) a step as for MXFP8, from the first column at a line's start: the
 // row's byte is half its code position, the line start's column twice its
@@ -338,6 +356,8 @@ func.func @mxfp4_row_major_lines(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<
   %y = matrix.matvec %f, %x : !matrix.matrix<32x128xf32>, vector<128xf32> -> vector<32xf32>
   func.return %y : vector<32xf32>
 }
+
+// -----
 
 // Per-tensor FP8 rows 132 bytes apart (not a whole number of cache lines): no
 // line start serves every row, so chunks of 32 codes from column 0, no
