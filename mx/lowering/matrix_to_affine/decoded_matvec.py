@@ -1247,8 +1247,10 @@ def _row_passes(
     -> 107 (near the bound of one tile's sums, a chain of dependent adds of
     16 weights each), and chunk steps (K = 4064) 2-4 % slower; on an AMD
     Zen 3 (8 lanes, an 8-way L1) FP8 e4m3fn 290 -> 249, e5m2 298 -> 248,
-    MXFP8 e4m3 330 -> 285, e5m2 275 -> 236, MXFP4 (packed rows 2 KiB apart:
-    two tiles' lines fit) 183 -> 184."""
+    MXFP8 e4m3 330 -> 285, e5m2 275 -> 236, MXFP4 at K = 8192 (packed rows
+    4 KiB apart) 231 -> 197, and at K = 4096 (rows 2 KiB apart: two tiles'
+    lines fit) 183 -> 184. A stride known only at run time is taken to be
+    the row's length."""
 
     def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
         """The group's two tiles at once, or one after the other
