@@ -406,7 +406,7 @@ def test_jit_compiles_at_o2_where_o3_aborts(monkeypatch: pytest.MonkeyPatch) -> 
     import mx.jit_machine_code
 
     monkeypatch.setattr(mx.jit_machine_code, "_emit_object", _abort_on("_mx_fn_o2"))
-    add = mx.jit.jit(HALVES.replace("NAME", "o2"), "o2")
+    add = mx.jit.compile_module(HALVES.replace("NAME", "o2"))["o2"]
     a = np.array([1.5, -2.0, 1000.0, 0.1], np.float16)
     np.testing.assert_array_equal(add(a, a), a + a)
     assert add.remarks[-1].startswith("remark: compiled at -O2, not -O3"), add.remarks
@@ -428,7 +428,7 @@ def test_jit_compiles_at_o2_where_o3_leaves_the_module_invalid(
         return None if speed == 3 else optimized(module, speed)
 
     monkeypatch.setattr(mx.jit_machine_code, "_optimized_object", invalid_at_o3)
-    add = mx.jit.jit(HALVES.replace("NAME", "o2_invalid"), "o2_invalid")
+    add = mx.jit.compile_module(HALVES.replace("NAME", "o2_invalid"))["o2_invalid"]
     a = np.array([1.5, -2.0, 1000.0, 0.1], np.float16)
     np.testing.assert_array_equal(add(a, a), a + a)
     assert add.remarks[-1].startswith("remark: compiled at -O2, not -O3"), add.remarks
@@ -438,7 +438,7 @@ def test_jit_at_o3_adds_no_optimization_remark() -> None:
     """A module LLVM compiles at -O3 gets only its kernels' remarks."""
     import mx.jit
 
-    add = mx.jit.jit(HALVES.replace("NAME", "o3"), "o3")
+    add = mx.jit.compile_module(HALVES.replace("NAME", "o3"))["o3"]
     assert not [r for r in add.remarks if "compiled at" in r], add.remarks
 
 
