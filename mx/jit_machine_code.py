@@ -200,11 +200,11 @@ def _emit_object_after_abort(llvm_ir: str) -> bytes:
 def _emit_object_at(llvm_ir: str, speeds: Sequence[int]) -> bytes:
     """The object code of `llvm_ir` optimized at the first of `speeds` that
     leaves it valid, after a byte holding that level (the child sends both
-    through one pipe; `NativeCode.speed`). The module is parsed into an LLVM context of its own,
-    disposed after it: LLVM's global context keeps the constants and
-    distinct metadata of every module parsed into it for the life of the
-    process (~0.5 KB for a few distinct constants). Raises `CompileError` if
-    no level leaves the module valid."""
+    through one pipe; `NativeCode.speed`). The module is parsed into an LLVM
+    context of its own, disposed after it: LLVM's global context keeps the
+    constants and distinct metadata of every module parsed into it for the
+    life of the process (~0.5 KB for a few distinct constants). Raises
+    `CompileError` if no level leaves the module valid."""
     for speed in speeds:
         context = binding.create_context()
         try:

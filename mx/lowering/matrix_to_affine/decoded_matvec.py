@@ -967,12 +967,18 @@ def _per_word(bits: int) -> int:
     return 32 // bits
 
 
-def _rows_per_l1_set(rows: int, pitch: int) -> int:
-    """Of `rows` rows `pitch` bytes apart (whole cache lines), the most whose
-    lines at one column fall in one set of the target's L1."""
+def _only_one_tile_fits_l1_set(lanes: int, pitch: int) -> bool:
+    """True if the lines at one column of a tile's `lanes` rows, `pitch`
+    bytes apart, fit in the ways of the target's L1 set they fall in, and
+    those of two tiles' rows do not."""
     caches = target_cpu().caches
     span = max(CACHE_LINE, caches.l1_bytes // caches.l1_ways)
-    return -(-rows // (span // gcd(pitch, span)))
+    sets = span // gcd(pitch, span)
+
+    def lines_per_set(rows: int) -> int:
+        return -(-rows // sets)
+
+    return lines_per_set(lanes) <= caches.l1_ways < lines_per_set(2 * lanes)
 
 
 def _per_line(per_word: int) -> int:
@@ -1231,10 +1237,9 @@ def _row_passes(
     line = _per_line(per_word)
     in_lines = by_lines and m.cols >= line
     pitch = (memory.pitch or m.cols) * codes.bits // 8
-    ways = target_cpu().caches.l1_ways
     one_by_one = in_lines and (
         (scaled is None and not codes.packed)
-        or _rows_per_l1_set(lanes, pitch) <= ways < _rows_per_l1_set(2 * lanes, pitch)
+        or _only_one_tile_fits_l1_set(lanes, pitch)
     )
     """Codes read in line steps take the group's tiles one after the other
     (`lanes` rows streamed at once instead of 2 x `lanes`) if they are FP8
