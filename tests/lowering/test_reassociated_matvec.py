@@ -468,3 +468,41 @@ def test_only_reassoc_sums_along_k(flags: str, kernel: str) -> None:
 def test_per_tensor_without_reassoc_is_strict() -> None:
     c = Case(32, 64, "f8e4m3fn", "arg", "contract", False, "literal", 0)
     assert compile_module(source(c)).f.remarks[0].endswith(f"kernel: {FUSED_DECODE}")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "one", "registers"),
+    [("f4e2m1fn", 2, 16), ("f4e2m1fn", 2, 32), ("f8e4m3fn", 0x38, 16)],
+)
+def test_every_scale_code(
+    fmt: str, one: int, registers: int, jit_host: JitHost
+) -> None:
+    """Each of the 256 f8e8m0fnu codes as a row's scale of a block whose sum
+    is 1 (32 weights 1.0 times x = 1/32: exact in any order): the row is the
+    scale's value, 2^-127 (an f32 subnormal) to 2^127 and NaN, as ml_dtypes
+    decodes it. Packed FP4 in groups of one row (16 registers: the scales
+    looked up in the module's table) and of 4 (decoded in a vector); FP8 in
+    chunks (looked up)."""
+    jit_host(replace(host_cpu(), vector_registers=registers))
+    rows, cols = 256, 64
+    packed = fmt == "f4e2m1fn"
+    codes = np.zeros((rows, cols), np.uint8)
+    codes[:, :32] = one
+    weights = codes[:, 0::2] | codes[:, 1::2] << 4 if packed else codes
+    scale_codes = np.stack([np.arange(rows), np.full(rows, 127)], 1).astype(np.uint8)
+    element = "i4" if packed else "i8"
+    src = f"""
+func.func @f(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<{cols}xf32>) -> vector<{rows}xf32> {{
+  %q = matrix.row_major_load %w[0]{" packed" if packed else ""} : memref<?xi8> -> !matrix.matrix<{rows}x{cols}x{element}>
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<{rows}x2xi8>
+  %m = arbfp.scaled_convert_from {fmt} %q, %sc block 32 : !matrix.matrix<{rows}x{cols}x{element}>, !matrix.matrix<{rows}x2xi8> to !matrix.matrix<{rows}x{cols}xf32>
+  %y = matrix.matvec %m, %x fastmath<reassoc,contract> : !matrix.matrix<{rows}x{cols}xf32>, vector<{cols}xf32> -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+// {registers} vector registers
+"""
+    f = compile_module(src)["f"]
+    assert any(f"kernel: {FUSED_REASSOCIATED}" in r for r in f.remarks), f.remarks
+    y = f(weights.ravel(), scale_codes.T.ravel(), np.full(cols, 1 / 32, np.float32))
+    expected = np.arange(rows, dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    assert same_bits(y, expected.astype(np.float32))

@@ -2,6 +2,7 @@
 // RUN: mx-opt %s -p 'convert-matrix-to-affine{byte-shuffles=32}' | filecheck %s --check-prefix=X86
 // RUN: mx-opt %s -p 'convert-matrix-to-affine{byte-shuffles=64}' | filecheck %s --check-prefix=X512
 // RUN: mx-opt %s -p 'convert-matrix-to-affine{weight-streams=1}' | filecheck %s --check-prefix=SINGLE
+// RUN: mx-opt %s -p 'convert-matrix-to-affine{vector-bits=256 vector-registers=16 byte-shuffles=32}' | filecheck %s --check-prefix=AVX2
 
 // The reassociated weight-times-vector kernel (matvec with `reassoc` of
 // row-major FP4/FP8 codes): each row's sums are a vector over K, 4 rows
@@ -14,11 +15,15 @@
 // then its odd ones (the low and high nibbles of 16 bytes); per block and
 // row, the decoded low nibbles times x's even lanes, plus (FMA under
 // `contract`) the high nibbles times the odd lanes; that partial sum times
-// the block's scale added to the row's sums, once per block. 5 rows: a group
+// the block's scale added to the row's sums, once per block; each row's
+// scale of a block is its code looked up in the module's table of the 256
+// f8e8m0fnu values (as f32 bits: a private constant global, made once). 5 rows: a group
 // of 4, then a last group overlapping it. Each step prefetches the codes 256
 // bytes (512 columns) ahead in each row into L1, and into L2 those of the row
 // 4 rows below (the next group's) at the step's column; and the scales 16
 // blocks ahead in their column-major buffer.
+// CHECK: "memref.global"() <{sym_name = "__mx_f8e8m0fnu_f32_bits", type = memref<256xi32>, initial_value = dense<"0x0000400000008000{{.*}}0000007F0000C07F"> : tensor<256xi32>, sym_visibility = "private", constant, alignment = 64 : i64}>
+// CHECK-NOT: "memref.global"
 // CHECK-LABEL: func.func @mxfp4_reassoc
 // CHECK-DAG: %[[GROUP:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[CODES_AHEAD:.*]] = arith.constant 512 : index
@@ -43,11 +48,18 @@
 // CHECK-NEXT: llvm.zext %[[BYTES]] : vector<16xi8> to vector<16xi32>
 // CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %[[XE]] : vector<16xf32>
 // CHECK-NEXT: %[[PART:.*]] = math.fma %{{.*}}, %[[XO]], %[[P]] fastmath<contract> : vector<16xf32>
-// CHECK: vector.load %[[SCALES:.*]][%{{.*}}, %{{.*}}] : memref<2x5xi8>, vector<4xi8>
+// CHECK: %[[CODE:.*]] = vector.load %[[SCALES:.*]][%{{.*}}, %{{.*}}] : memref<2x5xi8>, vector<1xi8>
+// CHECK-NEXT: %[[C:.*]] = vector.extract %[[CODE]][0] : i8 from vector<1xi8>
+// CHECK-NEXT: %[[TABLE:.*]] = memref.get_global @__mx_f8e8m0fnu_f32_bits : memref<256xi32>
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extui %[[C]] : i8 to i32
+// CHECK-NEXT: %[[AT:.*]] = arith.index_cast %[[WIDE]] : i32 to index
+// CHECK-NEXT: %[[BITS:.*]] = memref.load %[[TABLE]][%[[AT]]] : memref<256xi32>
+// CHECK-NEXT: %[[SCALE0:.*]] = arith.bitcast %[[BITS]] : i32 to f32
+// CHECK-COUNT-3: memref.get_global @__mx_f8e8m0fnu_f32_bits
 // CHECK: %[[BLOCK:.*]] = arith.divui %{{.*}}, %{{.*}} : index
 // CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[BLOCK]], %[[BLOCKS_AHEAD]] : index
 // CHECK-NEXT: memref.prefetch %[[SCALES]][%[[AHEAD]], %{{.*}}], read, locality<3>, data : memref<2x5xi8>
-// CHECK: %[[SCALE:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: %[[SCALE:.*]] = vector.broadcast %[[SCALE0]] : f32 to vector<16xf32>
 // CHECK-NEXT: math.fma %[[PART]], %[[SCALE]], %[[S0]] fastmath<contract> : vector<16xf32>
 // CHECK: affine.yield
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
@@ -147,6 +159,29 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // X86-NEXT: %[[ROW0:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12] : vector<16xf32>, vector<16xf32>
 // X86-NEXT: math.fma %{{.*}}, %[[ROW0]], %{{.*}} fastmath<contract> : vector<16xf32>
 // X86: affine.yield
+// With AVX2's 16 vector registers a group of columns is one row at a time
+// (8 lanes: a group is 64 columns, 2 blocks). The row's two scales of the
+// group are each looked up in the table (no vector decode of their codes)
+// and spread to the lanes of their blocks: lanes 0-3 block 0, 4-7 block 1.
+// AVX2-LABEL: func.func @mxfp4_groups
+// AVX2: affine.for %{{.*}} = 0 to 2 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8xf32>) {
+// AVX2-COUNT-2: memref.prefetch %w
+// AVX2-COUNT-8: vector.load %{{.*}} : memref<1x160xf32>, vector<8xf32>
+// AVX2: vector.load %{{.*}} : memref<5x5xi8>, vector<1xi8>
+// AVX2: %[[BITS0:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<256xi32>
+// AVX2-NEXT: %[[FIRST:.*]] = arith.bitcast %[[BITS0]] : i32 to f32
+// AVX2: vector.load %{{.*}} : memref<5x5xi8>, vector<1xi8>
+// AVX2: %[[BITS1:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<256xi32>
+// AVX2-NEXT: %[[SECOND:.*]] = arith.bitcast %[[BITS1]] : i32 to f32
+// AVX2-NEXT: %[[BOTH:.*]] = vector.broadcast %[[FIRST]] : f32 to vector<2xf32>
+// AVX2-NEXT: %[[SCALES:.*]] = vector.insert %[[SECOND]], %[[BOTH]] [1] : f32 into vector<2xf32>
+// AVX2-NOT: arith.cmpi
+// AVX2: llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"
+// AVX2: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+// AVX2-COUNT-7: math.fma
+// AVX2-NEXT: %[[SPREAD:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xf32>, vector<2xf32>
+// AVX2-NEXT: %[[SUMS:.*]] = math.fma %{{.*}}, %[[SPREAD]], %[[ACC]] fastmath<contract> : vector<8xf32>
+// AVX2-NEXT: affine.yield %[[SUMS]] : vector<8xf32>
 // With AVX-512's intrinsics (`byte-shuffles=64`: the JIT's on such a host)
 // the group's 64 bytes are 16 32-bit lanes; each lane shifted right by 4·p
 // indexes the f32 table by the permute intrinsic (`vpermps`, which reads
