@@ -120,6 +120,21 @@ def _codes(
     return codes
 
 
+def _same_as_interpreter(
+    text: str, mv: Any, codes: Array, args: list[Any], outputs: int, starts: Any
+) -> None:
+    """The JIT's `mv(codes, *args, y)` equals the interpreter's bits with the
+    codes at each byte start in a line (`at_byte`); `outputs`: y's length."""
+    module = Parser(mx_context(), text).parse_module()
+    want = np.zeros(outputs, np.float32)
+    run_function(module, "mv", codes, *args, want)
+    assert np.isfinite(want).all()
+    for by in starts:
+        got = np.zeros(outputs, np.float32)
+        mv(at_byte(codes, by), *args, got)
+        assert got.tobytes() == want.tobytes(), by
+
+
 @pytest.mark.ci_sample(4)
 @pytest.mark.parametrize(
     ("rows", "cols", "fmt", "block", "scale", "pitch", "spelling"), _params()
@@ -186,9 +201,12 @@ def test_the_steps_start_at_the_codes_address(
     assert _reads_codes_address(text) == (pitch % 64 == 0)
 
 
-def _layers_source(rows: int, cols: int, layers: int) -> str:
-    """y(i) = W(i)·x over `layers` layers of packed MXFP4 codes, layer i at
-    offset %o + i·size: the offsets' parity is known at run time only."""
+def _layers_source(rows: int, cols: int, layers: int, pitch: int = 0) -> str:
+    """y(i) = W(i)·x over `layers` layers of packed MXFP4 codes, rows `pitch`
+    bytes apart (0: K/2, contiguous), layer i at offset %o + i·size: the
+    offsets' parity is known at run time only."""
+    step = 2 * pitch if pitch else cols
+    stride = f" stride {step}" if step != cols else ""
     q = f"!matrix.matrix<{rows}x{cols}xi4>"
     s = f"!matrix.matrix<{rows}x{cols // 32}xi8>"
     w = f"!matrix.matrix<{rows}x{cols}xf32>"
@@ -197,14 +215,14 @@ def _layers_source(rows: int, cols: int, layers: int) -> str:
   %c1 = arith.constant 1 : index
   %n = arith.constant {layers} : index
   %rows = arith.constant {rows} : index
-  %size = arith.constant {rows * cols} : index
+  %size = arith.constant {rows * step} : index
   %ssize = arith.constant {rows * cols // 32} : index
   %x = vector.load %xs[%c0] : memref<?xf32>, vector<{cols}xf32>
   scf.for %i = %c0 to %n step %c1 {{
     %at = arith.muli %i, %size : index
     %off = arith.addi %o, %at : index
     %so = arith.muli %i, %ssize : index
-    %q = matrix.row_major_load %w[%off] packed : memref<?xi8> -> {q}
+    %q = matrix.row_major_load %w[%off]{stride} packed : memref<?xi8> -> {q}
     %sc = matrix.column_major_load %s[%so] : memref<?xi8> -> {s}
     %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : {q}, {s} to {w}
     %y = matrix.matvec %f, %x : {w}, vector<{cols}xf32> -> vector<{rows}xf32>
@@ -228,15 +246,9 @@ def test_packed_lines_in_a_loop_at_index_offsets() -> None:
     codes = rng.integers(0, 256, layers * rows * cols // 2 + 1).astype(np.uint8)
     scales = rng.integers(120, 136, layers * rows * cols // 32).astype(np.uint8)
     x = rng.standard_normal(cols).astype(np.float32)
-    module = Parser(mx_context(), text).parse_module()
     for offset in (0, 1):
-        want = np.zeros(layers * rows, np.float32)
-        run_function(module, "mv", codes, offset, scales, x, want)
-        assert np.isfinite(want).all()
-        for by in (0, 5, 16, 60):
-            got = np.zeros(layers * rows, np.float32)
-            mv(at_byte(codes, by), offset, scales, x, got)
-            assert got.tobytes() == want.tobytes(), (offset, by)
+        args = [offset, scales, x]
+        _same_as_interpreter(text, mv, codes, args, layers * rows, (0, 5, 16, 60))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -265,41 +277,48 @@ def test_packed_lines_on_threads(rows: int, cols: int, threads: int) -> None:
     scales = rng.integers(120, 136, rows * cols // 32).astype(np.uint8)
     x = rng.standard_normal(cols).astype(np.float32)
     bias = rng.standard_normal(rows).astype(np.float32)
+    with num_threads(threads):
+        _same_as_interpreter(text, mv, codes, [scales, x, bias], rows, (0, 5, 16, 60))
+
+
+def _one_tile_host(jit_host: JitHost) -> tuple[int, int]:
+    """A host whose L1 has as many ways as a tile has rows (the host's
+    lanes), 4 KiB a way; its lanes and L1 bytes."""
+    host = host_cpu()
+    lanes = host.f32_lanes
+    caches = replace(host.caches, l1_bytes=4096 * lanes, l1_ways=lanes)
+    jit_host(replace(host, caches=caches))
+    return lanes, caches.l1_bytes
+
+
+def _streams_one_tile(text: str, lanes: int, l1_bytes: int) -> bool:
+    """Whether the row loops carry one tile's sums (one vector), not two."""
     module = Parser(mx_context(), text).parse_module()
-    want = np.zeros(rows, np.float32)
-    run_function(module, "mv", codes, scales, x, bias, want)
-    assert np.isfinite(want).all()
-    for by in (0, 5, 16, 60):
-        got = np.zeros(rows, np.float32)
-        with num_threads(threads):
-            mv(at_byte(codes, by), scales, x, bias, got)
-        assert got.tobytes() == want.tobytes(), by
+    ConvertMatrixToAffinePass(
+        vector_bits=32 * lanes, l1_bytes=l1_bytes, l1_ways=lanes
+    ).apply(Context(), module)
+    lowered = str(module)
+    one = f"-> (vector<{lanes}xf32>) {{" in lowered
+    return one and f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" not in lowered
 
 
+@pytest.mark.parametrize("spelling", ["literal", "index"])
 @pytest.mark.parametrize(
     ("fmt", "cols"), [("f8e4m3fn", 128), ("f4e2m1fn", 256)], ids=["mxfp8", "mxfp4"]
 )
 def test_one_tile_at_a_time_where_two_overflow_an_l1_set(
-    fmt: str, cols: int, jit_host: JitHost
+    fmt: str, cols: int, spelling: str, jit_host: JitHost
 ) -> None:
     """Rows 4 KiB apart (all in one L1 set) on a host whose L1 has as many
     ways as a tile has rows: the group's tiles are streamed one after the
     other (`one_by_one`), each loop carrying one tile's sums; the
     interpreter's bits at several byte starts of the codes in a line, with a
-    last group of rows overlapping the one before."""
-    host = host_cpu()
-    lanes = host.f32_lanes
-    caches = replace(host.caches, l1_bytes=4096 * lanes, l1_ways=lanes)
-    jit_host(replace(host, caches=caches))
+    last group of rows overlapping the one before, at a literal offset and
+    an `index` one (0 at run time)."""
+    lanes, l1_bytes = _one_tile_host(jit_host)
     rows, pitch = 3 * lanes, 4096
-    text = _source(rows, cols, fmt, 32, "f8e8m0fnu", pitch, "literal")
-    module = Parser(mx_context(), text).parse_module()
-    ConvertMatrixToAffinePass(
-        vector_bits=32 * lanes, l1_bytes=caches.l1_bytes, l1_ways=lanes
-    ).apply(Context(), module)
-    lowered = str(module)
-    assert f"-> (vector<{lanes}xf32>) {{" in lowered
-    assert f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" not in lowered
+    text = _source(rows, cols, fmt, 32, "f8e8m0fnu", pitch, spelling)
+    assert _streams_one_tile(text, lanes, l1_bytes)
     mv = compile_module("// one tile at a time\n" + text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(cols)
@@ -307,12 +326,24 @@ def test_one_tile_at_a_time_where_two_overflow_an_l1_set(
     scales = rng.integers(120, 136, rows * cols // 32).astype(np.uint8)
     x = rng.standard_normal(cols).astype(np.float32)
     bias = rng.standard_normal(rows).astype(np.float32)
-    want = np.zeros(rows, np.float32)
-    run_function(
-        Parser(mx_context(), text).parse_module(), "mv", codes, scales, x, bias, want
-    )
-    assert np.isfinite(want).all()
-    for by in (0, 5, 16, 32, 60):
-        got = np.zeros(rows, np.float32)
-        mv(at_byte(codes, by), scales, x, bias, got)
-        assert got.tobytes() == want.tobytes(), by
+    args = [*([0] if spelling == "index" else []), scales, x, bias]
+    _same_as_interpreter(text, mv, codes, args, rows, (0, 5, 16, 32, 60))
+
+
+def test_one_tile_at_a_time_in_a_loop_at_index_offsets(jit_host: JitHost) -> None:
+    """The same in the decode loop: packed MXFP4 rows 4 KiB apart in a loop
+    over two layers at offsets %o + i·size (the kernel behind the run-time
+    parity check), at an even and an odd %o (element by element)."""
+    lanes, l1_bytes = _one_tile_host(jit_host)
+    rows, cols, layers, pitch = 3 * lanes, 256, 2, 4096
+    text = _layers_source(rows, cols, layers, pitch)
+    assert _streams_one_tile(text, lanes, l1_bytes)
+    mv = compile_module("// one tile at a time\n" + text).mv
+    assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 256, layers * rows * pitch + 1).astype(np.uint8)
+    scales = rng.integers(120, 136, layers * rows * cols // 32).astype(np.uint8)
+    x = rng.standard_normal(cols).astype(np.float32)
+    for offset in (0, 1):
+        args = [offset, scales, x]
+        _same_as_interpreter(text, mv, codes, args, layers * rows, (0, 5, 16, 60))

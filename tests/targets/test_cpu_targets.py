@@ -26,10 +26,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from xdsl.context import Context
+from xdsl.parser import Parser
 
 from mx.errors import CompileError
+from mx.frontend import mx_context
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.jit_machine_code import host_cpu
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    ConvertMatrixToAffinePass,
+)
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
@@ -616,3 +622,47 @@ def test_vector_spills_of_threaded_loops_are_aligned(jit_host: JitHost) -> None:
     assert spills
     assert "andq\t$-64, %rsp" in body
     assert not [s for s in spills if re.search(r"\bvmov(ups|dqu)", s)]
+
+
+def _one_tile_matvecs(rows: int) -> str:
+    """MXFP8 and packed MXFP4 (at an `index` offset) weights whose rows are
+    4 KiB apart: every row's line of a step in one L1 set."""
+    fp8 = f"!matrix.matrix<{rows}x128xi8>"
+    fp4 = f"!matrix.matrix<{rows}x256xi4>"
+    return f"""
+func.func @mxfp8(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<128xf32>) -> vector<{rows}xf32> {{
+  %q = matrix.row_major_load %w[0] stride 4096 : memref<?xi8> -> {fp8}
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<{rows}x4xi8>
+  %f = arbfp.scaled_convert_from f8e4m3fn %q, %sc block 32 : {fp8}, !matrix.matrix<{rows}x4xi8> to !matrix.matrix<{rows}x128xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<{rows}x128xf32>, vector<128xf32> -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+func.func @mxfp4(%w: memref<?xi8>, %o: index, %s: memref<?xi8>, %x: vector<256xf32>) -> vector<{rows}xf32> {{
+  %q = matrix.row_major_load %w[%o] stride 8192 packed : memref<?xi8> -> {fp4}
+  %sc = matrix.column_major_load %s[0] : memref<?xi8> -> !matrix.matrix<{rows}x8xi8>
+  %f = arbfp.scaled_convert_from f4e2m1fn %q, %sc block 32 : {fp4}, !matrix.matrix<{rows}x8xi8> to !matrix.matrix<{rows}x256xf32>
+  %y = matrix.matvec %f, %x : !matrix.matrix<{rows}x256xf32>, vector<256xf32> -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("cpu", CHECKED_CPUS)
+def test_one_tile_kernels_compile_for_cpu(cpu: str, jit_host: JitHost) -> None:
+    """The strict row-major kernels that stream a group's tiles one after
+    the other (`decoded_matvec.one_by_one`: one tile's lines of a step fit
+    an L1 set, two do not), lowered as the JIT lowers them for a host like
+    `cpu` whose L1 has as many ways as a tile has rows, compile with llc-16
+    for that CPU (the JIT compiles them for the host only)."""
+    target = CPU_TARGETS[cpu]
+    lanes = target.f32_lanes
+    caches = replace(target.caches, l1_bytes=4096 * lanes, l1_ways=lanes)
+    jit_host(replace(target, caches=caches))
+    source = _one_tile_matvecs(3 * lanes)
+    assert "mxfp8" in llc_assembly(lower_to_llvm_ir(source)[0], cpu)
+    module = Parser(mx_context(), source).parse_module()
+    ConvertMatrixToAffinePass(
+        vector_bits=32 * lanes, l1_bytes=caches.l1_bytes, l1_ways=lanes
+    ).apply(Context(), module)
+    text = str(module)
+    assert text.count(f"-> (vector<{lanes}xf32>) {{") >= 2
+    assert f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" not in text
