@@ -15,7 +15,7 @@ together with the others ≥ 3× the L3 cache). Weights:
 Peers, in the same interleaved run (`bench.timing.time_interleaved`): NumPy's f32 sgemv
 (OpenBLAS, one thread) on the f32 weights (the ratio's unit), the hand-written C kernel
 of the format (bench/kernels/decode.c, clang-16 -O3 -march=native: AVX-512 intrinsics
-where the CPU has them), llama.cpp's ggml `ggml_mul_mat` when `ggml` (ggml-python) is
+where the CPU has them, else AVX2 + FMA + F16C ones, else a portable loop), llama.cpp's ggml `ggml_mul_mat` when `ggml` (ggml-python) is
 importable (an optional peer: MXFP4, Q8_0 for the 8-bit rows, F16), and a read of as
 many bytes (bench/kernels/decode.c's `c_read_bytes`: the single-thread read bandwidth,
 whose time per weight is the memory bound). Everything on one thread (mx with
@@ -453,9 +453,14 @@ def measure(out: Path, quick: bool = False, only: list[str] | None = None) -> st
         if ggml is not None
         else "not installed (optional: bench/ggml_peer.py)"
     )
-    # the C kernels take AVX-512 intrinsics only where the CPU has them
+    # the C kernels take the intrinsics of the CPU's widest vectors
+    flags = cpu_flags()
     c_label = (
-        "C (AVX-512)" if {"avx512f", "avx512bw"} <= cpu_flags() else "C (portable)"
+        "C (AVX-512)"
+        if {"avx512f", "avx512bw"} <= flags
+        else "C (AVX2)"
+        if {"avx2", "fma", "f16c"} <= flags
+        else "C (portable)"
     )
     text = "\n".join(
         [
