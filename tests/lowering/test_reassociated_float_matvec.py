@@ -193,8 +193,8 @@ def test_every_count_of_weight_streams_computes_the_same_bits(
     jit_host: JitHost,
 ) -> None:
     """Rows read 1, 2, 4 or 8 at a time (`TargetCpu.weight_streams`: the
-    host's in the JIT, 1 on AMD Zen, 4 elsewhere) give the same bits: each
-    row's sums keep their order whatever the group. 37 rows, a multiple of
+    host's in the JIT, 1 on AMD Zen 4 and later, 4 elsewhere) give the same
+    bits: each row's sums keep their order whatever the group. 37 rows, a multiple of
     none, so the last group overlaps the one before it."""
     c = Case(37, 100, "bf16", "contract,reassoc", True, "index", 2)
     rng = np.random.default_rng(5)

@@ -396,7 +396,7 @@ def test_lower_to_llvm_passes_its_vector_options_on(
 def test_lower_to_llvm_passes_weight_streams_on(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """`mx-lower-to-llvm{weight-streams=1}` (an AMD Zen target) lowers a
+    """`mx-lower-to-llvm{weight-streams=1}` (an AMD Zen 4 target) lowers a
     reassociated f16 matvec with convert-matrix-to-affine's
     `weight-streams=1`: one row's weights at a time instead of 4."""
     path = write(

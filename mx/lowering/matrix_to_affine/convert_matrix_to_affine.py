@@ -279,7 +279,7 @@ class ConvertMatrixToAffinePass(ModulePass):
     weight_streams: int = 0
     """Rows of float weights the reassociated matvec reads at once (streams
     from memory; `TargetCpu.weight_streams`). 0: the target's (the host's in
-    the JIT: 1 on AMD Zen, else 4; 4 under mx-opt). It changes no result
+    the JIT: 1 on AMD Zen 4 and later, else 4; 4 under mx-opt). It changes no result
     bit, only speed."""
 
     panel: str = "target"

@@ -83,8 +83,10 @@ class TargetCpu:
     weights of 4096 x 4096 streamed from DRAM on one thread: on Zen 4 67 ps
     a weight one row at a time against 99-116 with 4; on an Intel Xeon with
     AVX512-FP16, 161 ps with one row, 153 with 2, 138 with 4, 143 with 8
-    (bf16: 177, 152, 136, 139). So 1 on AMD's Zen cores, 4 elsewhere (the
-    Sapphire Rapids of `mx-opt` too)."""
+    (bf16: 177, 152, 136, 139); on a Zen 3 (AVX2) f16 209 ps with one row,
+    189 with 2, 165 with 4 (139 against 158 with 8 in another A/B), bf16
+    190 against 149 with 4. So 1 on Zen 4 and later (`ZEN4_AND_LATER`), 4
+    elsewhere (the Sapphire Rapids of `mx-opt` too)."""
 
     broadcast_registers: bool = True
     """Whether the cache-blocked micro-kernel holds each broadcast of packed
@@ -129,6 +131,11 @@ def for_target_cpu(cpu: TargetCpu) -> Generator[None]:
         _target.reset(token)
 
 
+ZEN4_AND_LATER = ("znver4", "znver5")
+"""LLVM's names of the AMD cores whose float matvec reads one row at a time
+(`TargetCpu.weight_streams`)."""
+
+
 def cpu_of(features: str, cpu: str = "") -> TargetCpu:
     """The description of an x86 CPU with LLVM's `features` (`+avx2,...`) and
     name (`znver4`, `sapphirerapids`, ...)."""
@@ -141,6 +148,5 @@ def cpu_of(features: str, cpu: str = "") -> TargetCpu:
         byte_shuffle = 32
     registers = 32 if lanes == 16 else 16
     zen = cpu.startswith("znver")
-    return TargetCpu(
-        lanes, byte_shuffle, 32 * lanes, registers, 1 if zen else 4, not zen
-    )
+    streams = 1 if cpu in ZEN4_AND_LATER else 4
+    return TargetCpu(lanes, byte_shuffle, 32 * lanes, registers, streams, not zen)
