@@ -1,10 +1,21 @@
 """Arrays placed at a chosen distance from a cache line's start, for the
-kernels whose path depends on where a row begins in a line."""
+kernels whose path depends on where a row begins in a line; and hosts whose
+L1 sets rows 4 KiB apart overflow, for the kernels that then stream one
+tile of rows at a time."""
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from xdsl.context import Context
+from xdsl.parser import Parser
+
+from mx.frontend import mx_context
+from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
+    ConvertMatrixToAffinePass,
+)
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu
 
 Array = npt.NDArray[Any]
 
@@ -16,3 +27,27 @@ def at_byte(a: Array, by: int) -> Array:
     view = raw[start : start + a.nbytes].view(a.dtype).reshape(a.shape)
     view[:] = a
     return view
+
+
+def one_tile_host(cpu: TargetCpu) -> TargetCpu:
+    """`cpu` with an L1 of as many ways as a tile has rows (its f32 lanes),
+    4 KiB a way: one tile's lines of rows 4 KiB apart fill a set, two
+    tiles' overflow it (`decoded_matvec.one_by_one`)."""
+    lanes = cpu.f32_lanes
+    return replace(
+        cpu, caches=replace(cpu.caches, l1_bytes=4096 * lanes, l1_ways=lanes)
+    )
+
+
+def one_tile_loops(text: str, cpu: TargetCpu) -> int:
+    """How many row loops of `text` lowered for `cpu`'s lanes and L1 carry one
+    tile's sums (one vector); 0 if any carries two tiles' (two vectors)."""
+    lanes, caches = cpu.f32_lanes, cpu.caches
+    module = Parser(mx_context(), text).parse_module()
+    ConvertMatrixToAffinePass(
+        vector_bits=32 * lanes, l1_bytes=caches.l1_bytes, l1_ways=caches.l1_ways
+    ).apply(Context(), module)
+    lowered = str(module)
+    if f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" in lowered:
+        return 0
+    return lowered.count(f"-> (vector<{lanes}xf32>) {{")

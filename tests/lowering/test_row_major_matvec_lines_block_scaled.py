@@ -10,7 +10,6 @@ a line, of a line, and longer than it, codes from a load (literal or `index`
 offset) or a C-ordered matrix argument; the lowering reads the codes'
 address exactly when the rows are a whole number of lines apart."""
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
 )
 from mx.runtime.threads import num_threads
 from tests.fixtures import JitHost
-from tests.placement import at_byte
+from tests.placement import at_byte, one_tile_host, one_tile_loops
 from tests.sampling import LONG
 
 Array = npt.NDArray[Any]
@@ -281,27 +280,6 @@ def test_packed_lines_on_threads(rows: int, cols: int, threads: int) -> None:
         _same_as_interpreter(text, mv, codes, [scales, x, bias], rows, (0, 5, 16, 60))
 
 
-def _one_tile_host(jit_host: JitHost) -> tuple[int, int]:
-    """A host whose L1 has as many ways as a tile has rows (the host's
-    lanes), 4 KiB a way; its lanes and L1 bytes."""
-    host = host_cpu()
-    lanes = host.f32_lanes
-    caches = replace(host.caches, l1_bytes=4096 * lanes, l1_ways=lanes)
-    jit_host(replace(host, caches=caches))
-    return lanes, caches.l1_bytes
-
-
-def _streams_one_tile(text: str, lanes: int, l1_bytes: int) -> bool:
-    """Whether the row loops carry one tile's sums (one vector), not two."""
-    module = Parser(mx_context(), text).parse_module()
-    ConvertMatrixToAffinePass(
-        vector_bits=32 * lanes, l1_bytes=l1_bytes, l1_ways=lanes
-    ).apply(Context(), module)
-    lowered = str(module)
-    one = f"-> (vector<{lanes}xf32>) {{" in lowered
-    return one and f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" not in lowered
-
-
 @pytest.mark.parametrize("spelling", ["literal", "index"])
 @pytest.mark.parametrize(
     ("fmt", "cols"), [("f8e4m3fn", 128), ("f4e2m1fn", 256)], ids=["mxfp8", "mxfp4"]
@@ -315,10 +293,11 @@ def test_one_tile_at_a_time_where_two_overflow_an_l1_set(
     interpreter's bits at several byte starts of the codes in a line, with a
     last group of rows overlapping the one before, at a literal offset and
     an `index` one (0 at run time)."""
-    lanes, l1_bytes = _one_tile_host(jit_host)
-    rows, pitch = 3 * lanes, 4096
+    host = one_tile_host(host_cpu())
+    jit_host(host)
+    rows, pitch = 3 * host.f32_lanes, 4096
     text = _source(rows, cols, fmt, 32, "f8e8m0fnu", pitch, spelling)
-    assert _streams_one_tile(text, lanes, l1_bytes)
+    assert one_tile_loops(text, host)
     mv = compile_module("// one tile at a time\n" + text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(cols)
@@ -334,10 +313,11 @@ def test_one_tile_at_a_time_in_a_loop_at_index_offsets(jit_host: JitHost) -> Non
     """The same in the decode loop: packed MXFP4 rows 4 KiB apart in a loop
     over two layers at offsets %o + i·size (the kernel behind the run-time
     parity check), at an even and an odd %o (element by element)."""
-    lanes, l1_bytes = _one_tile_host(jit_host)
-    rows, cols, layers, pitch = 3 * lanes, 256, 2, 4096
+    host = one_tile_host(host_cpu())
+    jit_host(host)
+    rows, cols, layers, pitch = 3 * host.f32_lanes, 256, 2, 4096
     text = _layers_source(rows, cols, layers, pitch)
-    assert _streams_one_tile(text, lanes, l1_bytes)
+    assert one_tile_loops(text, host)
     mv = compile_module("// one tile at a time\n" + text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(11)

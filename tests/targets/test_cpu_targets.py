@@ -26,16 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from xdsl.context import Context
-from xdsl.parser import Parser
 
 from mx.errors import CompileError
-from mx.frontend import mx_context
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.jit_machine_code import host_cpu
-from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
-    ConvertMatrixToAffinePass,
-)
 from mx.lowering.matrix_to_affine.kernel_remarks import (
     CACHE_BLOCKED,
     FUSED_BLOCK_SCALED,
@@ -61,6 +55,7 @@ from mx.testing.target_coverage import (
     coverage_functions,
 )
 from tests.fixtures import JitHost
+from tests.placement import one_tile_host, one_tile_loops
 from tests.system_tools import llc_assembly, required_tool, vector_spills
 
 LONG = bool(os.environ.get("MX_TARGET_SWEEP"))
@@ -653,16 +648,8 @@ def test_one_tile_kernels_compile_for_cpu(cpu: str, jit_host: JitHost) -> None:
     an L1 set, two do not), lowered as the JIT lowers them for a host like
     `cpu` whose L1 has as many ways as a tile has rows, compile with llc-16
     for that CPU (the JIT compiles them for the host only)."""
-    target = CPU_TARGETS[cpu]
-    lanes = target.f32_lanes
-    caches = replace(target.caches, l1_bytes=4096 * lanes, l1_ways=lanes)
-    jit_host(replace(target, caches=caches))
-    source = _one_tile_matvecs(3 * lanes)
+    host = one_tile_host(CPU_TARGETS[cpu])
+    jit_host(host)
+    source = _one_tile_matvecs(3 * host.f32_lanes)
     assert "mxfp8" in llc_assembly(lower_to_llvm_ir(source)[0], cpu)
-    module = Parser(mx_context(), source).parse_module()
-    ConvertMatrixToAffinePass(
-        vector_bits=32 * lanes, l1_bytes=caches.l1_bytes, l1_ways=lanes
-    ).apply(Context(), module)
-    text = str(module)
-    assert text.count(f"-> (vector<{lanes}xf32>) {{") >= 2
-    assert f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" not in text
+    assert one_tile_loops(source, host) >= 2
