@@ -387,12 +387,18 @@ def _by_blocks(
 
 
 def _group_scales(
-    e: Emitter, kernel: _Kernel, r: Index, k: Index, rows: int, columns: int
+    e: Emitter,
+    kernel: _Kernel,
+    table: SSAValue | None,
+    r: Index,
+    k: Index,
+    rows: int,
+    columns: int,
 ) -> SSAValue:
     """The block scales of the `rows` rows from r for the group of
     `columns` columns from k: lane b·rows + i is row r + i's scale of the
     group's block b. With one row (`_rows_at_once`: AVX2) each is looked up
-    (`_scale_of`): decoding a group's two codes at once took as many
+    in `table` (`_scale_of`): decoding a group's two codes at once took as many
     instructions as its 64 weights' look-ups, and on a Zen 3 (MXFP4 4096 x
     4096 from DRAM, one thread) the kernel went from 140 to 118 ps a weight
     (with the scales a constant instead: 95). With more rows the codes are
@@ -401,7 +407,10 @@ def _group_scales(
     block = kernel.weights.scaled.block_size
     blocks = range(max(columns // block, 1))
     if rows == 1:
-        values = [_scale_of(e, kernel, r, offset(e, k, b * block)) for b in blocks]
+        assert table is not None
+        values = [
+            _scale_of(e, kernel, table, r, offset(e, k, b * block)) for b in blocks
+        ]
         result = e.emit(vector.BroadcastOp(values[0], VectorType(f32, [len(values)])))
         for b, value in enumerate(values[1:], 1):
             result = e.emit(vector.InsertOp(value, result, [b]))
@@ -410,14 +419,14 @@ def _group_scales(
     return kernel.scale_values(e, _concatenated(e, codes))
 
 
-def _scale_of(e: Emitter, kernel: _Kernel, r: Index, k: Index) -> SSAValue:
-    """Row r's block scale at column k: its code (a byte) looked up in the
-    table of the scale format's values (`tables.value_table`): two loads,
+def _scale_of(
+    e: Emitter, kernel: _Kernel, table: SSAValue, r: Index, k: Index
+) -> SSAValue:
+    """Row r's block scale at column k: its code (a byte) looked up in
+    `table`, the scale format's values (`tables.value_table`): two loads,
     against the decoding's compares and selects."""
-    scaled = kernel.weights.scaled
-    assert scaled is not None
     code = e.emit(vector.ExtractOp(kernel.scale_codes(e, r, k, 1), [0], i8))
-    return look_up(e, value_table(e, scaled.scale_float_format, scaled), code)
+    return look_up(e, table, code)
 
 
 def _concatenated(e: Emitter, vectors: list[SSAValue]) -> SSAValue:
@@ -747,6 +756,12 @@ def _reassociated_matvec(
     shuffled = _shuffle_width(lanes) if grouped else 0
     tables = _bf16_tables(e, weights.format, shuffled) if shuffled else []
     block_size = 0 if scaled is None else scaled.block_size
+    # (one table of the scales' values for the kernel, if it looks them up)
+    scale_table = (
+        value_table(e, scaled.scale_float_format, op)
+        if scaled is not None and (steps or (grouped and group == 1))
+        else None
+    )
 
     def group_products(
         g: Emitter, r: Index, k: Index, accs: list[SSAValue]
@@ -768,7 +783,9 @@ def _reassociated_matvec(
             for p in range(NIBBLES)
         ]
         scales = (
-            None if scaled is None else _group_scales(g, wide, r, k, group, columns)
+            None
+            if scaled is None
+            else _group_scales(g, wide, scale_table, r, k, group, columns)
         )
         added: list[SSAValue] = []
         for i, acc in enumerate(accs):
@@ -828,7 +845,10 @@ def _reassociated_matvec(
         parts: list[SSAValue | None] = [None] * group
         for c in range(step // chunk):
             parts = products(g, r, offset(g, k, c * chunk), parts)
-        row_scales = [_scale_of(g, kernel, offset(g, r, i), k) for i in range(group)]
+        assert scale_table is not None
+        row_scales = [
+            _scale_of(g, kernel, scale_table, offset(g, r, i), k) for i in range(group)
+        ]
         assert weights.scales is not None
         scales_at = offset(g, block_index(g, k, block_size), SCALE_PREFETCH_BLOCKS)
         prefetch_block(g, weights.scales, r, scales_at)

@@ -17,7 +17,8 @@
 // `contract`) the high nibbles times the odd lanes; that partial sum times
 // the block's scale added to the row's sums, once per block; each row's
 // scale of a block is its code looked up in the module's table of the 256
-// f8e8m0fnu values (as f32 bits: a private constant global, made once). 5 rows: a group
+// f8e8m0fnu values (as f32 bits: a private constant global, made once and
+// fetched once per kernel, before its loops). 5 rows: a group
 // of 4, then a last group overlapping it. Each step prefetches the codes 256
 // bytes (512 columns) ahead in each row into L1, and into L2 those of the row
 // 4 rows below (the next group's) at the step's column; and the scales 16
@@ -31,6 +32,8 @@
 // CHECK-NOT: memref<64x5xf32>
 // CHECK: %[[X:.*]] = vector.load %{{.*}} : memref<1x64xf32>, vector<32xf32>
 // CHECK-NEXT: vector.shuffle %[[X]], %[[X]] [0, 2, 4, {{.*}}, 30, 1, 3, 5, {{.*}}, 31] : vector<32xf32>, vector<32xf32>
+// CHECK: %[[TABLE:.*]] = memref.get_global @__mx_f8e8m0fnu_f32_bits : memref<256xi32>
+// CHECK-NOT: memref.get_global
 // CHECK: affine.for %{{.*}} = 0 to 1 {
 // CHECK: affine.for %{{.*}} = 0 to 2 iter_args(%[[S0:.*]] = %{{.*}}, %[[S1:.*]] = %{{.*}}, %[[S2:.*]] = %{{.*}}, %[[S3:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK-NEXT: %[[K:.*]] = arith.muli %{{.*}}, %{{.*}} : index
@@ -50,12 +53,13 @@
 // CHECK-NEXT: %[[PART:.*]] = math.fma %{{.*}}, %[[XO]], %[[P]] fastmath<contract> : vector<16xf32>
 // CHECK: %[[CODE:.*]] = vector.load %[[SCALES:.*]][%{{.*}}, %{{.*}}] : memref<2x5xi8>, vector<1xi8>
 // CHECK-NEXT: %[[C:.*]] = vector.extract %[[CODE]][0] : i8 from vector<1xi8>
-// CHECK-NEXT: %[[TABLE:.*]] = memref.get_global @__mx_f8e8m0fnu_f32_bits : memref<256xi32>
 // CHECK-NEXT: %[[WIDE:.*]] = arith.extui %[[C]] : i8 to i32
 // CHECK-NEXT: %[[AT:.*]] = arith.index_cast %[[WIDE]] : i32 to index
 // CHECK-NEXT: %[[BITS:.*]] = memref.load %[[TABLE]][%[[AT]]] : memref<256xi32>
 // CHECK-NEXT: %[[SCALE0:.*]] = arith.bitcast %[[BITS]] : i32 to f32
-// CHECK-COUNT-3: memref.get_global @__mx_f8e8m0fnu_f32_bits
+// CHECK-NOT: memref.get_global
+// CHECK-COUNT-3: memref.load %[[TABLE]][%{{.*}}] : memref<256xi32>
+// CHECK-NOT: memref.get_global
 // CHECK: %[[BLOCK:.*]] = arith.divui %{{.*}}, %{{.*}} : index
 // CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[BLOCK]], %[[BLOCKS_AHEAD]] : index
 // CHECK-NEXT: memref.prefetch %[[SCALES]][%[[AHEAD]], %{{.*}}], read, locality<3>, data : memref<2x5xi8>
@@ -164,14 +168,16 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // group are each looked up in the table (no vector decode of their codes)
 // and spread to the lanes of their blocks: lanes 0-3 block 0, 4-7 block 1.
 // AVX2-LABEL: func.func @mxfp4_groups
+// AVX2: %[[TABLE:.*]] = memref.get_global @__mx_f8e8m0fnu_f32_bits : memref<256xi32>
 // AVX2: affine.for %{{.*}} = 0 to 2 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8xf32>) {
 // AVX2-COUNT-2: memref.prefetch %w
 // AVX2-COUNT-8: vector.load %{{.*}} : memref<1x160xf32>, vector<8xf32>
 // AVX2: vector.load %{{.*}} : memref<5x5xi8>, vector<1xi8>
-// AVX2: %[[BITS0:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<256xi32>
+// AVX2: %[[BITS0:.*]] = memref.load %[[TABLE]][%{{.*}}] : memref<256xi32>
 // AVX2-NEXT: %[[FIRST:.*]] = arith.bitcast %[[BITS0]] : i32 to f32
 // AVX2: vector.load %{{.*}} : memref<5x5xi8>, vector<1xi8>
-// AVX2: %[[BITS1:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<256xi32>
+// AVX2-NOT: memref.get_global
+// AVX2: %[[BITS1:.*]] = memref.load %[[TABLE]][%{{.*}}] : memref<256xi32>
 // AVX2-NEXT: %[[SECOND:.*]] = arith.bitcast %[[BITS1]] : i32 to f32
 // AVX2-NEXT: %[[BOTH:.*]] = vector.broadcast %[[FIRST]] : f32 to vector<2xf32>
 // AVX2-NEXT: %[[SCALES:.*]] = vector.insert %[[SECOND]], %[[BOTH]] [1] : f32 into vector<2xf32>
