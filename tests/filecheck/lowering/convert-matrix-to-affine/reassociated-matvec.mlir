@@ -165,9 +165,13 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // X86: affine.yield
 // With AVX2's 16 vector registers a group of columns is one row at a time
 // (8 lanes: a group is 64 columns, 2 blocks). The row's two scales of the
-// group are each looked up in the table (no vector decode of their codes)
-// and spread to the lanes of their blocks: lanes 0-3 block 0, 4-7 block 1.
+// group are each looked up in the table (no vector decode of their codes).
+// The group's 32 bytes of codes are read with their 64-bit pieces in the
+// order 0, 2, 1, 3, so that each decoded vector holds columns of one block
+// (x's group is copied in that order): vectors 0, 1, 4, 5 block 0, the
+// others block 1; each block's sum is times its scale broadcast.
 // AVX2-LABEL: func.func @mxfp4_groups
+// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 16, 18, 20, 22, 8, 10, 12, 14, 24, 26, 28, 30, 32, 34, {{.*}}, 47, 57, 59, 61, 63] : vector<64xf32>, vector<64xf32>
 // AVX2: %[[TABLE:.*]] = memref.get_global @__mx_f8e8m0fnu_f32_bits : memref<256xi32>
 // AVX2: affine.for %{{.*}} = 0 to 2 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8xf32>) {
 // AVX2-COUNT-2: memref.prefetch %w
@@ -182,11 +186,18 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // AVX2-NEXT: %[[BOTH:.*]] = vector.broadcast %[[FIRST]] : f32 to vector<2xf32>
 // AVX2-NEXT: %[[SCALES:.*]] = vector.insert %[[SECOND]], %[[BOTH]] [1] : f32 into vector<2xf32>
 // AVX2-NOT: arith.cmpi
+// AVX2: %[[CODES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
+// AVX2-NEXT: %[[WORDS:.*]] = vector.bitcast %[[CODES]] : vector<32xi8> to vector<8xi32>
+// AVX2-NEXT: vector.shuffle %[[WORDS]], %[[WORDS]] [0, 1, 4, 5, 2, 3, 6, 7] : vector<8xi32>, vector<8xi32>
 // AVX2: llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"
 // AVX2: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
-// AVX2-COUNT-7: math.fma
-// AVX2-NEXT: %[[SPREAD:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xf32>, vector<2xf32>
-// AVX2-NEXT: %[[SUMS:.*]] = math.fma %{{.*}}, %[[SPREAD]], %[[ACC]] fastmath<contract> : vector<8xf32>
+// AVX2-COUNT-3: math.fma
+// AVX2-NEXT: %[[FIRST_SPREAD:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 0, 0, 0, 0] : vector<2xf32>, vector<2xf32>
+// AVX2-NEXT: %[[BLOCK0:.*]] = math.fma %{{.*}}, %[[FIRST_SPREAD]], %[[ACC]] fastmath<contract> : vector<8xf32>
+// AVX2-NEXT: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+// AVX2-COUNT-3: math.fma
+// AVX2-NEXT: %[[SECOND_SPREAD:.*]] = vector.shuffle %[[SCALES]], %[[SCALES]] [1, 1, 1, 1, 1, 1, 1, 1] : vector<2xf32>, vector<2xf32>
+// AVX2-NEXT: %[[SUMS:.*]] = math.fma %{{.*}}, %[[SECOND_SPREAD]], %[[BLOCK0]] fastmath<contract> : vector<8xf32>
 // AVX2-NEXT: affine.yield %[[SUMS]] : vector<8xf32>
 // With AVX-512's intrinsics (`byte-shuffles=64`: the JIT's on such a host)
 // the group's 64 bytes are 16 32-bit lanes; each lane shifted right by 4·p
