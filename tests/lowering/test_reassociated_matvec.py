@@ -36,7 +36,11 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
     FUSED_DECODE,
     FUSED_REASSOCIATED,
 )
-from mx.lowering.matrix_to_affine.target_cpu import TargetCpu
+from mx.lowering.matrix_to_affine.reassociated_matvec import (
+    _block_pure_words,
+    _group_order,
+)
+from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, for_target_cpu
 from mx.testing.target_coverage import CPU_TARGETS
 from tests.fixtures import JitHost
 from tests.pipelines import THREADED, lowering_with
@@ -378,6 +382,35 @@ def test_group_look_ups_of_other_targets(
         Case(3, 128, "f4e2m1fn", "const-strict", "fast", True, "literal", 0),
     ):
         check(case, case.rows * case.cols, vector_bits, cached=False)
+
+
+@pytest.mark.parametrize(
+    ("lanes", "byte_shuffle"), [(4, 16), (8, 16), (8, 32), (16, 32), (16, 64)]
+)
+@pytest.mark.parametrize("block", [8, 16, 32, 64, 128])
+def test_group_vectors_of_one_block_where_reordered(
+    lanes: int, byte_shuffle: int, block: int
+) -> None:
+    """For targets with x86 byte shuffles (the host need not have them): the
+    columns of a group in the order of its decoded vectors are each column
+    once; where the codes' words are reordered, every vector's columns lie
+    in one block and the reordering moves whole 64-bit pieces (a `vpermq`);
+    with AVX2's 8 lanes and MXFP4's 32-column blocks it is reordered."""
+    columns = 8 * lanes
+    with for_target_cpu(TargetCpu(lanes, byte_shuffle)):
+        order = _group_order(lanes, block)
+        words = _block_pure_words(lanes, block)
+    assert sorted(order) == list(range(columns))
+    if (lanes, byte_shuffle, block) == (8, 32, 32):
+        assert words is not None
+    if words is None:
+        return
+    assert sorted(words) == list(range(lanes))
+    assert all(
+        words[i + 1] == words[i] + 1 and words[i] % 2 == 0 for i in range(0, lanes, 2)
+    )
+    for v in range(8):
+        assert len({c // block for c in order[v * lanes : (v + 1) * lanes]}) == 1
 
 
 @pytest.mark.parametrize("registers", [16, 32])
