@@ -1203,8 +1203,14 @@ def steps_in_lines(
     first_or_last = h.emit(arith.OrIOp(at_start, at_end))
     results = _if(h, first_or_last, [v.type for v in inits], partial_step, whole_step)
     h.builder.insert(scf.YieldOp(*results))
-    total = e.emit(build.binary(arith.AddiOp, after, e.index(1)))
-    loop = scf.ForOp(e.index(0), total, e.index(1), inits, Region(block))
+    # (a partial step without columns of its own is skipped: rows that start
+    # on a line's start, or end on a line's end)
+    none_before = e.emit(arith.CmpiOp(first, e.index(0), "eq"))
+    start = e.emit(arith.SelectOp(none_before, e.index(1), e.index(0)))
+    none_after = e.emit(arith.CmpiOp(done, e.index(cols), "eq"))
+    beyond = e.emit(build.binary(arith.AddiOp, after, e.index(1)))
+    total = e.emit(arith.SelectOp(none_after, after, beyond))
+    loop = scf.ForOp(start, total, e.index(1), inits, Region(block))
     e.builder.insert(loop)
     return loop.results
 

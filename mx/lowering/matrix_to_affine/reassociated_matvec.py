@@ -767,7 +767,7 @@ def _reassociated_matvec(
     block_size = 0 if scaled is None else scaled.block_size
     columns = _group_columns(weights, lanes)
     grouped = cols // columns * columns if columns else 0
-    step = max(chunk, STEP_COLUMNS) if scaled is None else scaled.block_size
+    step = max(chunk, STEP_COLUMNS) if scaled is None else block_size
     steps = (cols - grouped) // step
     # the chunks after the loops (no block scales: a block is one step)
     chunks = steps * step // chunk + (0 if scaled else (cols - grouped) % step // chunk)
@@ -804,6 +804,13 @@ def _reassociated_matvec(
         else None
     )
 
+    # (the group's vectors by the blocks of their lanes, once for every row)
+    vectors_by_blocks = (
+        _by_blocks(lanes, columns, block_size)
+        if columns and grouped and scaled is not None
+        else {}
+    )
+
     def group_products(
         g: Emitter, r: Index, k: Index, accs: list[SSAValue]
     ) -> list[SSAValue]:
@@ -836,7 +843,7 @@ def _reassociated_matvec(
                     acc = _step(g, flags, value, xv, acc)
                 added.append(acc)
                 continue
-            for blocks, vectors in _by_blocks(lanes, columns, block_size).items():
+            for blocks, vectors in vectors_by_blocks.items():
                 part = g.emit(
                     multiply(values[vectors[0]], xs[vectors[0]], _unfused(flags))
                 )

@@ -67,15 +67,24 @@ func.func @matvec_rows(%w: memref<?xf32>, %x: vector<10xf32>) -> vector<9xf32> {
 // start is no affine symbol) runs the steps: its first adds columns 0..15
 // below that column only, its last the last 16 columns past the last whole
 // step only (both in one masked body: selects), the others whole lines (no
-// selects). Each sum stays in k order.
+// selects). Each sum stays in k order. A masked step with no columns of its
+// own (a row starting at a line's start, or ending at a line's end) is
+// skipped: the loop starts at 1 if the first column is 0, and ends before
+// the last step if the whole steps end at the last column.
 // CHECK-LABEL: func.func @matvec_row_lines
 // CHECK: %[[BASE:.*]] = "memref.extract_aligned_pointer_as_index"(%{{.*}}) : (memref<?xf32>) -> index
 // CHECK: %[[FIRST:.*]] = arith.divui
-// CHECK: %[[COLUMNS:.*]] = arith.subi %{{.*}}, %[[FIRST]] : index
+// CHECK: %[[COLUMNS:.*]] = arith.subi %[[COLS:.*]], %[[FIRST]] : index
 // CHECK: %[[STEPS:.*]] = arith.divui %[[COLUMNS]], %{{.*}} : index
-// CHECK: %[[AFTER:.*]] = arith.addi %[[STEPS]], %{{.*}} : index
-// CHECK: %[[TOTAL:.*]] = arith.addi %[[AFTER]], %{{.*}} : index
-// CHECK: %[[SUMS:.*]] = scf.for %[[S:.*]] = %{{.*}} to %[[TOTAL]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>) {
+// CHECK: %[[STEPPED:.*]] = arith.muli %[[STEPS]], %{{.*}} : index
+// CHECK: %[[DONE:.*]] = arith.addi %[[FIRST]], %[[STEPPED]] : index
+// CHECK: %[[AFTER:.*]] = arith.addi %[[STEPS]], %[[ONE:.*]] : index
+// CHECK: %[[NONE_BEFORE:.*]] = arith.cmpi eq, %[[FIRST]], %[[ZERO:.*]] : index
+// CHECK: %[[START:.*]] = arith.select %[[NONE_BEFORE]], %[[ONE]], %[[ZERO]] : index
+// CHECK: %[[NONE_AFTER:.*]] = arith.cmpi eq, %[[DONE]], %[[COLS]] : index
+// CHECK: %[[BEYOND:.*]] = arith.addi %[[AFTER]], %[[ONE]] : index
+// CHECK: %[[TOTAL:.*]] = arith.select %[[NONE_AFTER]], %[[AFTER]], %[[BEYOND]] : index
+// CHECK: %[[SUMS:.*]] = scf.for %[[S:.*]] = %[[START]] to %[[TOTAL]] step %[[ONE]] iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>) {
 // CHECK-NEXT: %[[AT_START:.*]] = arith.cmpi eq, %[[S]], %{{.*}} : index
 // CHECK-NEXT: %[[AT_END:.*]] = arith.cmpi eq, %[[S]], %[[AFTER]] : index
 // CHECK-NEXT: %[[PARTIAL:.*]] = arith.ori %[[AT_START]], %[[AT_END]] : i1
