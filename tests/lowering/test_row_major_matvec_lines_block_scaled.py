@@ -1,33 +1,38 @@
 """Row-major block-scaled FP8 weights (MXFP8: `scaled_convert_from` of
 f8e4m3fn/f8e5m2 codes; MXFP4 codes one a byte, and packed two a byte, too)
-whose rows are a whole number of cache lines apart
-are read a cache line of each row at a time from the first column at a
-line's start (`decoded_matvec._row_passes`), which is no block's start: a
-word's block scales are those of its own block (`_line_scales`). The JIT
-equals the interpreter bit for bit at every byte start of the codes in a
-cache line (the line start rounded down to a word), for blocks smaller than
-a line, of a line, and longer than it, codes from a load (literal or `index`
-offset) or a C-ordered matrix argument; the lowering reads the codes'
-address exactly when the rows are a whole number of lines apart."""
+whose rows are a whole number of cache lines apart, on a host whose L1 set
+one tile's lines of a step overflow (`placement.lines_host`), are read a
+cache line of each row at a time from the first column at a line's start
+(`decoded_matvec._row_passes`), which is no block's start: a word's block
+scales are those of its own block (`_line_scales`). The JIT equals the
+interpreter bit for bit at every byte start of the codes in a cache line
+(the line start rounded down to a word), for blocks smaller than a line, of
+a line, and longer than it, codes from a load (literal or `index` offset) or
+a C-ordered matrix argument; the lowering reads the codes' address exactly
+when the rows are a whole number of lines apart and one tile's lines
+overflow their L1 set. Rows 4 KiB apart on a host whose L1 set holds one
+tile's lines but not two are read by chunks, one tile at a time."""
 
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
-from xdsl.context import Context
 from xdsl.parser import Parser
 
 from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module, lower_to_llvm_ir
 from mx.jit_machine_code import host_cpu
-from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
-    ConvertMatrixToAffinePass,
-)
 from mx.runtime.threads import num_threads
 from tests.fixtures import JitHost
-from tests.placement import at_byte, one_tile_host, one_tile_loops
+from tests.placement import (
+    at_byte,
+    lines_host,
+    one_tile_host,
+    one_tile_loops,
+    reads_address,
+)
 from tests.sampling import LONG
 
 Array = npt.NDArray[Any]
@@ -135,6 +140,7 @@ def _same_as_interpreter(
 
 
 @pytest.mark.ci_sample(4)
+@pytest.mark.parametrize("by_lines", [True, False], ids=["lines", "host"])
 @pytest.mark.parametrize(
     ("rows", "cols", "fmt", "block", "scale", "pitch", "spelling"), _params()
 )
@@ -146,13 +152,21 @@ def test_rows_at_every_start_in_a_line(
     scale: str,
     pitch: int,
     spelling: str,
+    by_lines: bool,
+    jit_host: JitHost,
 ) -> None:
     """At each byte offset of the codes in a cache line (words of 4 codes
-    at every alignment), the first and last masked steps and the blocks
-    each word of a line step falls in: the interpreter's bits."""
+    at every alignment), on a `lines_host` the first and last masked steps
+    and the blocks each word of a line step falls in, and on this host (rows
+    in different L1 sets: chunks) the chunks: the interpreter's bits."""
     if spelling == "argument":
         pitch = cols  # (a C-ordered array: rows K bytes apart)
     text = _source(rows, cols, fmt, block, scale, pitch, spelling)
+    if by_lines:
+        host = lines_host(host_cpu())
+        assert reads_address(text, host) == (pitch % 64 == 0)
+        jit_host(host)
+        text = "// by lines\n" + text
     mv = compile_module(text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(rows + cols + block)
@@ -175,14 +189,6 @@ def test_rows_at_every_start_in_a_line(
         assert got.tobytes() == want.tobytes(), by
 
 
-def _reads_codes_address(text: str) -> bool:
-    """Whether the lowering (NumPy's layout at the boundary) reads the
-    address of the codes' memref: the steps start at a line's start."""
-    module = Parser(mx_context(), text).parse_module()
-    ConvertMatrixToAffinePass(layout="row-major").apply(Context(), module)
-    return "memref.extract_aligned_pointer_as_index" in str(module)
-
-
 @pytest.mark.parametrize(
     ("fmt", "spelling"),
     [*(("f8e4m3fn", s) for s in SPELLINGS), ("f4e2m1fn", "literal")],
@@ -191,13 +197,15 @@ def _reads_codes_address(text: str) -> bool:
 def test_the_steps_start_at_the_codes_address(
     pitch: int, fmt: str, spelling: str
 ) -> None:
-    """The lowering (NumPy's layout at the boundary) reads the codes'
-    address when rows are a whole number of lines apart (pitch in bytes,
-    packed FP4 codes too), else steps from column 0 (no line start serves
-    every row)."""
+    """The lowering (NumPy's layout at the boundary) for a `lines_host`
+    reads the codes' address when rows are a whole number of lines apart
+    (pitch in bytes, packed FP4 codes too), else steps from column 0 (no
+    line start serves every row); for mx-opt's 16 lanes and 12-way L1
+    (rows in different sets) it steps from column 0."""
     cols = 128 if spelling != "argument" else pitch
     text = _source(32, cols, fmt, 32, "f8e8m0fnu", pitch, spelling)
-    assert _reads_codes_address(text) == (pitch % 64 == 0)
+    assert reads_address(text, lines_host(host_cpu())) == (pitch % 64 == 0)
+    assert not reads_address(text)
 
 
 def _layers_source(rows: int, cols: int, layers: int, pitch: int = 0) -> str:
@@ -232,14 +240,17 @@ def _layers_source(rows: int, cols: int, layers: int, pitch: int = 0) -> str:
 }}"""
 
 
-def test_packed_lines_in_a_loop_at_index_offsets() -> None:
+def test_packed_lines_in_a_loop_at_index_offsets(jit_host: JitHost) -> None:
     """Packed FP4 rows in a loop over three layers at offsets %o + i·size
-    (the kernel behind the run-time parity check steps by lines): the
-    interpreter's bits at several byte starts of the codes in a line, and
-    at an odd %o (element by element)."""
+    on a `lines_host` (the kernel behind the run-time parity check steps by
+    lines): the interpreter's bits at several byte starts of the codes in a
+    line, and at an odd %o (element by element)."""
     rows, cols, layers = 32, 256, 3
     text = _layers_source(rows, cols, layers)
-    mv = compile_module(text).mv
+    host = lines_host(host_cpu())
+    assert reads_address(text, host)
+    jit_host(host)
+    mv = compile_module("// by lines\n" + text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(7)
     codes = rng.integers(0, 256, layers * rows * cols // 2 + 1).astype(np.uint8)
@@ -260,15 +271,20 @@ def test_packed_lines_in_a_loop_at_index_offsets() -> None:
         pytest.param(290, 960, id="tails"),
     ],
 )
-def test_packed_lines_on_threads(rows: int, cols: int, threads: int) -> None:
+def test_packed_lines_on_threads(
+    rows: int, cols: int, threads: int, jit_host: JitHost
+) -> None:
     """The threaded kernel (at least 2^18 multiply-adds, literal offset)
-    steps packed FP4 rows by lines too (it reads the codes' address): the
-    interpreter's bits on one and two threads at several byte starts of the
-    codes in a line, with and without tails."""
+    steps packed FP4 rows by lines too on a `lines_host` (it reads the
+    codes' address): the interpreter's bits on one and two threads at
+    several byte starts of the codes in a line, with and without tails."""
     pitch = 512
     text = _source(rows, cols, "f4e2m1fn", 32, "f8e8m0fnu", pitch, "literal")
+    host = lines_host(host_cpu())
+    assert reads_address(text, host)
+    jit_host(host)
+    text = "// by lines\n" + text
     assert "mv__parallel" in lower_to_llvm_ir(text)[0]
-    assert _reads_codes_address(text)
     mv = compile_module(text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(threads)
@@ -288,8 +304,8 @@ def test_one_tile_at_a_time_where_two_overflow_an_l1_set(
     fmt: str, cols: int, spelling: str, jit_host: JitHost
 ) -> None:
     """Rows 4 KiB apart (all in one L1 set) on a host whose L1 has as many
-    ways as a tile has rows: the group's tiles are streamed one after the
-    other (`one_by_one`), each loop carrying one tile's sums; the
+    ways as a tile has rows: the group's tiles are read by chunks, one
+    after the other (`one_by_one`), each loop carrying one tile's sums; the
     interpreter's bits at several byte starts of the codes in a line, with a
     last group of rows overlapping the one before, at a literal offset and
     an `index` one (0 at run time)."""
@@ -298,6 +314,7 @@ def test_one_tile_at_a_time_where_two_overflow_an_l1_set(
     rows, pitch = 3 * host.f32_lanes, 4096
     text = _source(rows, cols, fmt, 32, "f8e8m0fnu", pitch, spelling)
     assert one_tile_loops(text, host)
+    assert not reads_address(text, host)
     mv = compile_module("// one tile at a time\n" + text).mv
     assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
     rng = np.random.default_rng(cols)

@@ -55,7 +55,7 @@ from mx.testing.target_coverage import (
     coverage_functions,
 )
 from tests.fixtures import JitHost
-from tests.placement import one_tile_host, one_tile_loops
+from tests.placement import lines_host, one_tile_host, one_tile_loops
 from tests.system_tools import llc_assembly, required_tool, vector_spills
 
 LONG = bool(os.environ.get("MX_TARGET_SWEEP"))
@@ -608,8 +608,10 @@ def test_vector_spills_of_threaded_loops_are_aligned(jit_host: JitHost) -> None:
     64-byte-aligned slots: without `alignstack(64)` LLVM spilled them to
     16-byte-aligned ones (`vmovups`), each access straddling two cache lines
     (from DRAM, 2048 x 4096: 121 against 108 ps a weight). Lowered as for a
-    sapphirerapids host: on an AVX2 host the JIT's vectors are 256 bits."""
-    jit_host(CPU_TARGETS["sapphirerapids"])
+    sapphirerapids host (on an AVX2 host the JIT's vectors are 256 bits)
+    whose L1 makes the rows be read by lines (`lines_host`: the kernel
+    that spills)."""
+    jit_host(lines_host(CPU_TARGETS["sapphirerapids"]))
     assembly = llc_assembly(lower_to_llvm_ir(THREADED_MATVEC)[0], "sapphirerapids")
     outlined = assembly[assembly.index("mv__parallel_0:") :]
     body = outlined[: outlined.index(".Lfunc_end")]
@@ -644,8 +646,8 @@ func.func @mxfp4(%w: memref<?xi8>, %o: index, %s: memref<?xi8>, %x: vector<256xf
 @pytest.mark.parametrize("cpu", CHECKED_CPUS)
 def test_one_tile_kernels_compile_for_cpu(cpu: str, jit_host: JitHost) -> None:
     """The strict row-major kernels that stream a group's tiles one after
-    the other (`decoded_matvec.one_by_one`: one tile's lines of a step fit
-    an L1 set, two do not), lowered as the JIT lowers them for a host like
+    the other by chunks (`decoded_matvec.one_by_one`: one tile's lines of a
+    step fit an L1 set, two tiles' fill it), lowered as the JIT lowers them for a host like
     `cpu` whose L1 has as many ways as a tile has rows, compile with llc-16
     for that CPU (the JIT compiles them for the host only)."""
     host = one_tile_host(CPU_TARGETS[cpu])

@@ -967,18 +967,13 @@ def _per_word(bits: int) -> int:
     return 32 // bits
 
 
-def _only_one_tile_fits_l1_set(lanes: int, pitch: int) -> bool:
-    """True if the lines at one column of a tile's `lanes` rows, `pitch`
-    bytes apart, fit in the ways of the target's L1 set they fall in, and
-    those of two tiles' rows do not."""
+def _lines_in_an_l1_set(rows: int, pitch: int) -> int:
+    """The most lines at one column of `rows` rows `pitch` bytes apart that
+    fall in one set of the target's L1."""
     caches = target_cpu().caches
     span = max(CACHE_LINE, caches.l1_bytes // caches.l1_ways)
     sets = span // gcd(pitch, span)
-
-    def lines_per_set(rows: int) -> int:
-        return -(-rows // sets)
-
-    return lines_per_set(lanes) <= caches.l1_ways < lines_per_set(2 * lanes)
+    return -(-rows // sets)
 
 
 def _per_line(per_word: int) -> int:
@@ -1102,18 +1097,47 @@ def _row_passes(
     scaled = kernel.weights.scaled
     half = VectorType(i32, [words])
     memory = RowMajorMemory(codes.memref, codes.load)
-    by_lines = memory.pitch is None or memory.pitch * codes.bits % (8 * CACHE_LINE) == 0
-    """Codes (of a load or a C-ordered argument) whose rows start at the same
-    place in a cache line step by whole cache lines of each row, from the
-    first column at a line's start (rows a multiple of 4 KiB apart map to
-    one L1 set: a line read in two steps came from L2 twice); other rows (no
-    line start serves them all: a row-major FP8 matvec at K = 4064 ran 1.17x
-    slower per weight in lines than at 4096) by chunks from column 0. From
-    DRAM, one thread, 2048 x 4096 MXFP4 (packed rows 2 KiB apart), lines
-    against chunks: 96-99 against 107-110 ps a weight without threads; with
-    them (the outlined loop's stack aligned, `llvm_ir.function_attributes`),
-    112-114 against 117-119 at literal offsets, 110-114 against 117-129 in a
-    loop over layers."""
+    pitch = (memory.pitch or m.cols) * codes.bits // 8
+    """Bytes from a row to the next (a stride known only at run time is taken
+    to be the row's length)."""
+    ways = target_cpu().caches.l1_ways
+    line = _per_line(per_word)
+    in_lines = (
+        (memory.pitch is None or pitch % CACHE_LINE == 0)
+        and m.cols >= line
+        and _lines_in_an_l1_set(lanes, pitch) > ways
+    )
+    """Rows read by chunks from column 0 come back to a row's line for each
+    of its chunks; where one tile's lines of a step overflow the L1 set they
+    share (rows a multiple of 4 KiB apart, more rows in a tile than the L1
+    has ways), a line read in two steps came from L2 twice, and rows that
+    start at the same place in a line are read by whole cache lines of each
+    row in a step instead, from the first column at a line's start (on an
+    Intel Xeon with AVX512-FP16, 16 lanes and a 12-way L1, 2048 x 4096
+    MXFP4 from DRAM, one thread: 96-99 against 107-110 ps a weight in
+    chunks). Where one tile's lines fit, chunks are faster: on an AMD Zen 3
+    (8 lanes, an 8-way L1), 2048 rows from DRAM, one thread, ps a weight
+    (same-process A/Bs, 7 interleaved rounds), lines against chunks at
+    K = 4096: FP8 e4m3fn 287-304 against 264-304, MXFP8 e4m3 316-327
+    against 266-306, MXFP4 (packed rows 2 KiB apart) 196-232 against
+    162-177; MXFP4 at K = 2048 207-237 against 172-188; FP8 e4m3fn at
+    K = 11008 276 against 246 (rows in different sets: two tiles)."""
+    one_by_one = (
+        scaled is None and not codes.packed
+        if in_lines
+        else _lines_in_an_l1_set(2 * lanes, pitch) >= ways
+    )
+    """The group's two tiles are taken one after the other (`lanes` rows
+    streamed at once instead of 2 x `lanes`) by chunks where two tiles'
+    lines fill the L1 set they share, so that the lines a chunk step leaves
+    for the next stay in L1: on the Zen 3 above, chunks one tile at a time
+    against two, FP8 e4m3fn at K = 4096 (rows 4 KiB apart) 273-298 against
+    312-343, MXFP8 e4m3 298-306 against 359, MXFP4 at K = 4096 (two tiles'
+    lines fill the 8 ways) 162-182 against 206-221. Read by lines, FP8
+    codes without block scales take their tiles one after the other: on
+    the Xeon above FP8 e4m3fn 133-134 -> 127-128 and e5m2 124-125 -> 115-117
+    ps a weight, but MXFP8 e4m3 154 -> 177 (near the bound of one tile's
+    sums, a chain of dependent adds of 16 weights each)."""
 
     def row_words(g: Emitter, row: Index, k0: Index, count: int) -> SSAValue:
         """`count` words of `row` from column k0, as the first lanes of a
@@ -1209,7 +1233,7 @@ def _row_passes(
     ) -> list[SSAValue]:
         """`add_chunk` of the two chunks of a cache line of each row from
         k0, one after the other in the same step (a line read in two steps
-        came from L2 twice: `by_lines`); k0 is a multiple of a word's
+        came from L2 twice: `in_lines`); k0 is a multiple of a word's
         elements, and with `on_block` of the block, else of neither
         (`_line_scales`). Each chunk is read as
         its own bytes of each row, as `add_chunk` reads them: reading the
@@ -1233,29 +1257,6 @@ def _row_passes(
             )
             accs = add_chunk(g, starts, k, accs, words, masked, chunk_scales)
         return accs
-
-    line = _per_line(per_word)
-    in_lines = by_lines and m.cols >= line
-    pitch = (memory.pitch or m.cols) * codes.bits // 8
-    one_by_one = in_lines and (
-        (scaled is None and not codes.packed)
-        or _only_one_tile_fits_l1_set(lanes, pitch)
-    )
-    """Codes read in line steps take the group's tiles one after the other
-    (`lanes` rows streamed at once instead of 2 x `lanes`) if they are FP8
-    codes without block scales, or if one tile's lines of a step fit in the
-    L1 set they share and two tiles' do not. From DRAM, one thread, 2048 x
-    4096 (FP8 rows 4 KiB apart: every row in one set), ps a weight
-    (same-process A/Bs): on an Intel Xeon with AVX512-FP16 (16 lanes, a
-    12-way L1) FP8 e4m3fn 133-134 -> 127-128 and e5m2 124-125 -> 115-117
-    (in L2 101 -> 103, in L3 equal), but MXFP8 e4m3 154 -> 177 and MXFP4 81
-    -> 107 (near the bound of one tile's sums, a chain of dependent adds of
-    16 weights each), and chunk steps (K = 4064) 2-4 % slower; on an AMD
-    Zen 3 (8 lanes, an 8-way L1) FP8 e4m3fn 290 -> 249, e5m2 298 -> 248,
-    MXFP8 e4m3 330 -> 285, e5m2 275 -> 236, MXFP4 at K = 8192 (packed rows
-    4 KiB apart) 231 -> 197, and at K = 4096 (rows 2 KiB apart: two tiles'
-    lines fit) 183 -> 184. A stride known only at run time is taken to be
-    the row's length."""
 
     def rows_of(g: Emitter, r: Index, at_row: Index) -> None:
         """The group's two tiles at once, or one after the other
