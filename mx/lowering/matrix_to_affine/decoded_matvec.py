@@ -1118,9 +1118,9 @@ def _row_passes(
     chunks). Where one tile's lines fit, chunks are faster: on an AMD Zen 3
     (8 lanes, an 8-way L1), 2048 rows from DRAM, one thread, ps a weight
     (same-process A/Bs, 7 interleaved rounds), lines against chunks at
-    K = 4096: FP8 e4m3fn 287-304 against 264-304, MXFP8 e4m3 316-327
+    K = 4096: FP8 e4m3fn 287-304 against 264-304, MXFP8 e4m3 316-335
     against 266-306, MXFP4 (packed rows 2 KiB apart) 196-232 against
-    162-177; MXFP4 at K = 2048 207-237 against 172-188; FP8 e4m3fn at
+    162-182; MXFP4 at K = 2048 207-274 against 181-188; FP8 e4m3fn at
     K = 11008 276 against 246 (rows in different sets: two tiles)."""
     one_by_one = (
         scaled is None and not codes.packed
@@ -1131,7 +1131,7 @@ def _row_passes(
     streamed at once instead of 2 x `lanes`) by chunks where two tiles'
     lines fill the L1 set they share, so that the lines a chunk step leaves
     for the next stay in L1: on the Zen 3 above, chunks one tile at a time
-    against two, FP8 e4m3fn at K = 4096 (rows 4 KiB apart) 273-298 against
+    against two, FP8 e4m3fn at K = 4096 (rows 4 KiB apart) 264-298 against
     312-343, MXFP8 e4m3 298-306 against 359, MXFP4 at K = 4096 (two tiles'
     lines fill the 8 ways) 162-182 against 206-221. Read by lines, FP8
     codes without block scales take their tiles one after the other: on
