@@ -344,3 +344,27 @@ def test_one_tile_at_a_time_in_a_loop_at_index_offsets(jit_host: JitHost) -> Non
     for offset in (0, 1):
         args = [offset, scales, x]
         _same_as_interpreter(text, mv, codes, args, layers * rows, (0, 5, 16, 60))
+
+
+@pytest.mark.parametrize("block", [96, 128, 192], ids=str)
+def test_line_steps_of_blocks_longer_than_a_line(block: int, jit_host: JitHost) -> None:
+    """MXFP8 rows read by lines (a `lines_host`) whose blocks are longer
+    than a line (64 codes): 96, not a multiple of it (a step after one on a
+    block's start starts inside a block: its words took the scales of the
+    block holding the step's first column until session 36), 128 and 192
+    (whole lines a block): the interpreter's bits with the rows starting on
+    a block's start and elsewhere in a line. Every case runs in CI (the
+    every-start test samples its cases)."""
+    rows, cols = 32, 384
+    text = _source(rows, cols, "f8e4m3fn", block, "f8e8m0fnu", cols, "literal")
+    host = lines_host(host_cpu())
+    assert reads_address(text, host)
+    jit_host(host)
+    mv = compile_module("// by lines, odd blocks\n" + text).mv
+    assert "kernel: fused block-scaled vector" in mv.remarks[0], mv.remarks
+    rng = np.random.default_rng(block)
+    codes = _codes(rng, "f8e4m3fn", rows, cols, "literal")
+    scales = rng.integers(120, 136, rows * cols // block).astype(np.uint8)
+    x = rng.standard_normal(cols).astype(np.float32)
+    bias = rng.standard_normal(rows).astype(np.float32)
+    _same_as_interpreter(text, mv, codes, [scales, x, bias], rows, (0, 4, 32, 60))

@@ -1302,13 +1302,17 @@ def _row_passes(
                 body = partial(lines, on_block=on_block)
                 return list(steps_in_lines(h, first, m.cols, line, accs, body))
 
-            if scaled is None:
+            block = 0 if scaled is None else scaled.block_size
+            if scaled is None or (line % block and block % line):
+                # (a block longer than a line and not a multiple of it: a
+                # step after one on a block's start starts inside a block)
                 accs = stepped(g, False)
             else:
                 # Rows whose line starts on a block's start (16-byte aligned
                 # packed FP4 rows, 32-byte aligned MXFP8 ones) take the scales
-                # of each word's own block, no select.
-                into = g.emit(arith.RemUIOp(first, g.index(scaled.block_size)))
+                # of each word's own block, no select: every step then starts
+                # on a block's start, or inside the block that holds it all.
+                into = g.emit(arith.RemUIOp(first, g.index(block)))
                 on_block = g.emit(arith.CmpiOp(into, g.index(0), "eq"))
                 types = [a.type for a in accs]
                 accs = list(
