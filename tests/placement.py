@@ -54,33 +54,36 @@ def lines_host(cpu: TargetCpu) -> TargetCpu:
     )
 
 
-def reads_address(text: str, cpu: TargetCpu | None = None) -> bool:
-    """Whether `text` lowered (NumPy's layout at the boundary; for `cpu`'s
-    lanes and L1, else the pass's defaults) reads a memref's address, as the
-    steps by cache lines do for their first column at a line's start."""
+def _lowered(text: str, cpu: TargetCpu | None, layout: str = "column-major") -> str:
+    """`text` lowered by `convert-matrix-to-affine` with the boundary's
+    `layout`, for `cpu`'s lanes and L1 (None: the pass's defaults)."""
     module = Parser(mx_context(), text).parse_module()
     if cpu is None:
-        lowering = ConvertMatrixToAffinePass(layout="row-major")
+        lowering = ConvertMatrixToAffinePass(layout=layout)
     else:
         lowering = ConvertMatrixToAffinePass(
-            layout="row-major",
+            layout=layout,
             vector_bits=32 * cpu.f32_lanes,
             l1_bytes=cpu.caches.l1_bytes,
             l1_ways=cpu.caches.l1_ways,
         )
     lowering.apply(Context(), module)
-    return "memref.extract_aligned_pointer_as_index" in str(module)
+    return str(module)
+
+
+def reads_address(text: str, cpu: TargetCpu | None = None) -> bool:
+    """Whether `text` lowered (NumPy's layout at the boundary; for `cpu`'s
+    lanes and L1, else the pass's defaults) reads a memref's address, as the
+    steps by cache lines do for their first column at a line's start."""
+    lowered = _lowered(text, cpu, layout="row-major")
+    return "memref.extract_aligned_pointer_as_index" in lowered
 
 
 def one_tile_loops(text: str, cpu: TargetCpu) -> int:
     """How many row loops of `text` lowered for `cpu`'s lanes and L1 carry one
     tile's sums (one vector); 0 if any carries two tiles' (two vectors)."""
-    lanes, caches = cpu.f32_lanes, cpu.caches
-    module = Parser(mx_context(), text).parse_module()
-    ConvertMatrixToAffinePass(
-        vector_bits=32 * lanes, l1_bytes=caches.l1_bytes, l1_ways=caches.l1_ways
-    ).apply(Context(), module)
-    lowered = str(module)
+    lanes = cpu.f32_lanes
+    lowered = _lowered(text, cpu)
     if f"-> (vector<{lanes}xf32>, vector<{lanes}xf32>)" in lowered:
         return 0
     return lowered.count(f"-> (vector<{lanes}xf32>) {{")
