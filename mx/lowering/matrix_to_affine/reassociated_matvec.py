@@ -264,19 +264,26 @@ def _shuffle_width(lanes: int) -> int:
     return min(4 * lanes, target_cpu().byte_shuffle)
 
 
-def _interleaved(count: int, size: int) -> list[list[int]]:
-    """The elements of `size` bytes of a vector of `count` bytes that an x86
-    interleave (`vpunpckl*`, `vpunpckh*`) takes, in order: the first or the
-    second half of every `SEGMENT`."""
-    per = SEGMENT // size
+def _interleaved(count: int) -> list[list[int]]:
+    """The bytes of a vector of `count` bytes that an x86 byte interleave
+    (`vpunpcklbw`, `vpunpckhbw`) takes, in order: the first or the second
+    half of every `SEGMENT`."""
+    half = SEGMENT // 2
     return [
         [
-            s * per + h * per // 2 + j
+            s * SEGMENT + h * half + j
             for s in range(count // SEGMENT)
-            for j in range(per // 2)
+            for j in range(half)
         ]
         for h in (0, 1)
     ]
+
+
+def _bf16_halves(lanes: int) -> list[list[int]]:
+    """The bf16s of a vector of 2·`lanes` (two to each 32-bit lane) that
+    `_shuffled_nibble_vectors` makes the f32s of each of its two vectors, in
+    order: the low and the high halves of the lanes."""
+    return [list(range(h, 2 * lanes, 2)) for h in (0, 1)]
 
 
 def _nibble_vectors(
@@ -334,15 +341,21 @@ def _shuffled_nibble_vectors(
 ) -> list[SSAValue]:
     """The low and the high nibbles of a group's bytes looked up by byte
     shuffles in `tables`, the low and the high bytes of their values'
-    bf16s; the two interleaved into bf16s, and those with zero words into
-    f32s (within every 16 bytes, as x86's `vpunpck[lh]bw` and `vpunpck[lh]wd`:
-    no conversion instruction); times a constant factor (the f32 table of
-    the chunks holds it)."""
+    bf16s; the two interleaved into bf16s (within every 16 bytes, as x86's
+    `vpunpck[lh]bw`), two to a 32-bit lane, whose f32s are the lane shifted
+    left by 16 bits and the lane with its low 16 bits cleared (no conversion
+    instruction); times a constant factor (the f32 table of the chunks
+    holds it). Until session 37 zero words were interleaved in
+    (`vpunpck[lh]wd`): 8 more shuffles a group of 64 codes, where the
+    shifts and masks take 4 shifts and 4 blends with zero (LLVM's choice
+    for the masks), which are not shuffles on a Zen 3; MXFP4 4096 x 4096
+    from DRAM on a Zen 3, same-process A/Bs: 110 -> 107, 103 -> 100
+    (weights in L3), 114 -> 106 ps a weight."""
     lanes = kernel.lanes
     count = 4 * lanes
     width = cast(VectorType, tables[0].type).get_shape()[0]
-    bytes_type, words_type = VectorType(i8, [count]), VectorType(i16, [count // 2])
-    zero = e.emit(vector.BroadcastOp(e.scalar_constant(0, i16), words_type))
+    bytes_type, pairs_type = VectorType(i8, [count]), VectorType(i32, [lanes])
+    b = BitwiseEmitter(pairs_type, e.constant)
     values: list[SSAValue] = []
     for codes in nibbles:
         pieces = [lanes_of(e, codes, first, width) for first in range(0, count, width)]
@@ -362,15 +375,15 @@ def _shuffled_nibble_vectors(
             )
             for table in tables
         )
-        for placed in _interleaved(count, 1):
+        for placed in _interleaved(count):
             mask = [x for byte in placed for x in (byte, count + byte)]
             paired = e.emit(build.shuffle(low, high, mask, bytes_type))
-            words = e.emit(vector.BitcastOp(paired, words_type))
-            for half in _interleaved(count, 2):
-                mask = [x for word in half for x in (count // 2, word)]
-                widened = e.emit(build.shuffle(words, zero, mask, words_type))
+            pairs = e.emit(vector.BitcastOp(paired, pairs_type))
+            for bits in (b.shl(pairs, 16), b.and_(pairs, 0xFFFF0000)):
                 values.append(
-                    e.emit(vector.BitcastOp(widened, VectorType(f32, [lanes])))
+                    e.emit(
+                        vector.BitcastOp(_insert(e, b, bits), VectorType(f32, [lanes]))
+                    )
                 )
     factor = kernel.weights.factor
     if isinstance(factor, float):
@@ -640,13 +653,13 @@ def _group_order(lanes: int, block: int) -> list[int]:
     if not _shuffle_width(lanes):
         return [NIBBLES * j + p for p in range(NIBBLES) for j in range(lanes)]
     count = 4 * lanes
-    # (vector: nibble, then the byte and the word interleave; `_interleaved`
-    # numbers words within the bytes' vector)
+    # (vector: nibble, then the byte interleave, then the bf16s' halves;
+    # `_bf16_halves` numbers bf16s within the interleaved bytes' vector)
     placed = [
-        byte_half[word]
-        for byte_half in _interleaved(count, 1)
-        for word_half in _interleaved(count, 2)
-        for word in word_half
+        byte_half[bf16]
+        for byte_half in _interleaved(count)
+        for bf16_half in _bf16_halves(lanes)
+        for bf16 in bf16_half
     ]
     order = _block_pure_words(lanes, block) or list(range(lanes))
     read = [4 * order[byte // 4] + byte % 4 for byte in placed]
@@ -657,11 +670,11 @@ def _block_pure_words(lanes: int, block: int) -> list[int] | None:
     """The 32-bit words of a group's codes (4·lanes bytes, read as
     `lanes` words) in the order that gives each vector of
     `_shuffled_nibble_vectors` the columns of one block of `block`
-    columns: word i of the reordered codes is word order[i]. The byte and
-    word interleaves give vector v (of a nibble's 4) word v of every
-    16-byte segment; here vectors 2p and 2p + 1 take the even and the odd
-    words of the same 2·segments words, so the order moves whole 64-bit
-    pieces (one `vpermq`). Then each block's sum is times its scale
+    columns: word i of the reordered codes is word order[i]. The byte
+    interleave gives vectors 2p and 2p + 1 (of a nibble's 4) the codes of
+    words 2p and 2p + 1 of every 16-byte segment (the low and the high
+    bf16s of each 32-bit lane), 2·segments words; the order makes those
+    one block's by moving whole 64-bit pieces (one `vpermq`). Then each block's sum is times its scale
     broadcast (a load), not times a vector of the group's scales spread
     to the blocks' lanes (two shuffles): MXFP4 on a Zen 3 from DRAM, 1-4 %
     faster (docs/low-precision.md). None if the byte shuffles are not

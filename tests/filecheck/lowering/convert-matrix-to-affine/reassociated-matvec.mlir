@@ -127,21 +127,23 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // host), each half of the 64 bytes of nibbles is looked up by two `pshufb`s,
 // in tables of the low and of the high bytes of the bf16s of the 16 values;
 // the two are interleaved within every 16 bytes (`vpunpcklbw`/`vpunpckhbw`)
-// into 32 bf16s, and those with zero words (`vpunpcklwd`/`vpunpckhwd`) into
-// two vectors of f32, with no conversion instruction: x's group is copied in
-// that order. Lanes 4·b to 4·b+3 of every vector are in block b, so the
+// into 32 bf16s, two to a 32-bit lane; the lanes shifted left by 16 bits are
+// the f32s of the low ones, the lanes with their low 16 bits cleared those of
+// the high ones, with no conversion instruction: x's group is copied in that
+// order. Lanes 4·b to 4·b+3 of every vector are in block b, so the
 // products of the 8 vectors are summed, then times the row's 4 scales spread
 // to their lanes.
 // X86-LABEL: func.func @mxfp4_groups
-// X86: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 32, 34, 36, 38, 64, 66, 68, 70, 96, 98, 100, 102, 8, 10, {{.*}}, 95, 121, 123, 125, 127] : vector<128xf32>, vector<128xf32>
+// X86: %[[SIXTEEN:.*]] = arith.constant dense<16> : vector<16xi32>
+// X86-NEXT: %[[HIGH_HALF:.*]] = arith.constant dense<-65536> : vector<16xi32>
+// X86: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 32, 36, 40, 44, 64, 68, 72, 76, 96, 100, 104, 108, 2, 6, {{.*}}, 95, 115, 119, 123, 127] : vector<128xf32>, vector<128xf32>
 // X86: %[[LOWS:.*]] = arith.constant dense<[0, 0, -128, -64, 0, 64, -128, -64, 0, 0, -128, -64, 0, 64, -128, -64, 0, 0, {{.*}}, -64]> : vector<32xi8>
 // X86-NEXT: %[[HIGHS:.*]] = arith.constant dense<[0, 63, 63, 63, 64, 64, 64, 64, -128, -65, -65, -65, -64, -64, -64, -64, 0, 63, {{.*}}, -64]> : vector<32xi8>
 // X86: %[[SCALES:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
 // X86: %[[CODES:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<64xi8>
 // X86: %[[LOW:.*]] = arith.andi %[[CODES]], %{{.*}} : vector<64xi8>
 // X86: %[[HIGH:.*]] = arith.shrui %[[CODES]], %{{.*}} : vector<64xi8>
-// X86: %[[ZERO:.*]] = vector.broadcast %{{.*}} : i16 to vector<32xi16>
-// X86-NEXT: %[[FIRST:.*]] = vector.shuffle %[[LOW]], %[[LOW]] [0, 1, {{.*}}, 31] : vector<64xi8>, vector<64xi8>
+// X86: %[[FIRST:.*]] = vector.shuffle %[[LOW]], %[[LOW]] [0, 1, {{.*}}, 31] : vector<64xi8>, vector<64xi8>
 // X86-NEXT: %[[SECOND:.*]] = vector.shuffle %[[LOW]], %[[LOW]] [32, 33, {{.*}}, 63] : vector<64xi8>, vector<64xi8>
 // X86-NEXT: %[[L1:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[LOWS]], %[[FIRST]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
 // X86-NEXT: %[[L2:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[LOWS]], %[[SECOND]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
@@ -150,11 +152,11 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // X86-NEXT: %[[H2:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[HIGHS]], %[[SECOND]]) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
 // X86-NEXT: %[[HB:.*]] = vector.shuffle %[[H1]], %[[H2]] [0, 1, {{.*}}, 62, 63] : vector<32xi8>, vector<32xi8>
 // X86-NEXT: %[[PAIRS:.*]] = vector.shuffle %[[LB]], %[[HB]] [0, 64, 1, 65, {{.*}}, 7, 71, 16, 80, {{.*}}, 55, 119] : vector<64xi8>, vector<64xi8>
-// X86-NEXT: %[[BF16:.*]] = vector.bitcast %[[PAIRS]] : vector<64xi8> to vector<32xi16>
-// X86-NEXT: %[[W0:.*]] = vector.shuffle %[[BF16]], %[[ZERO]] [32, 0, 32, 1, 32, 2, 32, 3, 32, 8, {{.*}}, 32, 27] : vector<32xi16>, vector<32xi16>
-// X86-NEXT: %[[V0:.*]] = vector.bitcast %[[W0]] : vector<32xi16> to vector<16xf32>
-// X86-NEXT: vector.shuffle %[[BF16]], %[[ZERO]] [32, 4, 32, 5, {{.*}}, 32, 31] : vector<32xi16>, vector<32xi16>
-// X86-NEXT: vector.bitcast %{{.*}} : vector<32xi16> to vector<16xf32>
+// X86-NEXT: %[[BF16:.*]] = vector.bitcast %[[PAIRS]] : vector<64xi8> to vector<16xi32>
+// X86-NEXT: %[[W0:.*]] = arith.shli %[[BF16]], %[[SIXTEEN]] : vector<16xi32>
+// X86-NEXT: %[[W1:.*]] = arith.andi %[[BF16]], %[[HIGH_HALF]] : vector<16xi32>
+// X86-NEXT: %[[V0:.*]] = vector.bitcast %[[W0]] : vector<16xi32> to vector<16xf32>
+// X86-NEXT: vector.bitcast %[[W1]] : vector<16xi32> to vector<16xf32>
 // X86-NEXT: vector.shuffle %[[LB]], %[[HB]] [8, 72, 9, 73, {{.*}}, 63, 127] : vector<64xi8>, vector<64xi8>
 // X86: llvm.call_intrinsic "llvm.x86.avx2.pshuf.b"(%[[LOWS]], %{{.*}})
 // X86-NOT: arith.extf
@@ -171,7 +173,7 @@ func.func @mxfp4_reassoc(%w: memref<?xi8>, %s: memref<?xi8>, %x: vector<64xf32>)
 // (x's group is copied in that order): vectors 0, 1, 4, 5 block 0, the
 // others block 1; each block's sum is times its scale broadcast.
 // AVX2-LABEL: func.func @mxfp4_groups
-// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 16, 18, 20, 22, 8, 10, 12, 14, 24, 26, 28, 30, 32, 34, {{.*}}, 47, 57, 59, 61, 63] : vector<64xf32>, vector<64xf32>
+// AVX2: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 16, 20, 24, 28, 2, 6, 10, 14, 18, 22, 26, 30, 32, 36, {{.*}}, 47, 51, 55, 59, 63] : vector<64xf32>, vector<64xf32>
 // AVX2: %[[TABLE:.*]] = memref.get_global @__mx_f8e8m0fnu_f32_bits : memref<256xi32>
 // AVX2: affine.for %{{.*}} = 0 to 2 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8xf32>) {
 // AVX2-COUNT-2: memref.prefetch %w
