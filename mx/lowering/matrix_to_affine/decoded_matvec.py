@@ -414,15 +414,15 @@ def _look_up(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAVal
     if cast(VectorType, table.type).get_shape() == (16,):
         return _lanes_of(e, table, codes, lanes)
     b = BitwiseEmitter(codes.type, e.constant)
-    sign = _insert(e, b, b.and_(b.shl(codes, 28), -(1 << 31)))
+    sign = e.insert_collected(b, b.and_(b.shl(codes, 28), -(1 << 31)))
     if permutes_magnitudes(lanes):
         vt = VectorType(f32, [lanes])
         call = llvm.CallIntrinsicOp(MAGNITUDE_PERMUTE_INTRINSIC, [table, codes], [vt])
         magnitude = e.emit(call)
     else:
-        magnitude = _lanes_of(e, table, _insert(e, b, b.and_(codes, 7)), lanes)
+        magnitude = _lanes_of(e, table, e.insert_collected(b, b.and_(codes, 7)), lanes)
     bits = b.bitcast(magnitude, i32)
-    return _insert(e, b, b.bitcast(b.xor(bits, sign), f32))
+    return e.insert_collected(b, b.bitcast(b.xor(bits, sign), f32))
 
 
 def _magnitudes_only(lanes: int) -> bool:
@@ -475,13 +475,6 @@ def _lanes_of(e: Emitter, table: SSAValue, codes: SSAValue, lanes: int) -> SSAVa
             result = e.emit(vector.InsertOp(value, result, [lane]))
     assert result is not None
     return result
-
-
-def _insert(e: Emitter, b: BitwiseEmitter, value: SSAValue) -> SSAValue:
-    for op in b.ops:
-        e.builder.insert(op)
-    b.ops.clear()
-    return value
 
 
 def _f16_of(b: BitwiseEmitter, fmt: FloatFormat, placed: SSAValue) -> SSAValue:
@@ -603,7 +596,7 @@ class _Kernel:
                 placed = b.shl(wide, 8)
             else:  # sign-extended, shifted left by 7, bit 14 cleared
                 placed = b.and_(b.shl(wide, 7), 0xBFFF)
-            halfs = _insert(e, b, _f16_of(b, w.format, placed))
+            halfs = e.insert_collected(b, _f16_of(b, w.format, placed))
             values = [
                 self.powered(e, e.emit(arith.ExtFOp(h, VectorType(f32, [lanes]))))
                 for h in _halves(e, halfs, lanes)
@@ -638,7 +631,7 @@ class _Kernel:
             high = b.binary(arith.ShRSIOp, pairs, 1)
             placed = [b.and_(v, 0xBF80) for v in (low, high)]
         halfs = [_f16_of(b, fmt, p) for p in placed]
-        _insert(e, b, halfs[0])
+        e.insert_collected(b, halfs[0])
         apart = [*range(0, 2 * lanes, 2), *range(1, 2 * lanes, 2)]
         elements: list[list[SSAValue]] = []
         for h in halfs:
@@ -675,7 +668,7 @@ class _Kernel:
         codes = b.shr(words, shift) if shift else words
         if not (top or permute or permutes_magnitudes(self.lanes)):
             codes = b.and_(codes, 15)
-        codes = _insert(e, b, codes)
+        codes = e.insert_collected(b, codes)
         if not permute:
             return self.look_up(e, codes)
         assert self.table is not None

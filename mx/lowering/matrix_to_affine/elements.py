@@ -53,7 +53,7 @@ from mx.dialects.matrix import (
     is_float_element,
 )
 from mx.lowering import build
-from mx.lowering.bitwise import IntegerConstant
+from mx.lowering.bitwise import BitwiseEmitter, IntegerConstant
 from mx.lowering.matrix_to_affine.block_scaled import scaled_element
 from mx.lowering.matrix_to_affine.packed import load_packed, store_packed
 
@@ -163,6 +163,13 @@ class Emitter:
         """Insert `op`; its (first) result."""
         self.builder.insert(op)
         return op.results[0]
+
+    def insert_collected(self, collected: BitwiseEmitter, value: SSAValue) -> SSAValue:
+        """Insert the ops `collected` has built so far, in order; `value`."""
+        for op in collected.ops:
+            self.builder.insert(op)
+        collected.ops.clear()
+        return value
 
     def index(self, value: Index) -> SSAValue:
         if isinstance(value, SSAValue):

@@ -213,14 +213,6 @@ def _byte_position(e: Emitter, op: LoadOp | StoreOp, r: Index, c: Index) -> SSAV
     return e.emit(arith.ShRUIOp(e.index(e.position(op, r, c)), e.index(1)))
 
 
-def _insert(e: Emitter, b: BitwiseEmitter, value: SSAValue) -> SSAValue:
-    """Insert the ops `b` collected so far; `value`."""
-    for op in b.ops:
-        e.builder.insert(op)
-    b.ops.clear()
-    return value
-
-
 def read_packed_nibbles(
     e: Emitter, op: LoadOp, r: Index, c: Index, width: int, lane: IntegerType
 ) -> SSAValue:
@@ -232,9 +224,9 @@ def read_packed_nibbles(
     if lane != I8:
         data = e.emit(llvm.ZExtOp(data, VectorType(lane, [count])))
     b = BitwiseEmitter(data.type, e.constant)
-    nibbles = _insert(e, b, b.and_(data, 15))
+    nibbles = e.insert_collected(b, b.and_(data, 15))
     if width > 1:
-        high = _insert(e, b, b.shr(data, 4))
+        high = e.insert_collected(b, b.shr(data, 4))
         lanes = VectorType(lane, [width])
         # (lo 0, hi 0, lo 1, hi 1, ...)
         pairs = build.interleaving(0, width // 2, width // 2)
@@ -275,4 +267,4 @@ def write_packed_block(
         )
         b = BitwiseEmitter(half, e.constant)
         data = b.or_(even, b.shl(odd, 4))
-    e.builder.insert(vector.StoreOp(_insert(e, b, data), op.memref, [at]))
+    e.builder.insert(vector.StoreOp(e.insert_collected(b, data), op.memref, [at]))

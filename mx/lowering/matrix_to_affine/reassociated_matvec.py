@@ -88,7 +88,6 @@ from mx.lowering.matrix_to_affine.decoded_matvec import (
     _for_groups,
     _fp4_table,
     _halves,
-    _insert,
     _Kernel,
     match_dequantization,
     permutes_low_bits,
@@ -318,7 +317,7 @@ def _nibble_vectors(
         return kernel.scaled(e, values, None)
     b = BitwiseEmitter(data.type, e.constant)
     nibbles = [b.and_(data, 15), b.shr(data, 4)]
-    _insert(e, b, data)
+    e.insert_collected(b, data)
     if tables:
         values = _shuffled_nibble_vectors(e, kernel, tables, nibbles)
         return kernel.scaled(e, values, None)
@@ -382,7 +381,9 @@ def _shuffled_nibble_vectors(
             for bits in (b.shl(pairs, 16), b.and_(pairs, 0xFFFF0000)):
                 values.append(
                     e.emit(
-                        vector.BitcastOp(_insert(e, b, bits), VectorType(f32, [lanes]))
+                        vector.BitcastOp(
+                            e.insert_collected(b, bits), VectorType(f32, [lanes])
+                        )
                     )
                 )
     factor = kernel.weights.factor
@@ -738,17 +739,17 @@ def _fp8_decoded(
     wide = e.emit(llvm.SExtOp(data, VectorType(i16, [count])))
     b = BitwiseEmitter(wide.type, e.constant)
     if weights.format.keyword == "f8e5m2":
-        bits = _insert(e, b, b.shl(wide, 8))
+        bits = e.insert_collected(b, b.shl(wide, 8))
     else:
         placed = b.and_(b.shl(wide, 7), 0xBFFF)
         if FastMathFlag.NO_NANS in kernel.flags.data:
             # no NaN weights: the NaN codes may decode to anything (1.875·2^8)
-            bits = _insert(e, b, placed)
+            bits = e.insert_collected(b, placed)
         else:
             # exponent and mantissa 0x3F80 (a NaN code) carry into 0x4000:
             # f16's exponent all ones, a NaN
             nan = b.and_(b.addi(b.and_(placed, 0x3F80), 0x80), 0x4000)
-            bits = _insert(e, b, b.or_(placed, nan))
+            bits = e.insert_collected(b, b.or_(placed, nan))
     halves = e.emit(arith.BitcastOp(bits, VectorType(f16, [count])))
     values = [
         e.emit(arith.ExtFOp(h, VectorType(f32, [width])))
