@@ -675,10 +675,10 @@ def _block_pure_words(lanes: int, block: int) -> list[int] | None:
     interleave gives vectors 2p and 2p + 1 (of a nibble's 4) the codes of
     words 2p and 2p + 1 of every 16-byte segment (the low and the high
     bf16s of each 32-bit lane), 2·segments words; the order makes those
-    one block's by moving whole 64-bit pieces (one `vpermq`). Then each block's sum is times its scale
-    broadcast (a load), not times a vector of the group's scales spread
-    to the blocks' lanes (two shuffles): MXFP4 on a Zen 3 from DRAM, 1-4 %
-    faster (docs/low-precision.md). None if the byte shuffles are not
+    one block's by moving whole 64-bit pieces (one `vpermq`). Then each
+    block's sum is times its scale broadcast (a load), not times a vector
+    of the group's scales spread to the blocks' lanes (two shuffles):
+    MXFP4 on a Zen 3 from DRAM, 1-4 % faster (docs/low-precision.md). None if the byte shuffles are not
     used, the group is one block, or a block is not a whole number of
     those words."""
     count = 4 * lanes
