@@ -205,6 +205,33 @@ def test_decoded_matvec_same_bits_for_every_thread_count(
     _check(source, "f", [codes, scales, x], exact=not flags)
 
 
+@pytest.mark.parametrize("scale", [-0.625, 1.5 * 2.0**120])
+def test_per_tensor_fp8_rows_same_bits_for_every_thread_count(scale: float) -> None:
+    """Row-major f8e4m3fn codes times a run-time scale s, blocks of rows on
+    threads: each group's rows take s·2^8 as one factor where that is finite
+    (-0.625), else 2^8 and s apart (1.5·2^120: s·2^8 overflows from 2^120),
+    a version chosen inside the threads' loop; codes below 2^-3, so that
+    the products stay finite."""
+    rows, cols = 352, 128
+    q, w = _m(rows, cols, "i8"), _m(rows, cols, "f32")
+    source = f"""
+func.func @f(%w: memref<?xi8>, %s: f32, %x: vector<{cols}xf32>) -> vector<{rows}xf32> {{
+  %q = matrix.row_major_load %w[0] : memref<?xi8> -> {q}
+  %d = arbfp.convert_from f8e4m3fn %q : {q} to {w}
+  %k = matrix.splat %s : {w}
+  %m = matrix.mul %d, %k : {w}
+  %y = matrix.matvec %m, %x : {w}, vector<{cols}xf32> -> vector<{rows}xf32>
+  func.return %y : vector<{rows}xf32>
+}}
+"""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 256, rows * cols).astype(np.uint8) & np.uint8(0x9F)
+    x = rng.standard_normal(cols).astype(np.float32)
+    assert "_mx_parallel_for_" in compile_module(source, PARALLEL_PIPELINE).llvm_ir
+    (result, *_) = _check(source, "f", [codes, np.float32(scale), x])
+    assert np.isfinite(result).all()
+
+
 def test_products_run_through_the_parallel_path() -> None:
     """The kernels above do run their blocks through the threads' trampoline
     (otherwise the tests would compare serial code with itself)."""

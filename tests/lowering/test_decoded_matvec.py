@@ -245,6 +245,43 @@ def test_per_tensor_matches_the_interpreter(
     assert np.isfinite(expected).any() or case[3] == "3.0e38"  # (inf - inf)
 
 
+RUN_TIME_SCALES = [
+    -0.625,
+    2.0**-140,
+    0.0,
+    2.0**119,
+    (2 - 2.0**-23) * 2.0**119,
+    2.0**120,
+    -1.5 * 2.0**120,
+    2.0**121,
+]
+"""Run-time scales s of f8e4m3fn codes: s·2^8 finite (a subnormal s, and
+the largest s, whose s·2^8 is f32's largest value), or overflowing (from
+2^120); ±inf and NaN are added below."""
+
+
+def test_run_time_scales_of_f8e4m3fn_rows() -> None:
+    """Row-major f8e4m3fn codes times a run-time scale s take s·2^8 as one
+    factor where that is finite (`_Kernel.folded`), else 2^8 and s apart:
+    the same bits as the interpreter for every s, with codes of every value
+    and with codes below 2^-3 (whose products with s up to 2^121 are
+    finite, and would be infinite with s·2^8)."""
+    case = (64, 44, "f8e4m3fn", "arg", "", True, "row_major")
+    source = _per_tensor_source(case)
+    args = _per_tensor_args(case)
+    mv = _compiled_kernel(source, FUSED_DECODE)
+    every = args[0]
+    small = every & np.uint8(0x9F)  # (exponent field at most 3)
+    for codes in (every, small):
+        for s in [*RUN_TIME_SCALES, np.inf, -np.inf, np.nan]:
+            values = [codes, args[1], np.float32(s), *args[3:]]
+            actual = mv(*values)
+            (expected,) = run_function(_parse(source), "mv", *values)
+            assert _same(actual, expected), s
+            if codes is small and s == 2.0**121:
+                assert np.isfinite(expected).all()
+
+
 def _per_tensor_args(case: tuple[int, int, str, str, str, bool, str]) -> list[Any]:
     """Codes (every f8e4m3fn one), x, the scale if an argument, the bias."""
     rows, cols, _, scale, _, bias, _ = case

@@ -207,11 +207,29 @@ func.func @mxfp4_arguments(%q: !matrix.matrix<32x64xi4>, %sc: !matrix.matrix<32x
 
 // Per-tensor FP8 rows 132 bytes apart (not a whole number of cache lines): no
 // line start serves every row, so chunks of 32 codes from column 0, no
-// address read.
+// address read. The scale %s is known only at run time: where s·2^8 is
+// finite (then exact) each group's rows take it as one factor of the f16s'
+// f32s, instead of 2^8 (f8e4m3fn's bias is 8 below f16's) and then s.
 // CHECK-LABEL: func.func @fp8_row_major_chunks
 // CHECK-NOT: memref.extract_aligned_pointer_as_index
+// CHECK: %[[POWER:.*]] = arith.constant dense<2.560000e+02> : vector<16xf32>
+// CHECK: %[[TWO8:.*]] = arith.constant 2.560000e+02 : f32
+// CHECK-NEXT: %[[FOLDED:.*]] = arith.mulf %s, %[[TWO8]] : f32
+// CHECK-NEXT: %[[INF:.*]] = arith.constant 0x7f800000 : f32
+// CHECK-NEXT: %[[BELOW:.*]] = arith.cmpf olt, %[[FOLDED]], %[[INF]] : f32
+// CHECK-NEXT: %[[MINUS_INF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT: %[[ABOVE:.*]] = arith.cmpf ogt, %[[FOLDED]], %[[MINUS_INF]] : f32
+// CHECK-NEXT: %[[FINITE:.*]] = arith.andi %[[BELOW]], %[[ABOVE]] : i1
+// CHECK-NEXT: %[[FACTOR:.*]] = vector.broadcast %[[FOLDED]] : f32 to vector<16xf32>
+// CHECK: scf.if %[[FINITE]] {
 // CHECK: %[[ROW:.*]] = vector.load %w[%{{.*}}] : memref<?xi8>, vector<32xi8>
 // CHECK-NEXT: vector.bitcast %[[ROW]] : vector<32xi8> to vector<8xi32>
+// CHECK-NOT: %[[POWER]]
+// CHECK: %[[W:.*]] = arith.mulf %{{.*}}, %[[FACTOR]] : vector<16xf32>
+// CHECK-NEXT: arith.mulf %[[W]], %{{.*}} : vector<16xf32>
+// CHECK: } else {
+// CHECK: %[[D:.*]] = arith.mulf %{{.*}}, %[[POWER]] : vector<16xf32>
+// CHECK: arith.mulf %[[D]], %{{.*}} : vector<16xf32>
 // CHECK-NOT: memref.extract_aligned_pointer_as_index
 // CHECK: func.return
 func.func @fp8_row_major_chunks(%w: memref<?xi8>, %s: f32, %x: vector<128xf32>) -> vector<32xf32> {
