@@ -23,6 +23,7 @@ from mx.frontend import mx_context
 from mx.interpreters import run_function
 from mx.jit import compile_module
 from mx.jit_compile import compile_text
+from mx.jit_machine_code import host_cpu
 from mx.jit_runtime import DEFAULT_PIPELINE
 from mx.lowering.matrix_to_affine.convert_matrix_to_affine import (
     ConvertMatrixToAffinePass,
@@ -35,7 +36,7 @@ from mx.lowering.matrix_to_affine.kernel_remarks import (
 from mx.lowering.matrix_to_affine.target_cpu import TargetCpu, for_target_cpu
 from mx.passes.mx_lower_to_llvm import PIPELINE
 from tests.fixtures import JitHost
-from tests.placement import at_byte
+from tests.placement import at_byte, lines_host, reads_address
 from tests.sampling import LONG
 
 Array = npt.NDArray[Any]
@@ -352,16 +353,22 @@ def _line_step_params() -> list[Any]:
 
 @pytest.mark.parametrize(("case", "dense"), _line_step_params())
 def test_per_tensor_rows_at_every_start_in_a_line(
-    case: tuple[int, int, str, str, str, bool, str], dense: bool
+    case: tuple[int, int, str, str, str, bool, str], dense: bool, jit_host: JitHost
 ) -> None:
-    """Row-major per-tensor FP8 codes step by cache lines from the first
-    column at a line's start (the codes' address), the columns before and
-    after in masked steps: at each of the 64 byte offsets the same bits as
-    the interpreter (rows a line's multiple apart, or not)."""
+    """Row-major per-tensor FP8 codes on a `lines_host` step by cache lines
+    from the first column at a line's start (the codes' address) where the
+    rows are a whole number of lines apart, the columns before and after in
+    masked steps (else by chunks): at each of the 64 byte offsets the same
+    bits as the interpreter (with a run-time scale, by the folded kernel:
+    `_Kernel.folded`)."""
     rows, cols, _, scale, _, bias, _ = case
     source = _per_tensor_source(case)
     if dense:
         source = source.replace(f" stride {cols + 3}", "")
+    host = lines_host(host_cpu())
+    assert reads_address(source, host) == (dense and cols % 64 == 0)
+    jit_host(host)
+    source = "// by lines\n" + source
     rng = np.random.default_rng(rows * cols)
     codes = _fp8_codes(rng, 5 + (rows + 3) * (cols + 3) + 8)
     rest: list[Any] = [rng.standard_normal(cols).astype(np.float32)]
