@@ -145,6 +145,12 @@ F8_NAN_HALF = 0x7E00
 F16_BIAS = 15
 
 
+def _f16_power(fmt: FloatFormat) -> float:
+    """What the f16 an FP8 code is placed in is worth times its value:
+    2^8 for f8e4m3fn (its exponent bias is 8 below f16's), 1 for f8e5m2."""
+    return 2.0 ** (F16_BIAS - fmt.bias)
+
+
 @dataclass(frozen=True)
 class Codes:
     """Where the weights' codes are read: the user's memory of a fused matrix
@@ -521,9 +527,7 @@ class _Kernel:
             self.table = e.emit(arith.ConstantOp(attr))
             power = None
         else:
-            power = 2.0 ** (F16_BIAS - w.format.bias) * (
-                1.0 if constant is None else constant
-            )
+            power = _f16_power(w.format) * (1.0 if constant is None else constant)
             if power == 1.0:  # (f8e5m2 with no constant factor)
                 power = None
         if isinstance(w.factor, SSAValue):
@@ -549,7 +553,7 @@ class _Kernel:
         factor = self.weights.factor
         if not isinstance(factor, SSAValue) or self.power is None:
             return None
-        power = e.scalar_constant(2.0 ** (F16_BIAS - self.weights.format.bias), f32)
+        power = e.scalar_constant(_f16_power(self.weights.format), f32)
         product = e.emit(arith.MulfOp(factor, power))
         finite = [
             e.emit(arith.CmpfOp(product, e.scalar_constant(bound, f32), predicate))

@@ -82,9 +82,9 @@ from mx.lowering.bitwise import BitwiseEmitter
 from mx.lowering.matrix_to_affine.block_scaled import block_index
 from mx.lowering.matrix_to_affine.blocked import _identity, _step
 from mx.lowering.matrix_to_affine.decoded_matvec import (
-    F16_BIAS,
     Codes,
     Weights,
+    _f16_power,
     _for_groups,
     _fp4_table,
     _halves,
@@ -709,7 +709,7 @@ def _x_scale(e: Emitter, weights: Weights) -> SSAValue | None:
     """What x is multiplied by once, for `_folds_factor`'s weights (None:
     nothing): f8e4m3fn's 2^8 (its codes are decoded as f16, whose bias is 8
     above), times the per-tensor scale."""
-    power = 1.0 if weights.fp4 else 2.0 ** (F16_BIAS - weights.format.bias)
+    power = 1.0 if weights.fp4 else _f16_power(weights.format)
     factor = weights.factor
     if isinstance(factor, SSAValue):
         if power == 1.0:
